@@ -1,0 +1,1 @@
+"""Threadfork: Claude in Slack, where the channel is the parent session and threads are forks."""

@@ -1,0 +1,75 @@
+"""The one wiring function: settings in, a ready Bolt app with its services out.
+
+Nothing is built at import time. Tests pass their own settings (and may pass a clock) and get
+exactly the production object graph, talking to whatever SLACK_API_URL and ANTHROPIC_BASE_URL say.
+"""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from .config import Settings
+from .llm import Claude
+from .services import Services
+from .slack.gateway import SlackChat
+from .slack.listeners import register
+from .store import Store, make_engine
+from .store.repository import Clock, utcnow
+
+log = logging.getLogger(__name__)
+
+
+class StartupError(Exception):
+    pass
+
+
+@dataclass
+class Wiring:
+    settings: Settings
+    app: App
+    services: Services
+    store: Store
+
+
+def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
+    store = Store(make_engine(settings.database_url), clock=clock)
+    try:
+        store.create_schema()
+    except Exception as error:
+        raise StartupError(f"the database is not usable: {type(error).__name__}") from None
+    client = WebClient(
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=2), RateLimitErrorRetryHandler(max_retry_count=3)],
+    )
+    try:
+        identity = client.auth_test()
+    except SlackApiError as error:
+        raise StartupError(f"Slack auth.test failed: {error.response.get('error')}") from None
+    except Exception as error:
+        raise StartupError(f"Slack is unreachable at SLACK_API_URL: {type(error).__name__}") from None
+    claude = Claude(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        model=settings.threadfork_model,
+        base_url=settings.anthropic_base_url,
+        max_tokens=settings.threadfork_max_tokens,
+    )
+    services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"))
+    app = App(
+        token=settings.slack_bot_token.get_secret_value(),
+        signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
+        client=client,
+        token_verification_enabled=False,
+        # long model calls hold a worker each; ~200 replies must stream at once
+        listener_executor=ThreadPoolExecutor(max_workers=settings.threadfork_workers,
+                                             thread_name_prefix="threadfork"),
+    )
+    register(app, services)
+    log.info("Threadfork ready as %s (model %s)", identity.get("user_id"), settings.threadfork_model)
+    return Wiring(settings, app, services, store)

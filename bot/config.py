@@ -1,0 +1,64 @@
+"""Settings, parsed once from the environment (real variables win over a `.env` file).
+
+Only the secrets are required; a missing one stops start-up with a message naming the variable.
+Secrets are SecretStr, so they never appear in a repr, a log line or an error.
+"""
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
+
+
+class ConfigError(Exception):
+    pass
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore",
+                                      case_sensitive=False)
+
+    slack_bot_token: SecretStr
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    anthropic_api_key: SecretStr
+    anthropic_base_url: str | None = None
+    threadfork_model: str = "claude-sonnet-5-5"
+    threadfork_max_tokens: int = Field(8192, gt=0)
+    threadfork_workers: int = Field(256, gt=0)
+    database_url: str = DEFAULT_DATABASE_URL
+    port: int = Field(3000, ge=0, le=65535)
+    host: str = "0.0.0.0"
+    log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _http_needs_signing_secret(self) -> Settings:
+        if self.slack_app_token is None and self.slack_signing_secret is None:
+            raise ValueError("SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN for Socket Mode)")
+        return self
+
+    @property
+    def socket_mode(self) -> bool:
+        return self.slack_app_token is not None
+
+
+def load_settings(**overrides) -> Settings:
+    try:
+        return Settings(**overrides)
+    except ValidationError as error:
+        raise ConfigError(_explain(error)) from None
+
+
+def _explain(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        name = "_".join(str(part) for part in item["loc"]).upper()
+        if item["type"] == "missing":
+            problems.append(f"missing required setting {name}")
+        elif name:
+            problems.append(f"invalid setting {name}: {item['msg']}")
+        else:
+            problems.append(item["msg"].removeprefix("Value error, "))
+    return "Threadfork cannot start: " + "; ".join(problems)

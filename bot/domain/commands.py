@@ -1,0 +1,95 @@
+"""Parse what people type: `/fork`, `/merge` and the in-thread `@Threadfork merge|abandon`."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import UsageError
+from .model import Mode
+
+FORK_USAGE = (
+    "*Threadfork commands*\n"
+    "• `/fork [--fresh|--inherit] [topic]` — open a fork (a thread that is its own Claude session). "
+    "`--inherit` (default) starts from the channel's conversation, `--fresh` from nothing. "
+    "A topic is asked right away.\n"
+    "• `/merge [N] [guidance]` — summarise fork N (default: your most recently active fork) into the channel.\n"
+    "• `/fork help` — this help.\n"
+    "*In a fork's thread* every message is a turn, no mention needed. Merge with a ✅ reaction "
+    "(on the root or any message of the thread), the Merge button or `@Threadfork merge [guidance]`; "
+    "abandon with ❌ on the root, the Abandon button or `@Threadfork abandon`.\n"
+    "*In the channel* mention `@Threadfork` to talk to the main conversation; in a DM just write."
+)
+
+_FLAG_MODES = {"--fresh": Mode.FRESH, "--inherit": Mode.INHERIT}
+
+
+@dataclass(frozen=True)
+class ForkCommand:
+    mode: Mode
+    topic: str
+
+
+@dataclass(frozen=True)
+class HelpCommand:
+    pass
+
+
+@dataclass(frozen=True)
+class MergeCommand:
+    number: int | None
+    guidance: str
+
+
+@dataclass(frozen=True)
+class ThreadCommand:
+    verb: str  # "merge" or "abandon"
+    guidance: str = ""
+
+
+def parse_fork(text: str) -> ForkCommand | HelpCommand:
+    words = text.strip().split(maxsplit=1)
+    if words and words[0].lower() in ("help", "--help", "-h"):
+        return HelpCommand()
+    modes: list[Mode] = []
+    rest = text.strip()
+    while rest.startswith("-"):
+        flag, _, rest = rest.partition(" ")
+        rest = rest.strip()
+        if flag not in _FLAG_MODES:
+            raise UsageError(f"Unknown flag `{flag}`.\n\n{FORK_USAGE}")
+        modes.append(_FLAG_MODES[flag])
+    if len(set(modes)) > 1:
+        raise UsageError(f"Choose one of `--fresh` or `--inherit`.\n\n{FORK_USAGE}")
+    return ForkCommand(modes[0] if modes else Mode.INHERIT, rest)
+
+
+_NUMBER = re.compile(r"#?(\d+)$")
+
+
+def parse_merge(text: str) -> MergeCommand:
+    first, _, rest = text.strip().partition(" ")
+    match = _NUMBER.match(first)
+    if match:
+        return MergeCommand(int(match.group(1)), rest.strip())
+    return MergeCommand(None, text.strip())
+
+
+_THREAD_VERB = re.compile(r"^(merge|abandon)\b[\s:,.!-]*(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def parse_thread_command(text: str) -> ThreadCommand | None:
+    """`merge [guidance]` or `abandon` as the first word after the bot's mention."""
+    match = _THREAD_VERB.match(text.strip())
+    if not match:
+        return None
+    return ThreadCommand(match.group(1).lower(), match.group(2).strip())
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    if not bot_user_id:
+        return text.strip()
+    return re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", "", text).strip()
+
+
+def mentions(text: str, bot_user_id: str | None) -> bool:
+    return bool(bot_user_id) and re.search(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", text) is not None

@@ -1,0 +1,113 @@
+"""Assemble the model input of a session (invariants 1–4 and 6).
+
+- Parent input: system prompt + parent turns + merged-fork summaries, in order. Never a fork's turns.
+- Inherited fork: parent turns up to the fork point + a boundary note + the fork's turns.
+- Fresh fork: system prompt + the fork's turns.
+
+Rendering is byte-stable: a stored turn always renders to the same text, the system prompt never
+changes, and earlier turns are never rewritten. A `cache_control` breakpoint sits on the system
+prompt, at the end of an inherited parent prefix, and on the final block, so a fork's first
+request reads the parent's prompt cache.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import Fork, Mode, Role, Turn, TurnStatus
+
+SYSTEM_PROMPT = (
+    "You are Threadfork, Claude working with a team inside Slack. The channel's top level is the "
+    "main conversation. Side topics are explored in forks: Slack threads that are separate "
+    "sessions; when a fork is merged, its summary is added to the main conversation. Each user "
+    "message starts with a line naming who wrote it, so you can tell people apart and address "
+    "them. Answer in Markdown, concisely, and never use @channel, @here or @everyone."
+)
+
+ESTIMATED_CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Block:
+    role: str  # "user" or "assistant"
+    text: str
+    breakpoint: bool = False
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    system: str
+    blocks: tuple[Block, ...]
+
+    def messages(self) -> list[dict]:
+        """Messages API shape: consecutive blocks of one role share a message."""
+        out: list[dict] = []
+        for block in self.blocks:
+            content = {"type": "text", "text": block.text}
+            if block.breakpoint:
+                content["cache_control"] = {"type": "ephemeral"}
+            if out and out[-1]["role"] == block.role:
+                out[-1]["content"].append(content)
+            else:
+                out.append({"role": block.role, "content": [content]})
+        return out
+
+
+def render_turn(turn: Turn, fork_labels: dict[int, str] | None = None) -> Block:
+    if turn.role is Role.USER:
+        return Block("user", f"{speaker_line(turn.author_id, turn.author_name)}\n{turn.text}")
+    if turn.role is Role.SUMMARY:
+        return Block("user", turn.text)
+    text = turn.text
+    if turn.status is TurnStatus.INTERRUPTED:
+        text = f"{text}\n\n[This reply was interrupted and is incomplete.]"
+    return Block("assistant", text)
+
+
+def speaker_line(author_id: str | None, author_name: str | None) -> str:
+    if author_id and author_name:
+        return f"[{author_name} <@{author_id}>]"
+    return f"[<@{author_id}>]" if author_id else "[unknown speaker]"
+
+
+def boundary_note(fork: Fork) -> str:
+    about = f" about: {fork.topic}" if fork.topic else ""
+    return (
+        f"[The above is background from the channel. This thread is a side session "
+        f"(fork #{fork.number}){about}. Later channel messages and other forks are not visible here.]"
+    )
+
+
+def parent_input(parent_turns: Sequence[Turn]) -> ModelInput:
+    return _finish([render_turn(t) for t in parent_turns])
+
+
+def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn]) -> ModelInput:
+    blocks: list[Block] = []
+    if fork.mode is Mode.INHERIT and inherited:
+        blocks = [render_turn(t) for t in inherited]
+        blocks[-1] = Block(blocks[-1].role, blocks[-1].text, breakpoint=True)
+        blocks.append(Block("user", boundary_note(fork)))
+    blocks.extend(render_turn(t) for t in own)
+    return _finish(blocks)
+
+
+def with_request(base: ModelInput, text: str) -> ModelInput:
+    """One more user block after a session's history (merge and compaction prompts)."""
+    blocks = [_plain(b) if i == len(base.blocks) - 1 else b for i, b in enumerate(base.blocks)]
+    return _finish(blocks + [Block("user", text)])
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, len(text) // ESTIMATED_CHARS_PER_TOKEN) if text else 0
+
+
+def _finish(blocks: list[Block]) -> ModelInput:
+    """Put the moving breakpoint on the final block; at most 3 message breakpoints stay."""
+    if blocks:
+        blocks[-1] = Block(blocks[-1].role, blocks[-1].text, breakpoint=True)
+    return ModelInput(SYSTEM_PROMPT, tuple(blocks))
+
+
+def _plain(block: Block) -> Block:
+    return Block(block.role, block.text)

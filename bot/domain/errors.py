@@ -1,0 +1,37 @@
+"""One small exception tree. Every error carries a message fit to show the person who caused it."""
+
+
+class ThreadforkError(Exception):
+    """Base: `str(error)` is the user-facing explanation."""
+
+
+class UsageError(ThreadforkError):
+    """A command was malformed (unknown flag, conflicting flags)."""
+
+
+class ForkNotFound(ThreadforkError):
+    """The named fork does not exist in this channel, or the caller has none."""
+
+
+class ForkClosed(ThreadforkError):
+    """The fork is already merged, being merged, or abandoned."""
+
+
+class NothingToMerge(ThreadforkError):
+    """The fork has no turns yet."""
+
+
+class NotAllowed(ThreadforkError):
+    """The caller may not do this under the configured policy."""
+
+
+class ModelUnavailable(ThreadforkError):
+    """Claude could not answer (overload, rate limit, timeout, server error)."""
+
+    def __init__(self, message: str, *, kind: str = "error"):
+        super().__init__(message)
+        self.kind = kind
+
+
+class ChatUnavailable(ThreadforkError):
+    """Slack refused a call that a person is waiting on (not in channel, rate limited…)."""

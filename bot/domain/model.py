@@ -1,0 +1,128 @@
+"""Value objects for sessions, forks and turns.
+
+A session is either a channel's parent or a fork. A fork references its parent and the seq of
+the parent's last turn when it was opened (the fork point); inherited context is read through
+that pointer, never copied.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SUMMARY = "summary"  # a merged fork's result, appended to the parent
+
+
+class TurnStatus(StrEnum):
+    PENDING = "pending"  # user turn waiting for its answer
+    ANSWERED = "answered"
+    FAILED = "failed"  # user turn whose answer failed; kept in the history
+    COMPLETE = "complete"  # assistant or summary turn
+    INTERRUPTED = "interrupted"  # assistant turn cut off mid-stream
+
+
+class Mode(StrEnum):
+    INHERIT = "inherit"
+    FRESH = "fresh"
+
+
+class ForkStatus(StrEnum):
+    OPEN = "open"
+    MERGING = "merging"
+    MERGED = "merged"
+    ABANDONED = "abandoned"
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything the model read: fresh input plus cache reads and writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class Turn:
+    session_id: int
+    seq: int
+    role: Role
+    text: str
+    author_id: str | None = None
+    author_name: str | None = None
+    status: TurnStatus = TurnStatus.COMPLETE
+    usage: Usage = field(default_factory=Usage)
+    slack_ts: str | None = None
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class Fork:
+    id: int
+    channel_id: str
+    team_id: str | None
+    number: int
+    parent_id: int
+    mode: Mode
+    topic: str
+    owner_id: str
+    fork_point_seq: int | None  # None: the parent had no turns, or the fork is fresh
+    status: ForkStatus
+    root_ts: str | None = None
+    merged_by: str | None = None
+    summary_ts: str | None = None
+    last_activity_at: datetime | None = None
+    inherited: ContextSize | None = None
+
+    @property
+    def label(self) -> str:
+        return f"#{self.number}" + (f" “{self.topic}”" if self.topic else "")
+
+
+@dataclass(frozen=True)
+class ForkStats:
+    """What a fork burned against what it returned."""
+
+    turns: int
+    burned: Usage
+    summary_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ContextSize:
+    turns: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Session:
+    """Where a session lives in Slack: a channel's top level, or a fork's thread."""
+
+    id: int
+    channel_id: str
+    team_id: str | None
+    fork: Fork | None = None
+
+    @property
+    def thread_ts(self) -> str | None:
+        return self.fork.root_ts if self.fork else None

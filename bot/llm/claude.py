@@ -1,0 +1,75 @@
+"""The single streaming call to Claude, with SDK errors translated into ModelUnavailable."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anthropic
+
+from ..domain.context import ModelInput
+from ..domain.errors import ModelUnavailable
+from ..domain.model import Usage
+from .request import build_request
+
+log = logging.getLogger(__name__)
+
+OnText = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    usage: Usage
+    stop_reason: str | None
+
+
+class Claude:
+    def __init__(self, api_key: str, model: str, *, base_url: str | None = None, max_tokens: int = 8192,
+                 timeout: float = 600.0, max_retries: int = 2):
+        self.model = model
+        self.max_tokens = max_tokens
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
+                                           max_retries=max_retries)
+
+    def complete(self, model_input: ModelInput, on_text: OnText | None = None) -> Completion:
+        request = build_request(self.model, self.max_tokens, model_input)
+        parts: list[str] = []
+        try:
+            with self._client.messages.stream(**request) as stream:
+                for text in stream.text_stream:
+                    parts.append(text)
+                    if on_text:
+                        on_text(text)
+                final = stream.get_final_message()
+        except anthropic.APIStatusError as error:
+            raise _status_error(error) from None
+        except anthropic.APITimeoutError:
+            raise ModelUnavailable("Claude did not answer in time", kind="timeout") from None
+        except anthropic.APIConnectionError:
+            raise ModelUnavailable("Claude could not be reached", kind="connection") from None
+        usage = final.usage
+        return Completion(
+            text="".join(parts),
+            usage=Usage(
+                input_tokens=usage.input_tokens or 0,
+                output_tokens=usage.output_tokens or 0,
+                cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+                cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+            ),
+            stop_reason=final.stop_reason,
+        )
+
+
+def _status_error(error: anthropic.APIStatusError) -> ModelUnavailable:
+    status = getattr(error, "status_code", None)
+    body = getattr(error, "body", None)
+    kind = body.get("error", {}).get("type") if isinstance(body, dict) else None
+    log.warning("Claude API error: status=%s type=%s", status, kind)
+    if status == 529 or kind == "overloaded_error":
+        return ModelUnavailable("Claude is overloaded", kind="overloaded")
+    if status == 429:
+        return ModelUnavailable("Claude's rate limit was reached", kind="rate_limited")
+    if status and status >= 500:
+        return ModelUnavailable(f"Claude had a server error ({status})", kind="server")
+    return ModelUnavailable(f"Claude refused the request ({status or kind})", kind="refused")

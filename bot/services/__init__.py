@@ -1,0 +1,152 @@
+"""Use cases, one method per thing a person does. Listeners parse Slack payloads into these calls.
+
+Errors from the domain's tree are turned into a private answer to the person here, at the edge of
+the use case; nothing else changes when one is raised.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..domain.commands import mentions, parse_merge, parse_thread_command, strip_mention
+from ..domain.errors import ThreadforkError
+from ..domain.model import Fork, ForkStatus, Session
+from ..store import Store
+from .conversation import Conversation, Speaker
+from .forks import Forks
+from .ports import Audience, Chat, Model, Place
+
+log = logging.getLogger(__name__)
+
+MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
+ABANDON_REACTIONS = frozenset({"x"})
+
+__all__ = ["Services", "IncomingMessage", "SlashCommand", "Audience", "Place", "Speaker"]
+
+
+@dataclass(frozen=True)
+class IncomingMessage:
+    team_id: str | None
+    channel_id: str
+    channel_type: str | None
+    user_id: str
+    text: str
+    ts: str
+    thread_ts: str | None = None
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    team_id: str | None
+    channel_id: str
+    user_id: str
+    user_name: str | None
+    text: str
+    response_url: str | None
+
+
+class Services:
+    def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None):
+        self.store = store
+        self.chat = chat
+        self.bot_user_id = bot_user_id
+        self.conversation = Conversation(store, chat, model)
+        self.forks = Forks(store, chat, model, self.conversation)
+
+    # messages ---------------------------------------------------------------------------
+
+    def receive_message(self, message: IncomingMessage) -> None:
+        mentioned = mentions(message.text, self.bot_user_id)
+        in_thread = bool(message.thread_ts) and message.thread_ts != message.ts
+        fork = self.store.fork_by_message(message.channel_id, message.thread_ts) if in_thread else None
+        if fork is None and not (mentioned or message.channel_type == "im"):
+            return  # ordinary channel chatter; the parent listens only when mentioned
+        # `message` and `app_mention` both deliver a mention, with different event ids
+        if not self.store.claim(f"msg:{message.channel_id}:{message.ts}"):
+            return
+        text = strip_mention(message.text, self.bot_user_id)
+        audience = Audience(message.channel_id, message.user_id, thread_ts=message.thread_ts if in_thread else None)
+        try:
+            if fork is not None:
+                self._fork_message(fork, message, text, mentioned, audience)
+            elif in_thread and message.channel_type != "im":
+                self.chat.tell(audience, "Threads here are forks, and this one isn't. Mention me at the channel's "
+                                         "top level, or open a fork with `/fork [topic]`.")
+            elif not text:
+                self.chat.tell(audience, "I got an empty message — write your question after the mention.")
+            else:
+                session = Session(self.store.parent_id(message.channel_id, message.team_id),
+                                  message.channel_id, message.team_id)
+                self.conversation.submit(session, self._speaker(message.user_id), text, message.ts)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))
+
+    def _fork_message(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool,
+                      audience: Audience) -> None:
+        command = parse_thread_command(text) if mentioned else None
+        if command and command.verb == "merge":
+            self.forks.merge(fork, message.user_id, command.guidance)
+        elif command:
+            self.forks.abandon(fork, message.user_id)
+        elif fork.status is not ForkStatus.OPEN:
+            state = "merged" if fork.status in (ForkStatus.MERGED, ForkStatus.MERGING) else "abandoned"
+            self.chat.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
+                                     "Open a new one with `/fork [topic]` at the channel's top level.")
+        elif text:
+            session = Session(fork.id, fork.channel_id, fork.team_id, fork)
+            self.conversation.submit(session, self._speaker(message.user_id), text, message.ts)
+        else:
+            self.chat.tell(audience, "That message had no text, so I left it out of the fork.")
+
+    # slash commands ---------------------------------------------------------------------
+
+    def fork_command(self, command: SlashCommand) -> None:
+        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        try:
+            speaker = Speaker(command.user_id, command.user_name or self.chat.display_name(command.user_id))
+            result = self.forks.open(command.channel_id, command.team_id, speaker, command.text)
+            if isinstance(result, str):
+                self.chat.tell(audience, result)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))
+
+    def merge_command(self, command: SlashCommand) -> None:
+        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        request = parse_merge(command.text)
+        try:
+            fork = self.forks.resolve(command.channel_id, command.user_id, request.number)
+            self.forks.merge(fork, command.user_id, request.guidance)
+        except ThreadforkError as error:
+            self.chat.tell(audience, f"{error}\n{self.forks.open_forks_text(command.channel_id)}")
+
+    # reactions and buttons --------------------------------------------------------------
+
+    def reaction(self, channel_id: str, ts: str, user_id: str, name: str) -> None:
+        base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
+        if base not in MERGE_REACTIONS | ABANDON_REACTIONS:
+            return
+        fork = self.store.fork_by_message(channel_id, ts)
+        if fork is None or (base in ABANDON_REACTIONS and fork.root_ts != ts):
+            return
+        audience = Audience(channel_id, user_id, thread_ts=fork.root_ts)
+        self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience)
+
+    def button(self, fork_id: int, user_id: str, verb: str, channel_id: str) -> None:
+        fork = self.store.fork(fork_id)
+        audience = Audience(channel_id, user_id)
+        if fork is None or fork.channel_id != channel_id:
+            self.chat.tell(audience, "That fork no longer exists.")
+            return
+        self._act(fork, user_id, verb, audience)
+
+    def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
+        try:
+            if verb == "merge":
+                self.forks.merge(fork, user_id)
+            else:
+                self.forks.abandon(fork, user_id)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))
+
+    def _speaker(self, user_id: str) -> Speaker:
+        return Speaker(user_id, self.chat.display_name(user_id))

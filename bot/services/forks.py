@@ -1,0 +1,113 @@
+"""Opening, merging and abandoning forks (invariants 5 and 7).
+
+A merge claims the fork with one conditional update (open → merging); only the winner asks
+Claude for the summary, and the summary enters the parent in the same transaction that marks
+the fork merged. Every other attempt gets a clear answer and changes nothing.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
+from ..domain.context import with_request
+from ..domain.errors import ForkClosed, ForkNotFound, NothingToMerge
+from ..domain.merge import closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
+from ..domain.model import ContextSize, Fork, ForkStatus, Role, Session
+from ..store import Store
+from .conversation import Conversation, Speaker
+from .ports import Chat, Model
+from .sessions import fork_model_input
+
+log = logging.getLogger(__name__)
+
+
+class Forks:
+    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation):
+        self.store = store
+        self.chat = chat
+        self.model = model
+        self.conversation = conversation
+
+    def open(self, channel_id: str, team_id: str | None, speaker: Speaker, text: str) -> Fork | str:
+        """Open a fork from `/fork` arguments; returns the fork, or help text to show privately."""
+        command = parse_fork(text)
+        if isinstance(command, HelpCommand):
+            return FORK_USAGE
+        fork = self.store.create_fork(channel_id, team_id, speaker.user_id, command.mode, command.topic)
+        inherited = (self.store.context_size(fork.parent_id, fork.fork_point_seq)
+                     if fork.fork_point_seq else ContextSize(0, 0))
+        try:
+            root_ts = self.chat.post_fork_root(fork, inherited)
+        except Exception:
+            self.store.abandon(fork.id)  # a fork nobody can see must not stay open
+            raise
+        self.store.set_root(fork.id, root_ts, inherited)
+        fork = self.store.fork(fork.id)
+        if command.topic:
+            self.conversation.submit(Session(fork.id, channel_id, team_id, fork), speaker, command.topic, None)
+        return fork
+
+    def resolve(self, channel_id: str, user_id: str, number: int | None) -> Fork:
+        if number is not None:
+            fork = self.store.fork_by_number(channel_id, number)
+            if fork is None:
+                raise ForkNotFound(f"There is no fork #{number} in this channel.")
+            return fork
+        fork = self.store.latest_open_fork_of(channel_id, user_id)
+        if fork is None:
+            raise ForkNotFound("You have no open fork in this channel. Name one: `/merge N`.")
+        return fork
+
+    def merge(self, fork: Fork, user_id: str, guidance: str = "") -> Fork:
+        ensure_mergeable(fork)
+        if not self.store.begin_merge(fork.id, user_id):
+            raise ForkClosed(closed_reason(self.store.fork(fork.id)))
+        try:
+            if not any(t.role in (Role.USER, Role.ASSISTANT) for t in self.store.turns(fork.id)):
+                raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
+                                     "Talk in its thread first, or abandon it.")
+            request = with_request(fork_model_input(self.store, fork), merge_prompt(user_id, guidance))
+            completion = self.model.complete(request)
+        except Exception:
+            self.store.cancel_merge(fork.id)
+            raise
+        self.store.complete_merge(fork, summary_turn_text(fork, user_id, completion.text), completion.usage)
+        merged = self.store.fork(fork.id)
+        self._announce(merged, completion.text, completion.usage.output_tokens)
+        return merged
+
+    def abandon(self, fork: Fork, user_id: str) -> Fork:
+        if fork.status is not ForkStatus.OPEN or not self.store.abandon(fork.id):
+            raise ForkClosed(closed_reason(self.store.fork(fork.id)))
+        abandoned = self.store.fork(fork.id)
+        self._safely(self.chat.note_in_thread, abandoned,
+                     f"<@{user_id}> abandoned this fork. Nothing was added to the channel's conversation.")
+        self._safely(self.chat.refresh_fork_root, abandoned)
+        return abandoned
+
+    def open_forks_text(self, channel_id: str) -> str:
+        forks = self.store.open_forks(channel_id)
+        if not forks:
+            return "There are no open forks in this channel."
+        lines = [f"• {f.label} — opened by <@{f.owner_id}>, {f.mode}" for f in forks]
+        return "Open forks here:\n" + "\n".join(lines)
+
+    def _announce(self, fork: Fork, summary: str, summary_tokens: int) -> None:
+        stats = self.store.stats(fork.id)
+        stats = type(stats)(stats.turns, stats.burned, summary_tokens)
+        try:
+            ts = self.chat.post_merge(fork, stats, summary)
+        except Exception:
+            log.exception("posting the summary of fork %s failed", fork.id)
+            return
+        self.store.set_summary_ts(fork.id, ts)
+        fork = self.store.fork(fork.id)
+        self._safely(self.chat.note_in_thread, fork, f"<@{fork.merged_by}> merged this fork into the channel.")
+        self._safely(self.chat.refresh_fork_root, fork)
+
+    @staticmethod
+    def _safely(call, *args) -> None:
+        try:
+            call(*args)
+        except Exception:
+            log.exception("a follow-up Slack update failed (%s)", getattr(call, "__name__", call))

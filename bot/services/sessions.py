@@ -1,0 +1,19 @@
+"""Reading a session's model input out of the store (the fork pointer is resolved here)."""
+from __future__ import annotations
+
+from ..domain.context import ModelInput, fork_input, parent_input
+from ..domain.model import Fork, Mode, Session
+from ..store import Store
+
+
+def model_input(store: Store, session: Session) -> ModelInput:
+    if session.fork is None:
+        return parent_input(store.turns(session.id))
+    return fork_model_input(store, session.fork)
+
+
+def fork_model_input(store: Store, fork: Fork) -> ModelInput:
+    inherited = []
+    if fork.mode is Mode.INHERIT and fork.fork_point_seq:
+        inherited = store.turns(fork.parent_id, upto_seq=fork.fork_point_seq)
+    return fork_input(fork, inherited, store.turns(fork.id))

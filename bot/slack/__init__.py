@@ -1,0 +1,1 @@
+"""The Slack adapter: Bolt listeners (thin), rendering, and the outbound gateway."""

@@ -1,0 +1,93 @@
+"""The outbound side: Threadfork's Chat port implemented with slack-sdk's WebClient.
+
+Every call goes to SLACK_API_URL through the same WebClient. Slack errors are logged with the
+method and Slack's error code (never the token) and, where a person waits, raised as
+ChatUnavailable with a plain explanation.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
+
+from ..domain.errors import ChatUnavailable
+from ..domain.model import ContextSize, Fork, ForkStats
+from ..services.ports import Audience, Place
+from . import render
+from .reply import BufferedReply
+
+log = logging.getLogger(__name__)
+
+_EXPLAINED = {
+    "not_in_channel": "I'm not in this channel — invite me with `/invite @Threadfork` and try again.",
+    "channel_not_found": "I can't see this channel — invite me with `/invite @Threadfork` and try again.",
+    "ratelimited": "Slack is rate-limiting me right now — try again in a minute.",
+    "invalid_auth": "My Slack token is not valid — ask the admin to check SLACK_BOT_TOKEN.",
+}
+
+
+class SlackChat:
+    def __init__(self, client: WebClient):
+        self.client = client
+        self._names: dict[str, str | None] = {}
+        self._names_lock = threading.Lock()
+
+    def display_name(self, user_id: str) -> str | None:
+        with self._names_lock:
+            if user_id in self._names:
+                return self._names[user_id]
+        try:
+            user = self.client.users_info(user=user_id)["user"]
+            profile = user.get("profile") or {}
+            name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
+        except SlackApiError as error:
+            log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
+            return None
+        with self._names_lock:
+            self._names[user_id] = name
+        return name
+
+    def begin_reply(self, place: Place) -> BufferedReply:
+        return BufferedReply(self, place)
+
+    def post_fork_root(self, fork: Fork, inherited: ContextSize) -> str:
+        response = self.call("chat_postMessage", channel=fork.channel_id, text=render.fork_root_text(fork),
+                             blocks=render.fork_root_blocks(fork, inherited))
+        return response["ts"]
+
+    def refresh_fork_root(self, fork: Fork) -> None:
+        if fork.root_ts:
+            self.call("chat_update", channel=fork.channel_id, ts=fork.root_ts, text=render.fork_root_text(fork),
+                      blocks=render.fork_root_blocks(fork, fork.inherited or ContextSize(0, 0)))
+
+    def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str:
+        response = self.call("chat_postMessage", channel=fork.channel_id, text=render.merge_header(fork, stats),
+                             blocks=render.merge_blocks(fork, stats, summary))
+        return response["ts"]
+
+    def note_in_thread(self, fork: Fork, text: str) -> None:
+        if fork.summary_ts:
+            text += f" <{render.permalink(fork.channel_id, fork.summary_ts)}|See the summary>."
+        self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text)
+
+    def tell(self, audience: Audience, text: str) -> None:
+        if audience.response_url:
+            response = WebhookClient(audience.response_url).send(
+                text=text, response_type="ephemeral", replace_original=False)
+            if response.status_code >= 300:
+                log.warning("response_url answered %s", response.status_code)
+            return
+        self.call("chat_postEphemeral", channel=audience.channel_id, user=audience.user_id, text=text,
+                  thread_ts=audience.thread_ts)
+
+    def call(self, method: str, **arguments):
+        arguments = {k: v for k, v in arguments.items() if v is not None}
+        try:
+            return getattr(self.client, method)(**arguments)
+        except SlackApiError as error:
+            code = error.response.get("error", "unknown_error")
+            log.warning("Slack %s failed: %s", method.replace("_", "."), code)
+            raise ChatUnavailable(_EXPLAINED.get(code, f"Slack refused the request ({code}).")) from None

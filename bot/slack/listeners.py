@@ -1,0 +1,110 @@
+"""Bolt listeners: parse the payload, make one service call. All registered in `register`.
+
+Every event delivery is acknowledged (Slack retries anything else); a delivery whose event_id
+was already claimed in the store is acknowledged and dropped, whichever replica sees it.
+"""
+from __future__ import annotations
+
+import logging
+import re
+
+from slack_bolt import App, BoltResponse
+
+from ..services import IncomingMessage, Services, SlashCommand
+from .render import ABANDON_ACTION, MERGE_ACTION
+
+log = logging.getLogger(__name__)
+
+# message subtypes that carry a person's words; edits, deletions, joins and bot posts do not
+_HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}
+
+
+def register(app: App, services: Services) -> None:
+    app.middleware(_deduplicate(services))
+
+    @app.command("/fork")
+    def fork_command(ack, command):
+        ack()
+        services.fork_command(_slash(command))
+
+    @app.command("/merge")
+    def merge_command(ack, command):
+        ack()
+        services.merge_command(_slash(command))
+
+    @app.event("app_mention")
+    def on_mention(event, body):
+        _message(services, event, body)
+
+    @app.event("message")
+    def on_message(event, body):
+        _message(services, event, body)
+
+    @app.event("reaction_added")
+    def on_reaction(event):
+        item = event.get("item") or {}
+        if item.get("type") != "message" or event.get("user") == services.bot_user_id:
+            return
+        services.reaction(item["channel"], item["ts"], event["user"], event["reaction"])
+
+    @app.action(MERGE_ACTION)
+    def on_merge_button(ack, body, action):
+        ack()
+        _button(services, body, action, "merge")
+
+    @app.action(ABANDON_ACTION)
+    def on_abandon_button(ack, body, action):
+        ack()
+        _button(services, body, action, "abandon")
+
+    @app.event(re.compile(".*"))
+    def on_other_event(event):
+        log.debug("ignored event %s", event.get("type"))
+
+
+def _deduplicate(services: Services):
+    def deduplicate(body, next):
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if event_id and not services.store.claim(f"event:{event_id}"):
+            log.info("duplicate delivery of %s dropped", event_id)
+            return BoltResponse(status=200, body="")
+        return next()
+
+    return deduplicate
+
+
+def _message(services: Services, event: dict, body: dict) -> None:
+    if event.get("subtype") not in _HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
+        return
+    if event["user"] == services.bot_user_id:
+        return
+    services.receive_message(IncomingMessage(
+        team_id=body.get("team_id") or event.get("team"),
+        channel_id=event["channel"],
+        channel_type=event.get("channel_type"),
+        user_id=event["user"],
+        text=event.get("text") or "",
+        ts=event["ts"],
+        thread_ts=event.get("thread_ts"),
+    ))
+
+
+def _slash(command: dict) -> SlashCommand:
+    return SlashCommand(
+        team_id=command.get("team_id"),
+        channel_id=command["channel_id"],
+        user_id=command["user_id"],
+        user_name=None,
+        text=command.get("text") or "",
+        response_url=command.get("response_url"),
+    )
+
+
+def _button(services: Services, body: dict, action: dict, verb: str) -> None:
+    try:
+        fork_id = int(action.get("value", ""))
+    except ValueError:
+        log.warning("button %s with a malformed value ignored", action.get("action_id"))
+        return
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    services.button(fork_id, body["user"]["id"], verb, channel)

@@ -1,0 +1,88 @@
+"""Pure rendering of Threadfork's Slack messages (Block Kit and Markdown)."""
+from __future__ import annotations
+
+import re
+
+from ..domain.model import ContextSize, Fork, ForkStats, ForkStatus
+
+MERGE_ACTION = "fork_merge"
+ABANDON_ACTION = "fork_abandon"
+MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text and markdown blocks
+ZWSP = "\u200b"
+
+_SPECIAL = re.compile(r"<!(channel|here|everyone|subteam\^[^>]*)([^>]*)>", re.IGNORECASE)
+_AT_WORD = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+
+
+def neutralise(text: str) -> str:
+    """Model output must never ping a channel or a group: break every special mention."""
+    text = _SPECIAL.sub(lambda m: f"<{ZWSP}!{m.group(1)}{m.group(2)}>", text)
+    return _AT_WORD.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
+
+
+def permalink(channel_id: str, ts: str) -> str:
+    return f"https://slack.com/archives/{channel_id}/p{ts.replace('.', '')}"
+
+
+def fork_root_text(fork: Fork) -> str:
+    return f"Fork #{fork.number}: {fork.topic or 'untitled'} ({fork.mode}, {fork.status})"
+
+
+def fork_root_blocks(fork: Fork, inherited: ContextSize) -> list[dict]:
+    if fork.mode.value == "inherit":
+        context = f"inherited {inherited.turns} turns (~{inherited.tokens:,} tokens) from the channel"
+    else:
+        context = "fresh: no channel context"
+    header = f"*🍴 Fork #{fork.number}* — {_escape(fork.topic) or '_no topic_'}"
+    blocks = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": header}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text":
+            f"Mode `{fork.mode}` · {context} · opened by <@{fork.owner_id}>"}]},
+    ]
+    if fork.status is ForkStatus.OPEN:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": (
+            "Talk in this thread — every message is a turn, no mention needed. "
+            f"*Merge*: react ✅ here or in the thread, `/merge {fork.number}`, or `@Threadfork merge [guidance]`. "
+            "*Abandon*: react ❌ here or `@Threadfork abandon`.")}]})
+        blocks.append({"type": "actions", "block_id": f"fork_{fork.id}", "elements": [
+            _button("Merge", MERGE_ACTION, fork.id, "primary"),
+            _button("Abandon", ABANDON_ACTION, fork.id, "danger"),
+        ]})
+    else:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _closed_line(fork)}})
+    return blocks
+
+
+def merge_header(fork: Fork, stats: ForkStats) -> str:
+    return (f"✅ <@{fork.merged_by}> merged fork #{fork.number}"
+            + (f" “{_escape(fork.topic)}”" if fork.topic else "")
+            + f" — {stats.turns} turns, {stats.burned.total:,} tokens burned in the fork → "
+              f"{stats.summary_tokens:,}-token summary added to the channel's context.")
+
+
+def merge_blocks(fork: Fork, stats: ForkStats, summary: str) -> list[dict]:
+    body = neutralise(summary)
+    if len(body) > MARKDOWN_LIMIT:
+        body = body[: MARKDOWN_LIMIT - 40] + "\n\n…(summary truncated for Slack)"
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats)}},
+        {"type": "markdown", "text": body},
+    ]
+
+
+def _closed_line(fork: Fork) -> str:
+    if fork.status is ForkStatus.MERGED:
+        link = f" — <{permalink(fork.channel_id, fork.summary_ts)}|summary>" if fork.summary_ts else ""
+        return f"✅ *Merged* by <@{fork.merged_by}>{link}"
+    if fork.status is ForkStatus.MERGING:
+        return "⏳ *Merging…* Claude is writing the summary."
+    return "❌ *Abandoned* — nothing was added to the channel's conversation."
+
+
+def _button(label: str, action_id: str, fork_id: int, style: str) -> dict:
+    return {"type": "button", "text": {"type": "plain_text", "text": label}, "action_id": action_id,
+            "value": str(fork_id), "style": style}
+
+
+def _escape(text: str) -> str:
+    return neutralise(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))

@@ -1,0 +1,343 @@
+"""The repository: every read and write Threadfork makes, each in its own short transaction."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import Engine, exists, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..domain.model import (
+    ContextSize,
+    Fork,
+    ForkStats,
+    ForkStatus,
+    Mode,
+    Role,
+    Session,
+    Turn,
+    TurnStatus,
+    Usage,
+)
+from ..domain.context import estimate_tokens
+from .tables import claims, messages, metadata, sessions, turns
+
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Store:
+    def __init__(self, engine: Engine, clock: Clock = utcnow):
+        self.engine = engine
+        self.clock = clock
+
+    def create_schema(self) -> None:
+        metadata.create_all(self.engine)
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+
+    # idempotency ------------------------------------------------------------------------
+
+    def claim(self, key: str) -> bool:
+        """True for the first caller with this key, False for every later one (any replica)."""
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(claims).values(key=key, created_at=self.clock()))
+            return True
+        except IntegrityError:
+            return False
+
+    # sessions ---------------------------------------------------------------------------
+
+    def parent_id(self, channel_id: str, team_id: str | None) -> int:
+        with self.engine.begin() as conn:
+            found = conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
+            if found is not None:
+                return found
+        try:
+            with self.engine.begin() as conn:
+                now = self.clock()
+                return conn.execute(
+                    insert(sessions)
+                    .values(kind="parent", channel_id=channel_id, team_id=team_id, parent_key=channel_id,
+                            status="open", created_at=now, last_activity_at=now)
+                    .returning(sessions.c.id)
+                ).scalar_one()
+        except IntegrityError:  # another delivery created it first
+            with self.engine.begin() as conn:
+                return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
+
+    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str) -> Fork:
+        parent = self.parent_id(channel_id, team_id)
+        with self.engine.begin() as conn:
+            # the counter row lock serialises fork numbering and pins the fork point
+            number = conn.execute(
+                update(sessions)
+                .where(sessions.c.id == parent)
+                .values(next_fork_number=sessions.c.next_fork_number + 1)
+                .returning(sessions.c.next_fork_number, sessions.c.next_seq)
+            ).one()
+            fork_point = number.next_seq if (mode is Mode.INHERIT and number.next_seq > 0) else None
+            now = self.clock()
+            fork_id = conn.execute(
+                insert(sessions)
+                .values(kind="fork", channel_id=channel_id, team_id=team_id, parent_id=parent,
+                        number=number.next_fork_number, mode=mode.value, topic=topic, owner_id=owner_id,
+                        fork_point_seq=fork_point, status=ForkStatus.OPEN.value,
+                        created_at=now, last_activity_at=now)
+                .returning(sessions.c.id)
+            ).scalar_one()
+            return _fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())
+
+    def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(sessions).where(sessions.c.id == fork_id).values(
+                root_ts=root_ts, inherited_turns=inherited.turns, inherited_tokens=inherited.tokens))
+            row = conn.execute(select(sessions.c.channel_id).where(sessions.c.id == fork_id)).one()
+            _index(conn, row.channel_id, root_ts, fork_id)
+
+    def session(self, session_id: int) -> Session:
+        with self.engine.begin() as conn:
+            row = conn.execute(select(sessions).where(sessions.c.id == session_id)).one()
+            fork = _fork(row) if row.kind == "fork" else None
+            return Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id, fork=fork)
+
+    def fork(self, fork_id: int) -> Fork | None:
+        with self.engine.begin() as conn:
+            row = conn.execute(select(sessions).where(sessions.c.id == fork_id, sessions.c.kind == "fork")).first()
+            return _fork(row) if row else None
+
+    def fork_by_number(self, channel_id: str, number: int) -> Fork | None:
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                select(sessions).where(sessions.c.channel_id == channel_id, sessions.c.number == number,
+                                       sessions.c.kind == "fork")
+            ).first()
+            return _fork(row) if row else None
+
+    def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                select(sessions)
+                .join(messages, messages.c.session_id == sessions.c.id)
+                .where(messages.c.channel_id == channel_id, messages.c.ts == ts, sessions.c.kind == "fork")
+            ).first()
+            return _fork(row) if row else None
+
+    def open_forks(self, channel_id: str) -> list[Fork]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(sessions)
+                .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
+                       sessions.c.status == ForkStatus.OPEN.value)
+                .order_by(sessions.c.number)
+            ).all()
+            return [_fork(r) for r in rows]
+
+    def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
+        """The caller's most recently active open fork: one they opened or wrote in."""
+        wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                select(sessions)
+                .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
+                       sessions.c.status == ForkStatus.OPEN.value,
+                       or_(sessions.c.owner_id == user_id, wrote))
+                .order_by(sessions.c.last_activity_at.desc(), sessions.c.id.desc())
+            ).first()
+            return _fork(row) if row else None
+
+    def index_message(self, channel_id: str, ts: str, session_id: int) -> None:
+        with self.engine.begin() as conn:
+            _index(conn, channel_id, ts, session_id)
+
+    # merge state machine ----------------------------------------------------------------
+
+    def begin_merge(self, fork_id: int, user_id: str) -> bool:
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, merged_by=user_id)
+
+    def cancel_merge(self, fork_id: int) -> bool:
+        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None)
+
+    def abandon(self, fork_id: int) -> bool:
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED)
+
+    def complete_merge(self, fork: Fork, summary_text: str, usage: Usage) -> Turn:
+        """Append the summary to the parent and mark the fork merged, in one transaction."""
+        with self.engine.begin() as conn:
+            moved = conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork.id, sessions.c.status == ForkStatus.MERGING.value)
+                .values(status=ForkStatus.MERGED.value, last_activity_at=self.clock())
+            ).rowcount
+            if moved != 1:
+                raise RuntimeError(f"fork {fork.id} left the merging state")
+            return _append(conn, self.clock(), fork.parent_id, Role.SUMMARY, summary_text, TurnStatus.COMPLETE,
+                           usage=usage, source_fork_id=fork.id)
+
+    def set_summary_ts(self, fork_id: int, ts: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts))
+
+    def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, **values) -> bool:
+        with self.engine.begin() as conn:
+            return conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork_id, sessions.c.status == source.value)
+                .values(status=target.value, **values)
+            ).rowcount == 1
+
+    # turns ------------------------------------------------------------------------------
+
+    def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
+                    author_id: str | None = None, author_name: str | None = None,
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None) -> Turn:
+        with self.engine.begin() as conn:
+            turn = _append(conn, self.clock(), session_id, role, text, status, author_id=author_id,
+                           author_name=author_name, slack_ts=slack_ts, usage=usage)
+            if slack_ts and channel_id:
+                _index(conn, channel_id, slack_ts, session_id)
+            return turn
+
+    def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
+        query = select(turns).where(turns.c.session_id == session_id, turns.c.deleted.is_(False))
+        if upto_seq is not None:
+            query = query.where(turns.c.seq <= upto_seq)
+        with self.engine.begin() as conn:
+            return [_turn(r) for r in conn.execute(query.order_by(turns.c.seq))]
+
+    def pending_turns(self, session_id: int) -> list[Turn]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(turns)
+                .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.PENDING.value)
+                .order_by(turns.c.seq)
+            )
+            return [_turn(r) for r in rows]
+
+    def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
+        """Mark user turns whose answer failed (or that will never be answered)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(turns)
+                .where(turns.c.id.in_([t.id for t in pending]), turns.c.status == TurnStatus.PENDING.value)
+                .values(status=status.value)
+            )
+
+    def record_reply(self, session_id: int, pending: Sequence[Turn], text: str, usage: Usage,
+                     slack_ts: str | None, channel_id: str | None, status: TurnStatus = TurnStatus.COMPLETE) -> Turn:
+        with self.engine.begin() as conn:
+            reply = _append(conn, self.clock(), session_id, Role.ASSISTANT, text, status,
+                            usage=usage, slack_ts=slack_ts)
+            conn.execute(
+                update(turns)
+                .where(turns.c.id.in_([t.id for t in pending]))
+                .values(status=TurnStatus.ANSWERED.value)
+            )
+            if slack_ts and channel_id:
+                _index(conn, channel_id, slack_ts, session_id)
+            return reply
+
+    # leases: one worker answers a session at a time, across threads and replicas -----------
+
+    def lease(self, session_id: int, owner: str, seconds: float) -> bool:
+        now = self.clock()
+        with self.engine.begin() as conn:
+            return conn.execute(
+                update(sessions)
+                .where(sessions.c.id == session_id,
+                       or_(sessions.c.lease_until.is_(None), sessions.c.lease_until < now,
+                           sessions.c.lease_owner == owner))
+                .values(lease_owner=owner, lease_until=now + timedelta(seconds=seconds))
+            ).rowcount == 1
+
+    def release(self, session_id: int, owner: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(sessions)
+                .where(sessions.c.id == session_id, sessions.c.lease_owner == owner)
+                .values(lease_owner=None, lease_until=None)
+            )
+
+    # accounting -------------------------------------------------------------------------
+
+    def stats(self, fork_id: int) -> ForkStats:
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                select(
+                    func.count(turns.c.id).filter(turns.c.role.in_([Role.USER.value, Role.ASSISTANT.value])),
+                    *(func.coalesce(func.sum(c), 0) for c in _usage_columns()),
+                ).where(turns.c.session_id == fork_id, turns.c.deleted.is_(False))
+            ).one()
+            return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])))
+
+    def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
+        """Turns and tokens of a session: the last reply's reported usage plus estimates after it."""
+        history = self.turns(session_id, upto_seq)
+        return context_size_of(history)
+
+
+def context_size_of(history: Iterable[Turn]) -> ContextSize:
+    history = list(history)
+    tokens = 0
+    for turn in history:
+        if turn.role is Role.ASSISTANT and turn.usage.total:
+            tokens = turn.usage.total
+        else:
+            tokens += estimate_tokens(turn.text)
+    return ContextSize(turns=len(history), tokens=tokens)
+
+
+def _usage_columns():
+    return (turns.c.input_tokens, turns.c.output_tokens, turns.c.cache_read_tokens, turns.c.cache_write_tokens)
+
+
+def _append(conn, now: datetime, session_id: int, role: Role, text: str, status: TurnStatus, *,
+            author_id=None, author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None) -> Turn:
+    seq = conn.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id)
+        .values(next_seq=sessions.c.next_seq + 1, last_activity_at=now)
+        .returning(sessions.c.next_seq)
+    ).scalar_one()
+    turn_id = conn.execute(
+        insert(turns)
+        .values(session_id=session_id, seq=seq, role=role.value, text=text, author_id=author_id,
+                author_name=author_name, status=status.value, slack_ts=slack_ts,
+                source_fork_id=source_fork_id, input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens, deleted=False, created_at=now)
+        .returning(turns.c.id)
+    ).scalar_one()
+    return Turn(session_id, seq, role, text, author_id, author_name, status, usage, slack_ts, turn_id)
+
+
+def _index(conn, channel_id: str, ts: str, session_id: int) -> None:
+    found = conn.scalar(select(messages.c.session_id).where(messages.c.channel_id == channel_id, messages.c.ts == ts))
+    if found is None:
+        conn.execute(insert(messages).values(channel_id=channel_id, ts=ts, session_id=session_id))
+
+
+def _turn(row) -> Turn:
+    return Turn(
+        session_id=row.session_id, seq=row.seq, role=Role(row.role), text=row.text,
+        author_id=row.author_id, author_name=row.author_name, status=TurnStatus(row.status),
+        usage=Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens),
+        slack_ts=row.slack_ts, id=row.id,
+    )
+
+
+def _fork(row) -> Fork:
+    return Fork(
+        id=row.id, channel_id=row.channel_id, team_id=row.team_id, number=row.number, parent_id=row.parent_id,
+        mode=Mode(row.mode), topic=row.topic or "", owner_id=row.owner_id, fork_point_seq=row.fork_point_seq,
+        status=ForkStatus(row.status), root_ts=row.root_ts, merged_by=row.merged_by,
+        summary_ts=row.summary_ts, last_activity_at=row.last_activity_at,
+        inherited=ContextSize(row.inherited_turns or 0, row.inherited_tokens or 0),
+    )
+

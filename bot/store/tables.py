@@ -1,0 +1,88 @@
+"""Table definitions. Sessions hold both parents and forks; a fork points at its parent."""
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(8), nullable=False),  # parent | fork
+    Column("channel_id", String(32), nullable=False),
+    Column("team_id", String(32)),
+    # one parent per channel: set for parents only (NULLs never collide)
+    Column("parent_key", String(32), unique=True),
+    Column("parent_id", Integer, ForeignKey("sessions.id")),
+    Column("number", Integer),
+    Column("mode", String(8)),
+    Column("topic", Text, nullable=False, default=""),
+    Column("owner_id", String(32)),
+    Column("fork_point_seq", Integer),
+    Column("inherited_turns", Integer, nullable=False, default=0),
+    Column("inherited_tokens", BigInteger, nullable=False, default=0),
+    Column("status", String(12), nullable=False, default="open"),
+    Column("root_ts", String(32)),
+    Column("merged_by", String(32)),
+    Column("summary_ts", String(32)),
+    Column("next_seq", Integer, nullable=False, default=0),
+    Column("next_fork_number", Integer, nullable=False, default=0),
+    Column("lease_owner", String(64)),
+    Column("lease_until", DateTime()),
+    Column("created_at", DateTime(), nullable=False),
+    Column("last_activity_at", DateTime(), nullable=False),
+    UniqueConstraint("channel_id", "number", name="uq_fork_number"),
+)
+
+turns = Table(
+    "turns",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("session_id", Integer, ForeignKey("sessions.id"), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("role", String(12), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("author_id", String(32)),
+    Column("author_name", String(255)),
+    Column("status", String(12), nullable=False),
+    Column("slack_ts", String(32)),
+    Column("source_fork_id", Integer, ForeignKey("sessions.id")),
+    Column("input_tokens", BigInteger, nullable=False, default=0),
+    Column("output_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_read_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_write_tokens", BigInteger, nullable=False, default=0),
+    Column("deleted", Boolean, nullable=False, default=False),
+    Column("created_at", DateTime(), nullable=False),
+    UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
+)
+Index("ix_turns_pending", turns.c.session_id, turns.c.status)
+
+# every Slack message that belongs to a fork (root, replies, user messages) → its session,
+# because reaction_added carries only channel + ts
+messages = Table(
+    "messages",
+    metadata,
+    Column("channel_id", String(32), primary_key=True),
+    Column("ts", String(32), primary_key=True),
+    Column("session_id", Integer, ForeignKey("sessions.id"), nullable=False),
+)
+
+# idempotency keys: Slack event ids and (channel, ts) of messages already taken
+claims = Table(
+    "claims",
+    metadata,
+    Column("key", String(128), primary_key=True),
+    Column("created_at", DateTime(), nullable=False),
+)
