@@ -35,6 +35,7 @@ class Wiring:
     app: App
     services: Services
     store: Store
+    executor: ThreadPoolExecutor
 
 
 def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
@@ -61,15 +62,15 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         max_tokens=settings.threadfork_max_tokens,
     )
     services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"))
+    # long model calls hold a worker each; ~200 replies must stream at once
+    executor = ThreadPoolExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     app = App(
         token=settings.slack_bot_token.get_secret_value(),
         signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
         client=client,
         token_verification_enabled=False,
-        # long model calls hold a worker each; ~200 replies must stream at once
-        listener_executor=ThreadPoolExecutor(max_workers=settings.threadfork_workers,
-                                             thread_name_prefix="threadfork"),
+        listener_executor=executor,
     )
     register(app, services)
     log.info("Threadfork ready as %s (model %s)", identity.get("user_id"), settings.threadfork_model)
-    return Wiring(settings, app, services, store)
+    return Wiring(settings, app, services, store, executor)

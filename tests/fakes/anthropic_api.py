@@ -1,0 +1,153 @@
+"""A fake Anthropic Messages API: plain JSON and SSE streams, usage numbers, scripted replies and
+errors (HTTP status errors before the stream, or an `error` event in the middle of it).
+
+By default it answers "Answer N" (N counts requests) and, for a merge request, a summary that
+quotes the fork's last user turn so tests can follow text end to end.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from .http import BackgroundServer, QuietHandler
+
+
+@dataclass
+class Script:
+    text: str | None = None
+    usage: dict = field(default_factory=dict)  # input_tokens, output_tokens, cache_read_input_tokens…
+    status: int | None = None  # HTTP error before any byte of the answer
+    error_type: str = "api_error"
+    error_after: int | None = None  # send this many text chunks, then an error event mid-stream
+    chunk_delay: float = 0.0  # seconds between streamed chunks
+    chunks: int = 4
+
+
+class FakeAnthropic:
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self._scripts: deque[Script] = deque()
+        self._lock = threading.Lock()
+        self.server = BackgroundServer(_Handler)
+        self.server.httpd.fake = self
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def script(self, *scripts: Script) -> None:
+        with self._lock:
+            self._scripts.extend(scripts)
+
+    def start(self) -> FakeAnthropic:
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    def next_script(self, request: dict) -> Script:
+        with self._lock:
+            self.requests.append(request)
+            number = len(self.requests)
+            if self._scripts:
+                return self._scripts.popleft()
+        if is_merge_request(request):
+            return Script(text=f"Summary of the fork. Last point discussed: {last_user_text(request)}")
+        return Script(text=f"Answer {number}")
+
+
+def is_merge_request(request: dict) -> bool:
+    return "[Merge request]" in last_user_text(request)
+
+
+def last_user_text(request: dict) -> str:
+    message = request["messages"][-1]
+    return message["content"][-1]["text"] if isinstance(message["content"], list) else message["content"]
+
+
+def request_texts(request: dict) -> list[str]:
+    """Every text block of a request, in order (system first)."""
+    texts = [b["text"] for b in request.get("system", [])] if isinstance(request.get("system"), list) else []
+    for message in request["messages"]:
+        content = message["content"]
+        texts.extend([b["text"] for b in content] if isinstance(content, list) else [content])
+    return texts
+
+
+def _usage(request: dict, script: Script, text: str) -> dict:
+    usage = {
+        "input_tokens": max(1, len(json.dumps(request["messages"])) // 4),
+        "output_tokens": max(1, len(text) // 4),
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
+    usage.update(script.usage)
+    return usage
+
+
+def _pieces(text: str, count: int) -> list[str]:
+    size = max(1, -(-len(text) // max(1, count)))
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+class _Handler(QuietHandler):
+    def do_POST(self):
+        if not self.path.startswith("/v1/messages"):
+            self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')
+            return
+        request = json.loads(self.body())
+        fake: FakeAnthropic = self.server.fake
+        with fake._lock:
+            fake.headers.append(dict(self.headers))
+        script = fake.next_script(request)
+        if script.status:
+            error = {"type": "error", "error": {"type": script.error_type, "message": "scripted failure"}}
+            self.send(script.status, json.dumps(error).encode())
+            return
+        text = script.text or ""
+        usage = _usage(request, script, text)
+        if request.get("stream"):
+            self._stream(request, script, text, usage)
+        else:
+            self.send(200, json.dumps(_message(request, text, usage)).encode())
+
+    def _stream(self, request: dict, script: Script, text: str, usage: dict) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        start = _message(request, "", {**usage, "output_tokens": 1})
+        self._event("message_start", {"type": "message_start", "message": start})
+        self._event("content_block_start", {"type": "content_block_start", "index": 0,
+                                            "content_block": {"type": "text", "text": ""}})
+        for number, piece in enumerate(_pieces(text, script.chunks)):
+            if script.error_after is not None and number >= script.error_after:
+                self._event("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                self.close_connection = True
+                return
+            if script.chunk_delay:
+                time.sleep(script.chunk_delay)
+            self._event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                "delta": {"type": "text_delta", "text": piece}})
+        self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        self._event("message_delta", {"type": "message_delta",
+                                      "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                      "usage": {"output_tokens": usage["output_tokens"]}})
+        self._event("message_stop", {"type": "message_stop"})
+        self.close_connection = True
+
+    def _event(self, name: str, data: dict) -> None:
+        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+
+def _message(request: dict, text: str, usage: dict) -> dict:
+    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": request.get("model"),
+            "content": [{"type": "text", "text": text}] if text else [],
+            "stop_reason": "end_turn" if text else None, "stop_sequence": None, "usage": usage}

@@ -1,0 +1,215 @@
+"""A fake Slack Web API: records every call, answers with realistic payloads, enforces the
+required arguments that Slack's OpenAPI description names, and can be told to fail.
+
+Calls lacking a required argument (or a token) are answered `{"ok": false, ...}` as Slack
+would, and recorded in `violations`, which the test fixtures assert to be empty.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, urlparse
+
+from .http import BackgroundServer, QuietHandler
+
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "slack" / "web-api.openapi.json"
+
+BOT_USER_ID = "UBOT0001"
+BOT_ID = "BBOT0001"
+TEAM_ID = "T0TEAM001"
+
+# methods newer than the OpenAPI file (its last update is from 2020)
+_EXTRA_REQUIRED = {
+    "chat.startStream": {"channel", "thread_ts"},
+    "chat.appendStream": {"channel", "ts"},
+    "chat.stopStream": {"channel", "ts"},
+    "assistant.threads.setStatus": {"channel_id", "thread_ts", "status"},
+}
+
+
+def _required_arguments() -> dict[str, set[str]]:
+    spec = json.loads(SPEC.read_text())
+    required: dict[str, set[str]] = {}
+    for path, operations in spec["paths"].items():
+        names: set[str] = set()
+        for operation in operations.values():
+            names |= {p["name"] for p in operation.get("parameters", []) if p.get("required")}
+        required[path.lstrip("/")] = names - {"token"}
+    required.update(_EXTRA_REQUIRED)
+    return required
+
+
+REQUIRED = _required_arguments()
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict
+    at: float = field(default_factory=time.monotonic)
+
+    def __getitem__(self, key):
+        return self.args[key]
+
+    def get(self, key, default=None):
+        return self.args.get(key, default)
+
+
+@dataclass
+class Failure:
+    error: str
+    times: int
+    status: int = 200
+    retry_after: int | None = None
+
+
+class FakeSlack:
+    def __init__(self):
+        self.calls: list[Call] = []
+        self.responses: list[dict] = []  # bodies posted to response_url
+        self.violations: list[str] = []
+        self.names: dict[str, str] = {}
+        self._failures: dict[str, list[Failure]] = {}
+        self._lock = threading.Lock()
+        self._ts = itertools.count(1)
+        self.server = BackgroundServer(_Handler)
+        self.server.httpd.fake = self
+
+    # control ----------------------------------------------------------------------------
+
+    @property
+    def api_url(self) -> str:
+        return self.server.url + "/api/"
+
+    def response_url(self, name: str = "r") -> str:
+        return f"{self.server.url}/response/{name}"
+
+    def fail(self, method: str, error: str, *, times: int = 1, status: int = 200,
+             retry_after: int | None = None) -> None:
+        with self._lock:
+            self._failures.setdefault(method, []).append(Failure(error, times, status, retry_after))
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def posts(self, channel: str | None = None, *, top_level: bool | None = None) -> list[Call]:
+        found = self.calls_to("chat.postMessage")
+        if channel:
+            found = [c for c in found if c.get("channel") == channel]
+        if top_level is True:
+            found = [c for c in found if not c.get("thread_ts")]
+        if top_level is False:
+            found = [c for c in found if c.get("thread_ts")]
+        return found
+
+    def next_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1_800_000_000 + n}.{n:06d}"
+
+    # serving ----------------------------------------------------------------------------
+
+    def handle(self, method: str, args: dict, token: str | None) -> tuple[int, dict, dict]:
+        with self._lock:
+            self.calls.append(Call(method, args))
+            failure = self._take_failure(method)
+        if not token:
+            return self._violation(method, "not_authed", "no token")
+        missing = sorted(REQUIRED.get(method, set()) - {k for k, v in args.items() if v not in (None, "")})
+        if missing:
+            return self._violation(method, "invalid_arguments", f"missing {missing}")
+        if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):
+            return self._violation(method, "no_text", "no text, blocks or markdown_text")
+        if failure:
+            headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            return failure.status, {"ok": False, "error": failure.error}, headers
+        return 200, self._answer(method, args), {}
+
+    def _take_failure(self, method: str) -> Failure | None:
+        queue = self._failures.get(method)
+        if not queue:
+            return None
+        failure = queue[0]
+        failure.times -= 1
+        if failure.times <= 0:
+            queue.pop(0)
+        return failure
+
+    def _violation(self, method: str, error: str, why: str):
+        with self._lock:
+            self.violations.append(f"{method}: {why}")
+        return 200, {"ok": False, "error": error}, {}
+
+    def _answer(self, method: str, args: dict) -> dict:
+        channel = args.get("channel") or args.get("channel_id")
+        if method == "auth.test":
+            return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "threadfork",
+                    "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID}
+        if method in ("chat.postMessage", "chat.startStream"):
+            ts = self.next_ts()
+            message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "ts": ts,
+                       "text": args.get("text") or args.get("markdown_text") or ""}
+            if args.get("thread_ts"):
+                message["thread_ts"] = args["thread_ts"]
+            return {"ok": True, "channel": channel, "ts": ts, "message": message}
+        if method in ("chat.update", "chat.appendStream", "chat.stopStream"):
+            return {"ok": True, "channel": channel, "ts": args.get("ts"), "text": args.get("text", "")}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": self.next_ts()}
+        if method == "users.info":
+            user = args["user"]
+            name = self.names.get(user, f"person-{user[-4:].lower()}")
+            return {"ok": True, "user": {"id": user, "name": name, "real_name": name.title(),
+                                         "profile": {"display_name": name, "real_name": name.title()}}}
+        if method == "chat.getPermalink":
+            return {"ok": True, "channel": channel,
+                    "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
+        return {"ok": True}
+
+    def record_response(self, body: dict) -> None:
+        with self._lock:
+            self.responses.append(body)
+
+    def start(self) -> FakeSlack:
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+class _Handler(QuietHandler):
+    def do_GET(self):
+        self._dispatch(dict(parse_qsl(urlparse(self.path).query)))
+
+    def do_POST(self):
+        raw = self.body()
+        kind = self.headers.get("Content-Type", "")
+        if self.path.startswith("/response/"):
+            self.server.fake.record_response(json.loads(raw or b"{}"))
+            self.send(200, b"ok", "text/plain")
+            return
+        if "application/json" in kind:
+            args = json.loads(raw or b"{}")
+        else:
+            args = dict(parse_qsl(raw.decode()))
+            for key in ("blocks", "attachments"):
+                if isinstance(args.get(key), str) and args[key].startswith("["):
+                    args[key] = json.loads(args[key])
+        args.update(dict(parse_qsl(urlparse(self.path).query)))
+        self._dispatch(args)
+
+    def _dispatch(self, args: dict) -> None:
+        path = urlparse(self.path).path
+        if not path.startswith("/api/"):
+            self.send(404, b'{"ok":false,"error":"unknown_path"}')
+            return
+        auth = self.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ").strip() or args.pop("token", None)
+        args.pop("token", None)
+        status, payload, headers = self.server.fake.handle(path[len("/api/"):], args, token)
+        self.send(status, json.dumps(payload).encode(), headers=headers)
