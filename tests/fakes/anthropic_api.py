@@ -57,7 +57,7 @@ class FakeAnthropic:
             if self._scripts:
                 return self._scripts.popleft()
         if is_merge_request(request):
-            return Script(text=f"Summary of the fork. Last point discussed: {last_user_text(request)}")
+            return Script(text=f"Summary of the fork. Last point discussed: {last_fork_turn(request)}")
         return Script(text=f"Answer {number}")
 
 
@@ -68,6 +68,12 @@ def is_merge_request(request: dict) -> bool:
 def last_user_text(request: dict) -> str:
     message = request["messages"][-1]
     return message["content"][-1]["text"] if isinstance(message["content"], list) else message["content"]
+
+
+def last_fork_turn(request: dict) -> str:
+    """The last user turn before the merge prompt, without its speaker line."""
+    texts = [t for t in request_texts(request)[1:] if not t.startswith("[Merge request]")]
+    return texts[-1].split("\n", 1)[-1] if texts else ""
 
 
 def request_texts(request: dict) -> list[str]:

@@ -1,0 +1,96 @@
+"""The repository on SQLite and on the local PostgreSQL server: every once-only transition holds
+under concurrent callers (threads with their own connections, as replicas would)."""
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from bot.domain.model import ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
+from bot.store import Store, make_engine
+
+
+@pytest.fixture
+def store(database_url):
+    store = Store(make_engine(database_url))
+    store.create_schema()
+    yield store
+    store.engine.dispose()
+
+
+def race(count, call):
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(lambda _: call(), range(count)))
+
+
+def test_a_key_is_claimed_by_exactly_one_of_many_concurrent_callers(store):
+    assert sorted(race(8, lambda: store.claim("event:Ev1"))) == [False] * 7 + [True]
+    assert store.claim("event:Ev2") is True
+
+
+def test_each_channel_has_one_parent_however_many_ask_at_once(store):
+    assert len(set(race(8, lambda: store.parent_id("C1", "T1")))) == 1
+    assert store.parent_id("C2", "T1") != store.parent_id("C1", "T1")
+
+
+def test_fork_numbers_are_unique_and_dense_per_channel(store):
+    forks = race(6, lambda: store.create_fork("C1", "T1", "U1", Mode.INHERIT, "t"))
+    assert sorted(f.number for f in forks) == [1, 2, 3, 4, 5, 6]
+    assert store.create_fork("C2", "T1", "U1", Mode.FRESH, "").number == 1
+
+
+def test_an_inherit_fork_points_at_the_parents_last_turn_and_a_fresh_fork_at_nothing(store):
+    parent = store.parent_id("C1", "T1")
+    store.append_turn(parent, Role.USER, "one", TurnStatus.ANSWERED, author_id="U1")
+    store.append_turn(parent, Role.ASSISTANT, "two", TurnStatus.COMPLETE)
+    inherit = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    fresh = store.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    store.append_turn(parent, Role.USER, "three", TurnStatus.PENDING, author_id="U1")
+    assert inherit.fork_point_seq == 2 and fresh.fork_point_seq is None
+    assert [t.text for t in store.turns(parent, upto_seq=inherit.fork_point_seq)] == ["one", "two"]
+
+
+def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_parent(store):
+    fork = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    assert sorted(race(6, lambda: store.begin_merge(fork.id, "U2"))) == [False] * 5 + [True]
+    store.complete_merge(store.fork(fork.id), "the summary", Usage(10, 20, 5, 1))
+    assert store.fork(fork.id).status is ForkStatus.MERGED
+    assert store.fork(fork.id).merged_by == "U2"
+    [summary] = store.turns(fork.parent_id)
+    assert (summary.role, summary.text, summary.usage.output_tokens) == (Role.SUMMARY, "the summary", 20)
+    assert store.begin_merge(fork.id, "U3") is False and store.abandon(fork.id) is False
+
+
+def test_a_cancelled_merge_reopens_the_fork(store):
+    fork = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    assert store.begin_merge(fork.id, "U1")
+    assert store.cancel_merge(fork.id)
+    assert store.fork(fork.id).status is ForkStatus.OPEN
+
+
+def test_turn_seqs_are_dense_under_concurrent_appends(store):
+    parent = store.parent_id("C1", "T1")
+    race(10, lambda: store.append_turn(parent, Role.USER, "x", TurnStatus.PENDING, author_id="U1"))
+    assert [t.seq for t in store.turns(parent)] == list(range(1, 11))
+
+
+def test_usage_is_stored_per_turn(store):
+    parent = store.parent_id("C1", "T1")
+    store.append_turn(parent, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(100, 20, 3000, 40))
+    assert store.turns(parent)[0].usage == Usage(100, 20, 3000, 40)
+
+
+def test_a_session_lease_has_one_holder_until_released(store):
+    parent = store.parent_id("C1", "T1")
+    assert sorted(race(5, lambda: store.lease(parent, object().__repr__(), 60))) == [False] * 4 + [True]
+    with store.engine.begin() as conn:
+        holder = conn.exec_driver_sql(f"SELECT lease_owner FROM sessions WHERE id = {parent}").scalar()
+    store.release(parent, holder)
+    assert store.lease(parent, "next", 60)
+
+
+def test_messages_map_to_their_fork_for_reactions(store):
+    fork = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    store.set_root(fork.id, "100.1", ContextSize(0, 0))
+    store.append_turn(fork.id, Role.USER, "hi", TurnStatus.PENDING, author_id="U1", slack_ts="100.2", channel_id="C1")
+    assert store.fork_by_message("C1", "100.1").id == fork.id
+    assert store.fork_by_message("C1", "100.2").id == fork.id
+    assert store.fork_by_message("C2", "100.2") is None

@@ -1,0 +1,31 @@
+"""The domain is pure: no adapter library is imported anywhere under bot/domain."""
+import ast
+from pathlib import Path
+
+import bot.domain
+
+FORBIDDEN = {"slack_bolt", "slack_sdk", "anthropic", "sqlalchemy", "apscheduler", "httpx", "httpx2",
+             "requests", "psycopg", "waitress"}
+
+
+def imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def test_nothing_under_bot_domain_imports_an_adapter_library():
+    files = list(Path(bot.domain.__file__).parent.rglob("*.py"))
+    assert files
+    offenders = {str(f): imported_roots(f) & FORBIDDEN for f in files if imported_roots(f) & FORBIDDEN}
+    assert offenders == {}
+
+
+def test_the_domain_does_not_reach_into_the_adapters():
+    for path in Path(bot.domain.__file__).parent.rglob("*.py"):
+        source = path.read_text()
+        assert "from .." not in source, f"{path} imports outside the domain"

@@ -1,0 +1,71 @@
+"""Context assembly (invariants 1–4 and 6), on the pure domain."""
+from bot.domain.context import SYSTEM_PROMPT, fork_input, parent_input, with_request
+from bot.domain.model import Fork, ForkStatus, Mode, Role, Turn, TurnStatus
+
+
+def turn(seq, role, text, author="UALICE01", name="alice", session=1):
+    return Turn(session, seq, role, text, author if role is Role.USER else None,
+                name if role is Role.USER else None)
+
+
+def fork(mode=Mode.INHERIT, point=2, topic="pricing"):
+    return Fork(id=9, channel_id="C1", team_id="T1", number=3, parent_id=1, mode=mode, topic=topic,
+                owner_id="UALICE01", fork_point_seq=point, status=ForkStatus.OPEN)
+
+
+PARENT = [turn(1, Role.USER, "plan the launch"), turn(2, Role.ASSISTANT, "here is a plan")]
+OWN = [turn(1, Role.USER, "what about tiers?", "UBOB0001", "bob", session=9)]
+
+
+def texts(model_input):
+    return [b.text for b in model_input.blocks]
+
+
+def test_parent_input_is_the_system_prompt_and_parent_turns_in_order():
+    model_input = parent_input(PARENT)
+    assert model_input.system == SYSTEM_PROMPT
+    assert texts(model_input) == ["[alice <@UALICE01>]\nplan the launch", "here is a plan"]
+
+
+def test_each_user_turn_names_its_speaker():
+    lines = texts(parent_input([turn(1, Role.USER, "a"), turn(2, Role.USER, "b", "UBOB0001", "bob")]))
+    assert lines == ["[alice <@UALICE01>]\na", "[bob <@UBOB0001>]\nb"]
+
+
+def test_inherited_fork_reads_parent_up_to_the_fork_point_then_a_boundary_then_its_own_turns():
+    lines = texts(fork_input(fork(), PARENT, OWN))
+    assert lines[:2] == texts(parent_input(PARENT))
+    assert "background from the channel" in lines[2] and "pricing" in lines[2]
+    assert lines[3] == "[bob <@UBOB0001>]\nwhat about tiers?"
+
+
+def test_fresh_fork_sees_only_its_own_turns():
+    model_input = fork_input(fork(Mode.FRESH, point=None), PARENT, OWN)
+    assert texts(model_input) == ["[bob <@UBOB0001>]\nwhat about tiers?"]
+
+
+def test_inherited_prefix_ends_with_a_cache_breakpoint_and_the_last_block_has_one():
+    blocks = fork_input(fork(), PARENT, OWN).blocks
+    assert [b.breakpoint for b in blocks] == [False, True, False, True]
+
+
+def test_consecutive_blocks_of_one_role_share_a_message():
+    messages = fork_input(fork(), PARENT, OWN).messages()
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert len(messages[2]["content"]) == 2
+
+
+def test_rendering_is_byte_stable():
+    assert fork_input(fork(), PARENT, OWN).messages() == fork_input(fork(), PARENT, OWN).messages()
+    assert parent_input(PARENT).messages()[0] == fork_input(fork(), PARENT, OWN).messages()[0]
+
+
+def test_a_request_after_the_history_moves_the_final_breakpoint_to_itself():
+    model_input = with_request(parent_input(PARENT), "[Merge request] summarise")
+    assert [b.breakpoint for b in model_input.blocks] == [False, False, True]
+    assert model_input.blocks[-1].text == "[Merge request] summarise"
+
+
+def test_an_interrupted_reply_is_marked_as_incomplete():
+    broken = Turn(1, 2, Role.ASSISTANT, "half an ans", status=TurnStatus.INTERRUPTED)
+    assert "interrupted" in texts(parent_input([PARENT[0], broken]))[1]
