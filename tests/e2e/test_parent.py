@@ -1,0 +1,127 @@
+"""The parent session: mentions in a channel, every message in a DM, answered once at the top level."""
+from ..fakes.anthropic_api import request_texts
+from ..fakes.slack_api import BOT_ID, BOT_USER_ID, TEAM_ID
+from ..harness import CHANNEL, wait_until
+
+
+def test_a_mention_is_answered_once_at_the_channel_top_level(bot, slack, claude):
+    bot.say("UALICE01", "What is 2+2?", mention=True)  # delivered as message and as app_mention
+    wait_until(lambda: slack.posts(CHANNEL), message="a reply")
+    bot.quiesce()
+    [reply] = slack.posts(CHANNEL)
+    assert "thread_ts" not in reply.args and reply["markdown_text"] == "Answer 1"
+    assert len(claude.requests) == 1
+
+
+def test_the_users_text_reaches_the_model_verbatim_with_the_speakers_name(bot, slack, claude):
+    slack.names["UALICE01"] = "alice"
+    text = "Ünïcødé & <b>tags</b> `code` — *stars*\n\nsecond paragraph"
+    bot.say("UALICE01", text, mention=True)
+    wait_until(lambda: claude.requests)
+    assert request_texts(claude.requests[0])[-1] == f"[alice <@UALICE01>]\n{text}"
+
+
+def test_the_model_named_in_settings_is_used_unchanged(bot, claude):
+    bot.say("UALICE01", "hi", mention=True)
+    wait_until(lambda: claude.requests)
+    assert claude.requests[0]["model"] == "claude-sonnet-5-5"
+
+
+def test_every_message_in_a_dm_is_a_parent_turn(bot, slack, claude):
+    bot.say("UALICE01", "no mention needed here", channel="D0DM00001", channel_type="im")
+    wait_until(lambda: slack.posts("D0DM00001"))
+    bot.quiesce()
+    assert len(claude.requests) == 1 and "thread_ts" not in slack.posts("D0DM00001")[0].args
+
+
+def test_channel_chatter_without_a_mention_is_ignored(bot, slack, claude):
+    bot.say("UALICE01", "just talking among ourselves")
+    bot.quiesce()
+    assert claude.requests == [] and slack.posts() == []
+
+
+def test_the_parent_remembers_earlier_turns_and_tells_people_apart(bot, slack, claude):
+    slack.names.update({"UALICE01": "alice", "UBOB0001": "bob"})
+    bot.say("UALICE01", "My budget is 10k", mention=True)
+    wait_until(lambda: len(slack.posts()) == 1)
+    bot.say("UBOB0001", "Mine is 5k", mention=True)
+    wait_until(lambda: len(slack.posts()) == 2)
+    assert request_texts(claude.requests[1])[1:] == [
+        "[alice <@UALICE01>]\nMy budget is 10k", "Answer 1", "[bob <@UBOB0001>]\nMine is 5k"]
+
+
+def test_bots_edits_and_deletions_never_call_the_model(bot, slack, claude):
+    base = {"channel": CHANNEL, "team": TEAM_ID, "channel_type": "channel"}
+    ts = bot.new_ts()
+    deliveries = [
+        {**base, "type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "text": f"<@{BOT_USER_ID}> me", "ts": ts},
+        {**base, "type": "message", "subtype": "bot_message", "bot_id": "BOTHER01",
+         "text": f"<@{BOT_USER_ID}> other bot", "ts": bot.new_ts()},
+        {**base, "type": "message", "user": "UOTHERBOT", "bot_id": "BOTHER01",
+         "text": f"<@{BOT_USER_ID}> other bot as user", "ts": bot.new_ts()},
+        {**base, "type": "message", "subtype": "message_changed", "ts": bot.new_ts(),
+         "message": {"type": "message", "user": "UALICE01", "text": f"<@{BOT_USER_ID}> edited", "ts": ts}},
+        {**base, "type": "message", "subtype": "message_deleted", "ts": bot.new_ts(), "deleted_ts": ts},
+        {"type": "reaction_added", "user": BOT_USER_ID, "reaction": "white_check_mark",
+         "item": {"type": "message", "channel": CHANNEL, "ts": ts}, "event_ts": bot.new_ts()},
+    ]
+    for event in deliveries:
+        assert bot.event(event).status == 200
+    # the bot's own post re-delivered under a new event id is still ignored
+    assert bot.event(deliveries[0]).status == 200
+    bot.quiesce()
+    assert claude.requests == [] and slack.posts() == []
+
+
+def test_a_mention_with_no_words_gets_a_hint_and_no_model_call(bot, slack, claude):
+    bot.say("UALICE01", "", mention=True)
+    wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    bot.quiesce()
+    assert claude.requests == []
+    assert "empty" in slack.calls_to("chat.postEphemeral")[0]["text"]
+
+
+def test_a_mention_in_a_thread_that_is_not_a_fork_is_told_so(bot, slack, claude):
+    bot.say("UALICE01", "in some thread", thread_ts="1600000000.000001", mention=True)
+    wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    bot.quiesce()
+    assert claude.requests == [] and slack.posts() == []
+    assert "/fork" in slack.calls_to("chat.postEphemeral")[0]["text"]
+
+
+def test_model_output_cannot_ping_the_channel(bot, slack, claude):
+    from ..fakes.anthropic_api import Script
+
+    claude.script(Script(text="Hey <!channel> and @here, also <!subteam^S1|@devs>"))
+    bot.say("UALICE01", "announce it", mention=True)
+    [reply] = wait_until(lambda: slack.posts())
+    for raw in ("<!channel", "<!here", "<!subteam^", "@here"):
+        assert raw not in reply["markdown_text"]
+
+
+def test_a_claude_error_is_reported_where_the_reply_would_go_and_the_turn_is_kept(bot, slack, claude):
+    from ..fakes.anthropic_api import Script
+
+    claude.script(*[Script(status=529, error_type="overloaded_error")] * 3)
+    bot.say("UALICE01", "first question", mention=True)
+    [notice] = wait_until(lambda: slack.posts(CHANNEL))
+    assert "overloaded" in notice["text"] and "kept" in notice["text"] and "thread_ts" not in notice.args
+    bot.say("UALICE01", "second question", mention=True)
+    wait_until(lambda: len(slack.posts(CHANNEL)) == 2)
+    assert request_texts(claude.requests[-1])[1:] == [
+        "[person-ce01 <@UALICE01>]\nfirst question", "[person-ce01 <@UALICE01>]\nsecond question"]
+    assert slack.posts(CHANNEL)[1]["markdown_text"].startswith("Answer")
+
+
+def test_token_usage_of_every_reply_is_stored(bot, slack, claude):
+    from ..fakes.anthropic_api import Script
+
+    claude.script(Script(text="ok", usage={"input_tokens": 11, "output_tokens": 7,
+                                           "cache_read_input_tokens": 900, "cache_creation_input_tokens": 50}))
+    bot.say("UALICE01", "count me", mention=True)
+    wait_until(lambda: slack.posts())
+    bot.quiesce()
+    parent = bot.store.parent_id(CHANNEL, TEAM_ID)
+    reply = bot.store.turns(parent)[-1]
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cache_read_tokens,
+            reply.usage.cache_write_tokens) == (11, 7, 900, 50)
