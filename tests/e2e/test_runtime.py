@@ -1,0 +1,139 @@
+"""The runtime contract, on the real `python -m bot` process and on the HTTP endpoint."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, sign, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(**values) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLACK_", "ANTHROPIC_", "THREADFORK_", "DATABASE_URL", "PORT"))}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(values)
+    return env
+
+
+class BotProcess:
+    def __init__(self, cwd: Path, env: dict):
+        self.port = int(env.get("PORT", 0))
+        self.log = cwd / "bot.log"
+        self.proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=cwd, env=env,
+                                     stdout=self.log.open("w"), stderr=subprocess.STDOUT)
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1) as r:
+                return r.status == 200
+        except OSError:
+            assert self.proc.poll() is None, self.log.read_text()
+            return False
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        return self.log.read_text()
+
+
+def test_a_missing_secret_stops_start_up_naming_the_variable(tmp_path):
+    env = clean_env(SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY)
+    done = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode != 0
+    assert "SLACK_BOT_TOKEN" in done.stderr and "Traceback" not in done.stderr
+    assert API_KEY not in done.stderr + done.stdout
+
+
+def test_http_mode_needs_the_signing_secret(tmp_path):
+    env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, ANTHROPIC_API_KEY=API_KEY)
+    done = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode != 0 and "SLACK_SIGNING_SECRET" in done.stderr
+
+
+def test_bad_slack_auth_fails_start_up_clearly(tmp_path, slack, claude):
+    slack.fail("auth.test", "invalid_auth")
+    env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
+                    SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, PORT=str(free_port()))
+    done = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode != 0 and "invalid_auth" in done.stderr and BOT_TOKEN not in done.stderr
+
+
+def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_mention(tmp_path, slack, claude):
+    # settings split between a .env file and the environment; the environment wins
+    (tmp_path / ".env").write_text(
+        f"ANTHROPIC_API_KEY={API_KEY}\nANTHROPIC_BASE_URL={claude.url}\nTHREADFORK_MODEL=model-from-dotenv\n")
+    port = free_port()
+    env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=slack.api_url,
+                    THREADFORK_MODEL="claude-test-model-from-env", PORT=str(port))
+    bot = BotProcess(tmp_path, env)
+    try:
+        started = time.monotonic()
+        wait_until(bot.healthy, timeout=30, interval=0.1, message="/healthz")
+        assert time.monotonic() - started < 15
+        assert (tmp_path / "data" / "threadfork.db").exists()
+        event = {"type": "app_mention", "channel": CHANNEL, "user": "UALICE01", "text": "<@UBOT0001> hello",
+                 "ts": "1700000001.000100", "event_ts": "1700000001.000100"}
+        body = json.dumps({"type": "event_callback", "event_id": "EvPROC0001", "team_id": "T0TEAM001",
+                           "api_app_id": "A0THREADFORK", "event": event, "event_time": int(time.time())}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/slack/events", data=body, method="POST",
+                                         headers={"Content-Type": "application/json", **sign(body)})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 200
+        wait_until(lambda: slack.posts(CHANNEL), timeout=15)
+        assert claude.requests[0]["model"] == "claude-test-model-from-env"
+    finally:
+        output = bot.stop()
+    for secret in (BOT_TOKEN, SIGNING_SECRET, API_KEY):
+        assert secret not in output
+
+
+@pytest.mark.parametrize("headers", [
+    {},
+    {"X-Slack-Request-Timestamp": str(int(time.time())), "X-Slack-Signature": "v0=" + "0" * 64},
+    "stale",
+    "wrong-secret",
+])
+def test_requests_without_a_valid_signature_are_rejected_and_change_nothing(bot, slack, claude, headers):
+    body = json.dumps({"type": "event_callback", "event_id": "EvFORGED01", "team_id": "T0TEAM001",
+                       "event": {"type": "app_mention", "channel": CHANNEL, "user": "UEVE0001",
+                                 "text": "<@UBOT0001> hi", "ts": "1.2"}}).encode()
+    if headers == "stale":
+        headers = sign(body, timestamp=int(time.time()) - 6 * 60)
+    elif headers == "wrong-secret":
+        headers = sign(body, secret="not-the-secret")
+    reply = bot.post(body, "application/json", headers=headers, signed=False)
+    assert reply.status == 401
+    bot.quiesce(quiet=0.2)
+    assert claude.requests == [] and slack.posts() == []
+    assert bot.store.claim("event:EvFORGED01") is True  # the forged id was never recorded
+
+
+def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, claude):
+    for event in ({"type": "team_join", "user": {"id": "UNEW"}}, {"type": "channel_rename", "channel": {}},
+                  {"type": "reaction_removed", "user": "U1", "reaction": "x", "item": {"type": "message"}},
+                  {"type": "message", "subtype": "channel_join", "channel": CHANNEL, "user": "U1", "ts": "2.1"}):
+        assert bot.event(event).status == 200
+    bot.quiesce(quiet=0.2)
+    assert claude.requests == []
+
+
+def test_healthz_reports_the_store(bot):
+    reply = bot.get("/healthz")
+    assert reply.status == 200 and json.loads(reply.body)["store"] == "reachable"

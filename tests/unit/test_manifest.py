@@ -1,0 +1,33 @@
+"""manifest.yml validates against Slack's manifest schema and declares what Threadfork uses."""
+import json
+from pathlib import Path
+
+import yaml
+from jsonschema import Draft7Validator
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT.parent / "shared" / "slack" / "manifest.schema.json"
+
+
+def manifest() -> dict:
+    return yaml.safe_load((ROOT / "manifest.yml").read_text())
+
+
+def test_the_manifest_validates_against_slacks_schema():
+    errors = sorted(Draft7Validator(json.loads(SCHEMA.read_text())).iter_errors(manifest()), key=str)
+    assert errors == []
+
+
+def test_the_manifest_declares_socket_mode_commands_events_and_interactivity():
+    m = manifest()
+    assert m["settings"]["socket_mode_enabled"] is True
+    assert m["settings"]["interactivity"]["is_enabled"] is True
+    assert {"/fork", "/merge"} <= {c["command"] for c in m["features"]["slash_commands"]}
+    assert {"app_mention", "message.channels", "message.groups", "message.im", "message.mpim",
+            "reaction_added"} <= set(m["settings"]["event_subscriptions"]["bot_events"])
+
+
+def test_the_manifest_asks_only_for_the_scopes_threadfork_uses():
+    assert set(manifest()["oauth_config"]["scopes"]["bot"]) == {
+        "app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
+        "chat:write", "commands", "reactions:read", "users:read"}
