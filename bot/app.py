@@ -65,7 +65,6 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = ThreadPoolExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     app = App(
-        token=settings.slack_bot_token.get_secret_value(),
         signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
         client=client,
         token_verification_enabled=False,

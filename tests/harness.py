@@ -62,14 +62,24 @@ class RunningBot:
         self.wiring = build(self.settings)
         self.store = self.wiring.store
         self.server = make_server(self.wiring, "127.0.0.1", 0)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self._stopping = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.effective_port}"
         self._ids = itertools.count(1)
         self._ts = itertools.count(1)
 
+    def _serve(self) -> None:
+        try:
+            self.server.run()
+        except OSError:
+            if not self._stopping:  # closing the socket under select() is how waitress stops here
+                raise
+
     def stop(self) -> None:
+        self._stopping = True
         self.server.close()
+        self.thread.join(timeout=5)
         self.wiring.executor.shutdown(wait=True, cancel_futures=False)
         self.store.engine.dispose()
 

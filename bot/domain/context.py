@@ -78,17 +78,26 @@ def boundary_note(fork: Fork) -> str:
     )
 
 
+UNSEEN = (TurnStatus.STREAMING, TurnStatus.ABORTED)
+
+
+def in_context(turns: Sequence[Turn]) -> list[Turn]:
+    """Turns the model sees: not an answer still being written, nor one that failed."""
+    return [t for t in turns if t.status not in UNSEEN]
+
+
 def parent_input(parent_turns: Sequence[Turn]) -> ModelInput:
-    return _finish([render_turn(t) for t in parent_turns])
+    return _finish([render_turn(t) for t in in_context(parent_turns)])
 
 
 def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn]) -> ModelInput:
     blocks: list[Block] = []
+    inherited = in_context(inherited)
     if fork.mode is Mode.INHERIT and inherited:
         blocks = [render_turn(t) for t in inherited]
         blocks[-1] = Block(blocks[-1].role, blocks[-1].text, breakpoint=True)
         blocks.append(Block("user", boundary_note(fork)))
-    blocks.extend(render_turn(t) for t in own)
+    blocks.extend(render_turn(t) for t in in_context(own))
     return _finish(blocks)
 
 

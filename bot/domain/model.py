@@ -21,8 +21,10 @@ class TurnStatus(StrEnum):
     PENDING = "pending"  # user turn waiting for its answer
     ANSWERED = "answered"
     FAILED = "failed"  # user turn whose answer failed; kept in the history
+    STREAMING = "streaming"  # assistant turn being written; its seq is reserved when the answer starts
     COMPLETE = "complete"  # assistant or summary turn
     INTERRUPTED = "interrupted"  # assistant turn cut off mid-stream
+    ABORTED = "aborted"  # assistant turn that produced nothing usable (the call failed)
 
 
 class Mode(StrEnum):

@@ -60,27 +60,34 @@ class Conversation:
             return
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
+        request = model_input(self.store, session)
+        reply = self.store.start_reply(session.id)
         writer = self.chat.begin_reply(place)
         try:
-            completion = self.model.complete(model_input(self.store, session), writer.write)
-        except ModelUnavailable as error:
-            writer.fail(failure_notice(error))
-            self.store.settle(pending, TurnStatus.FAILED)
-            return
-        except Exception:
-            log.exception("reply failed in session %s", session.id)
-            writer.fail("⚠️ Something went wrong while answering — your message is kept; send another to retry.")
-            self.store.settle(pending, TurnStatus.FAILED)
+            completion = self.model.complete(request, writer.write)
+        except Exception as error:
+            if not isinstance(error, ModelUnavailable):
+                log.exception("reply failed in session %s", session.id)
+            self.store.abort_reply(reply, pending)
+            self._safely_fail(writer, failure_notice(error))
             return
         try:
-            ts = writer.finish()
+            posted = writer.finish()
         except Exception:
             # the answer stays in the history even if Slack refused it; the log says why
             log.exception("posting the reply failed in session %s", session.id)
-            ts = None
-        self.store.record_reply(session.id, pending, completion.text, completion.usage, ts,
-                               session.channel_id if session.fork else None)
+            posted = []
+        self.store.record_reply(reply, pending, completion.text, completion.usage, posted,
+                                session.channel_id if session.fork else None)
+
+    @staticmethod
+    def _safely_fail(writer, notice: str) -> None:
+        try:
+            writer.fail(notice)
+        except Exception:
+            log.exception("could not tell the channel that a reply failed")
 
 
-def failure_notice(error: ModelUnavailable) -> str:
-    return f"⚠️ {error} — your message is kept. Send another message to try again."
+def failure_notice(error: Exception) -> str:
+    what = str(error) if isinstance(error, ModelUnavailable) else "Something went wrong while answering"
+    return f"⚠️ {what} — your message is kept. Send another message to try again."

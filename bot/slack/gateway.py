@@ -17,7 +17,7 @@ from ..domain.errors import ChatUnavailable
 from ..domain.model import ContextSize, Fork, ForkStats
 from ..services.ports import Audience, Place
 from . import render
-from .reply import BufferedReply
+from .reply import ChannelReply, ThreadReply
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +50,8 @@ class SlackChat:
             self._names[user_id] = name
         return name
 
-    def begin_reply(self, place: Place) -> BufferedReply:
-        return BufferedReply(self, place)
+    def begin_reply(self, place: Place) -> ChannelReply | ThreadReply:
+        return ThreadReply(self, place) if place.thread_ts else ChannelReply(self, place)
 
     def post_fork_root(self, fork: Fork, inherited: ContextSize) -> str:
         response = self.call("chat_postMessage", channel=fork.channel_id, text=render.fork_root_text(fork),

@@ -10,7 +10,7 @@ ABANDON_ACTION = "fork_abandon"
 MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text and markdown blocks
 ZWSP = "\u200b"
 
-_SPECIAL = re.compile(r"<!(channel|here|everyone|subteam\^[^>]*)([^>]*)>", re.IGNORECASE)
+_SPECIAL = re.compile(r"<!(channel|here|everyone|subteam\^[^>\s]*)([^>\s]*)>", re.IGNORECASE)
 _AT_WORD = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
 
 

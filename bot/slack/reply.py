@@ -1,39 +1,183 @@
-"""Delivering Claude's answer to Slack.
+"""Delivering Claude's answer to Slack while it is being written.
 
-The answer is collected as it streams and posted as Markdown where the reply belongs: the
-channel's top level for a parent, the fork's thread for a fork. Long answers continue in
-follow-up messages, each under Slack's Markdown cap, code fences kept balanced.
+- In a fork's thread the answer streams with chat.startStream / appendStream / stopStream
+  (slack-sdk's chat_stream), naming the team and the user whose turn is answered.
+- At a channel's top level (where streams need a thread) a message is posted at the first token
+  and updated with chat.update at most about once a second.
+Until the first token an 👀 reaction on the person's message says Claude is thinking; it is
+removed when the answer is complete. Long answers continue in further messages of the same
+place (see paging.py). If Slack refuses to stream, the rest is posted plainly: never lost.
 """
 from __future__ import annotations
 
+import logging
+import re
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from slack_sdk.errors import SlackApiError
+
 from ..services.ports import Place
-from .render import MARKDOWN_LIMIT, neutralise
-from .split import split_markdown
+from .paging import Pager, utf8_size
+from .render import neutralise
 
 if TYPE_CHECKING:
     from .gateway import SlackChat
 
+log = logging.getLogger(__name__)
 
-class BufferedReply:
-    def __init__(self, chat: SlackChat, place: Place):
+THINKING = "eyes"
+UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: about once a second)
+STREAM_INTERVAL = 1.5  # seconds between appendStream calls
+UPDATE_LIMIT = 3_800  # bytes; chat.update rejects roughly 4,000+
+STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
+_UNSETTLED_TAIL = re.compile(r"\S*[<@]\S*$")  # a trailing word that may still become a special mention
+
+
+class _Reply:
+    interval = UPDATE_INTERVAL
+
+    def __init__(self, chat: SlackChat, place: Place, pager: Pager, clock: Callable[[], float] = time.monotonic):
         self.chat = chat
         self.place = place
-        self.parts: list[str] = []
+        self.pager = pager
+        self.clock = clock
+        self.text = ""
+        self.sent: list[str] = []
+        self.ts: list[str] = []
+        self._last_flush: float | None = None
+        self._thinking_on = self._react("reactions_add")
 
     def write(self, delta: str) -> None:
-        self.parts.append(delta)
+        self.text += delta
+        now = self.clock()
+        if self._last_flush is None or now - self._last_flush >= self.interval:
+            if self._flush(final=False):
+                self._last_flush = now
 
-    def finish(self) -> str | None:
-        text = neutralise("".join(self.parts)) or "_(Claude returned an empty answer.)_"
-        first_ts = None
-        for chunk in split_markdown(text, MARKDOWN_LIMIT):
-            response = self.chat.call("chat_postMessage", channel=self.place.channel_id,
-                                      thread_ts=self.place.thread_ts, markdown_text=chunk)
-            first_ts = first_ts or response["ts"]
-        return first_ts
+    def finish(self) -> list[str]:
+        self._flush(final=True)
+        if not self.ts:  # an empty answer still gets a visible reply
+            self.text = "_(Claude returned an empty answer.)_"
+            self._flush(final=True)
+        self._close()
+        self._react("reactions_remove")
+        return self.ts
 
     def fail(self, notice: str) -> None:
-        self.chat.call("chat_postMessage", channel=self.place.channel_id, thread_ts=self.place.thread_ts,
-                       text=notice)
+        if self.ts:
+            self.text += f"\n\n{notice}"
+            self._flush(final=True)
+            self._close()
+        else:
+            self.chat.call("chat_postMessage", channel=self.place.channel_id, thread_ts=self.place.thread_ts,
+                           text=notice)
+        self._react("reactions_remove")
+
+    def _flush(self, final: bool) -> bool:
+        visible = neutralise(self.text if final else _UNSETTLED_TAIL.sub("", self.text))
+        if not visible:
+            return False
+        self._deliver(self.pager.update(visible, final=final), final)
+        return True
+
+    def _deliver(self, pages: list[str], final: bool) -> None:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        pass
+
+    def _react(self, method: str) -> bool:
+        target = self.place.reply_to_ts or self.place.thread_ts
+        if not target or (method == "reactions_remove" and not self._thinking_on):
+            return False
+        try:
+            getattr(self.chat.client, method)(channel=self.place.channel_id, timestamp=target, name=THINKING)
+            return True
+        except SlackApiError as error:
+            log.info("%s %s failed: %s", method, THINKING, error.response.get("error"))
+            return False
+
+
+class ChannelReply(_Reply):
+    """A top-level answer: posted at the first token, then updated in place."""
+
+    def __init__(self, chat: SlackChat, place: Place, **kwargs):
+        super().__init__(chat, place, Pager(UPDATE_LIMIT, utf8_size), **kwargs)
+
+    def _deliver(self, pages: list[str], final: bool) -> None:
+        for i, page in enumerate(pages):
+            if not page:
+                continue
+            if i == len(self.ts):
+                response = self.chat.call("chat_postMessage", channel=self.place.channel_id,
+                                          thread_ts=self.place.thread_ts, markdown_text=page)
+                self.ts.append(response["ts"])
+                self.sent.append(page)
+            elif page != self.sent[i]:
+                self.chat.call("chat_update", channel=self.place.channel_id, ts=self.ts[i], markdown_text=page)
+                self.sent[i] = page
+
+
+class ThreadReply(_Reply):
+    """A fork's answer, streamed into its thread."""
+
+    interval = STREAM_INTERVAL
+
+    def __init__(self, chat: SlackChat, place: Place, **kwargs):
+        super().__init__(chat, place, Pager(STREAM_LIMIT), **kwargs)
+        self.streams: list = []
+        self.stopped: list[bool] = []
+        self.plain = False  # Slack refused to stream: the rest is posted plainly at the end
+        self.unsent: dict[int, str] = {}
+
+    def _deliver(self, pages: list[str], final: bool) -> None:
+        for i, page in enumerate(pages):
+            if i == len(self.sent):
+                if not page:
+                    continue
+                self.sent.append("")
+                self.streams.append(None)
+                self.stopped.append(False)
+            delta = page[len(self.sent[i]):]
+            if delta:
+                self._send(i, delta)
+                self.sent[i] = page
+            if i < len(pages) - 1:
+                self._stop(i)
+
+    def _send(self, i: int, delta: str) -> None:
+        if not self.plain:
+            try:
+                if self.streams[i] is None:
+                    self.streams[i] = self.chat.client.chat_stream(
+                        channel=self.place.channel_id, thread_ts=self.place.thread_ts, buffer_size=1,
+                        recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
+                self.streams[i].append(markdown_text=delta)
+                if self.streams[i].ts and len(self.ts) == i:
+                    self.ts.append(self.streams[i].ts)
+                return
+            except SlackApiError as error:
+                log.warning("streaming refused (%s); posting plainly", error.response.get("error"))
+                self.plain = True
+        self.unsent[i] = self.unsent.get(i, "") + delta
+
+    def _stop(self, i: int) -> None:
+        if self.stopped[i]:
+            return
+        self.stopped[i] = True
+        if self.streams[i] is not None and not self.plain:
+            try:
+                self.streams[i].stop()
+            except Exception as error:  # noqa: BLE001 - a failed stop must not lose the answer
+                log.warning("chat.stopStream failed: %s", error)
+
+    def _close(self) -> None:
+        for i in range(len(self.streams)):
+            self._stop(i)
+        for i in sorted(self.unsent):
+            response = self.chat.call("chat_postMessage", channel=self.place.channel_id,
+                                      thread_ts=self.place.thread_ts, markdown_text=self.unsent[i])
+            self.ts.append(response["ts"])
+        self.unsent.clear()

@@ -19,7 +19,7 @@ from ..domain.model import (
     TurnStatus,
     Usage,
 )
-from ..domain.context import estimate_tokens
+from ..domain.context import UNSEEN, estimate_tokens, in_context
 from .tables import claims, messages, metadata, sessions, turns
 
 Clock = Callable[[], datetime]
@@ -223,25 +223,36 @@ class Store:
     def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
         """Mark user turns whose answer failed (or that will never be answered)."""
         with self.engine.begin() as conn:
-            conn.execute(
-                update(turns)
-                .where(turns.c.id.in_([t.id for t in pending]), turns.c.status == TurnStatus.PENDING.value)
-                .values(status=status.value)
-            )
+            _settle(conn, pending, status)
 
-    def record_reply(self, session_id: int, pending: Sequence[Turn], text: str, usage: Usage,
-                     slack_ts: str | None, channel_id: str | None, status: TurnStatus = TurnStatus.COMPLETE) -> Turn:
+    def start_reply(self, session_id: int) -> Turn:
+        """Reserve the answer's place in the session before it is written, so a message that
+        arrives meanwhile comes after it."""
         with self.engine.begin() as conn:
-            reply = _append(conn, self.clock(), session_id, Role.ASSISTANT, text, status,
-                            usage=usage, slack_ts=slack_ts)
+            return _append(conn, self.clock(), session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
+
+    def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
+                     posted: Sequence[str], channel_id: str | None,
+                     status: TurnStatus = TurnStatus.COMPLETE) -> None:
+        """Store the answer (with the ts of its first message) and mark its user turns answered;
+        with a channel id, every message of the answer is indexed for reactions."""
+        with self.engine.begin() as conn:
             conn.execute(
-                update(turns)
-                .where(turns.c.id.in_([t.id for t in pending]))
-                .values(status=TurnStatus.ANSWERED.value)
+                update(turns).where(turns.c.id == reply.id).values(
+                    text=text, status=status.value, slack_ts=posted[0] if posted else None,
+                    input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                    cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens)
             )
-            if slack_ts and channel_id:
-                _index(conn, channel_id, slack_ts, session_id)
-            return reply
+            _settle(conn, pending, TurnStatus.ANSWERED)
+            _touch(conn, reply.session_id, self.clock())
+            for ts in posted if channel_id else ():
+                _index(conn, channel_id, ts, reply.session_id)
+
+    def abort_reply(self, reply: Turn, pending: Sequence[Turn]) -> None:
+        """The call failed: the answer is dropped from the context, the user turns stay, marked failed."""
+        with self.engine.begin() as conn:
+            conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))
+            _settle(conn, pending, TurnStatus.FAILED)
 
     # leases: one worker answers a session at a time, across threads and replicas -----------
 
@@ -272,7 +283,8 @@ class Store:
                 select(
                     func.count(turns.c.id).filter(turns.c.role.in_([Role.USER.value, Role.ASSISTANT.value])),
                     *(func.coalesce(func.sum(c), 0) for c in _usage_columns()),
-                ).where(turns.c.session_id == fork_id, turns.c.deleted.is_(False))
+                ).where(turns.c.session_id == fork_id, turns.c.deleted.is_(False),
+                        turns.c.status.not_in([s.value for s in UNSEEN]))
             ).one()
             return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])))
 
@@ -283,7 +295,7 @@ class Store:
 
 
 def context_size_of(history: Iterable[Turn]) -> ContextSize:
-    history = list(history)
+    history = in_context(list(history))
     tokens = 0
     for turn in history:
         if turn.role is Role.ASSISTANT and turn.usage.total:
@@ -291,6 +303,18 @@ def context_size_of(history: Iterable[Turn]) -> ContextSize:
         else:
             tokens += estimate_tokens(turn.text)
     return ContextSize(turns=len(history), tokens=tokens)
+
+
+def _settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:
+    conn.execute(
+        update(turns)
+        .where(turns.c.id.in_([t.id for t in pending]), turns.c.status == TurnStatus.PENDING.value)
+        .values(status=status.value)
+    )
+
+
+def _touch(conn, session_id: int, now: datetime) -> None:
+    conn.execute(update(sessions).where(sessions.c.id == session_id).values(last_activity_at=now))
 
 
 def _usage_columns():

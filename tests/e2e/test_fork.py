@@ -10,6 +10,7 @@ def talk_in_parent(bot, slack, *texts):
         before = len(slack.posts(CHANNEL, top_level=True))
         bot.say("UALICE01", text, mention=True)
         wait_until(lambda: len(slack.posts(CHANNEL, top_level=True)) == before + 1, message="parent reply")
+        bot.quiesce()  # the reply is posted at its first token; let it complete
 
 
 def root_post(slack):

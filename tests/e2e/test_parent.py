@@ -108,6 +108,7 @@ def test_a_claude_error_is_reported_where_the_reply_would_go_and_the_turn_is_kep
     assert "overloaded" in notice["text"] and "kept" in notice["text"] and "thread_ts" not in notice.args
     bot.say("UALICE01", "second question", mention=True)
     wait_until(lambda: len(slack.posts(CHANNEL)) == 2)
+    bot.quiesce()
     assert request_texts(claude.requests[-1])[1:] == [
         "[person-ce01 <@UALICE01>]\nfirst question", "[person-ce01 <@UALICE01>]\nsecond question"]
     assert slack.posts(CHANNEL)[1]["markdown_text"].startswith("Answer")

@@ -30,6 +30,7 @@ class FakeAnthropic:
     def __init__(self):
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.first_delta_at: list[float] = []  # monotonic time each stream sent its first text
         self._scripts: deque[Script] = deque()
         self._lock = threading.Lock()
         self.server = BackgroundServer(_Handler)
@@ -141,6 +142,9 @@ class _Handler(QuietHandler):
                 time.sleep(script.chunk_delay)
             self._event("content_block_delta", {"type": "content_block_delta", "index": 0,
                                                 "delta": {"type": "text_delta", "text": piece}})
+            if number == 0:
+                with self.server.fake._lock:
+                    self.server.fake.first_delta_at.append(time.monotonic())
         self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
         self._event("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": "end_turn", "stop_sequence": None},

@@ -60,6 +60,33 @@ class Call:
 
 
 @dataclass
+class Message:
+    """A message as people would see it now: created by chat.postMessage or chat.startStream,
+    then changed by chat.update or appendStream/stopStream. `args` holds its current fields."""
+
+    method: str
+    args: dict
+    ts: str
+    streaming: bool = False
+    updates: list[float] = field(default_factory=list)  # monotonic times of each change
+    created: float = field(default_factory=time.monotonic)
+
+    def __getitem__(self, key):
+        return self.args[key]
+
+    def get(self, key, default=None):
+        return self.args.get(key, default)
+
+
+def _chunk_text(args: dict) -> str:
+    text = args.get("markdown_text") or ""
+    for chunk in args.get("chunks") or []:
+        if chunk.get("type") == "markdown_text":
+            text += chunk.get("text", "")
+    return text
+
+
+@dataclass
 class Failure:
     error: str
     times: int
@@ -73,6 +100,7 @@ class FakeSlack:
         self.responses: list[dict] = []  # bodies posted to response_url
         self.violations: list[str] = []
         self.names: dict[str, str] = {}
+        self.messages: dict[str, Message] = {}
         self._failures: dict[str, list[Failure]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -97,8 +125,10 @@ class FakeSlack:
         with self._lock:
             return [c for c in self.calls if c.method == method]
 
-    def posts(self, channel: str | None = None, *, top_level: bool | None = None) -> list[Call]:
-        found = self.calls_to("chat.postMessage")
+    def posts(self, channel: str | None = None, *, top_level: bool | None = None) -> list[Message]:
+        """Messages the bot created (posted or streamed), in order, as they look now."""
+        with self._lock:
+            found = list(self.messages.values())
         if channel:
             found = [c for c in found if c.get("channel") == channel]
         if top_level is True:
@@ -151,12 +181,33 @@ class FakeSlack:
                     "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID}
         if method in ("chat.postMessage", "chat.startStream"):
             ts = self.next_ts()
+            streaming = method == "chat.startStream"
+            fields = dict(args)
+            if streaming:
+                fields["markdown_text"] = _chunk_text(args)
+                fields.pop("chunks", None)
+            with self._lock:
+                self.messages[ts] = Message(method, fields, ts, streaming=streaming)
             message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "ts": ts,
                        "text": args.get("text") or args.get("markdown_text") or ""}
             if args.get("thread_ts"):
                 message["thread_ts"] = args["thread_ts"]
             return {"ok": True, "channel": channel, "ts": ts, "message": message}
         if method in ("chat.update", "chat.appendStream", "chat.stopStream"):
+            with self._lock:
+                target = self.messages.get(args.get("ts"))
+                if target is None or target.get("channel") != channel:
+                    return {"ok": False, "error": "message_not_found"}
+                if method == "chat.update":
+                    for key in ("text", "markdown_text", "blocks"):
+                        if key in args:
+                            target.args[key] = args[key]
+                else:
+                    if not target.streaming:
+                        return {"ok": False, "error": "message_not_in_streaming_state"}
+                    target.args["markdown_text"] += _chunk_text(args)
+                    target.streaming = method == "chat.appendStream"
+                target.updates.append(time.monotonic())
             return {"ok": True, "channel": channel, "ts": args.get("ts"), "text": args.get("text", "")}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self.next_ts()}
