@@ -57,10 +57,9 @@ class _Reply:
                 self._last_flush = now
 
     def finish(self) -> list[str]:
-        self._flush(final=True)
-        if not self.ts:  # an empty answer still gets a visible reply
+        if not self.text.strip():  # an empty answer still gets a visible reply
             self.text = "_(Claude returned an empty answer.)_"
-            self._flush(final=True)
+        self._flush(final=True)
         self._close()
         self._react("reactions_remove")
         return self.ts

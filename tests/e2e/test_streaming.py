@@ -1,0 +1,112 @@
+"""Answers stream: into fork threads with Slack's streaming methods, at the top level by throttled
+chat.update; a thinking reaction until done; long answers continue in order; refusals fall back."""
+from ..fakes.anthropic_api import Script
+from ..harness import CHANNEL, wait_until
+
+LONG = ("Here is the plan.\n```python\n" + "".join(f"step_{i} = run({i})  # détail\n" for i in range(900))
+        + "```\nAnd a closing paragraph.\n")
+
+
+def open_fork(bot, user="UALICE01"):
+    bot.slash("/fork", "--fresh", user=user)
+    return bot.fork_root()
+
+
+def completed(slack, top_level):
+    return [m for m in slack.posts(CHANNEL, top_level=top_level) if not m.streaming]
+
+
+def test_a_fork_reply_streams_to_the_person_whose_turn_it_answers(bot, slack, claude):
+    root = open_fork(bot, user="UALICE01")
+    claude.script(Script(text="streamed answer in several chunks", chunks=6))
+    bot.say("UBOB0001", "question from bob", thread_ts=root)
+    wait_until(lambda: slack.calls_to("chat.stopStream"))
+    bot.quiesce()
+    [start] = slack.calls_to("chat.startStream")
+    assert start["thread_ts"] == root
+    assert start["recipient_user_id"] == "UBOB0001" and start["recipient_team_id"] == "T0TEAM001"
+    [message] = slack.posts(CHANNEL, top_level=False)
+    assert message["markdown_text"] == "streamed answer in several chunks" and not message.streaming
+    assert slack.calls_to("chat.postMessage")[1:] == []  # only the fork root was a plain post
+
+
+def test_appends_to_a_stream_are_throttled(bot, slack, claude):
+    root = open_fork(bot)
+    claude.script(Script(text="word " * 40, chunks=20, chunk_delay=0.15))  # ~3 s of streaming
+    bot.say("UBOB0001", "go", thread_ts=root)
+    wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
+    times = [c.at for c in slack.calls if c.method in ("chat.startStream", "chat.appendStream")]
+    assert 2 <= len(times) <= 4
+    assert all(b - a >= 1.0 for a, b in zip(times, times[1:]))
+
+
+def test_the_thinking_reaction_is_on_the_persons_message_until_the_answer_is_done(bot, slack, claude):
+    root = open_fork(bot)
+    ts = bot.say("UBOB0001", "think about it", thread_ts=root)
+    wait_until(lambda: slack.calls_to("reactions.remove"))
+    order = [c.method for c in slack.calls if c.method in
+             ("reactions.add", "chat.startStream", "chat.stopStream", "reactions.remove")]
+    assert order == ["reactions.add", "chat.startStream", "chat.stopStream", "reactions.remove"]
+    assert slack.calls_to("reactions.add")[0].args == {"channel": CHANNEL, "timestamp": ts, "name": "eyes"}
+
+
+def test_a_top_level_reply_appears_at_the_first_token_and_updates_about_once_a_second(bot, slack, claude):
+    claude.script(Script(text="token " * 60, chunks=30, chunk_delay=0.12))  # ~3.6 s of streaming
+    user_ts = bot.say("UALICE01", "long answer please", mention=True)
+    wait_until(lambda: slack.calls_to("reactions.remove"), timeout=15)
+    [message] = slack.posts(CHANNEL, top_level=True)
+    assert message.created - claude.first_delta_at[0] < 1.0
+    assert message["markdown_text"] == "token " * 60
+    gaps = [b - a for a, b in zip([message.created] + message.updates, message.updates)]
+    assert 2 <= len(message.updates) <= 5 and all(gap >= 0.9 for gap in gaps[:-1])
+    [added] = slack.calls_to("reactions.add")
+    assert added["timestamp"] == user_ts and added["name"] == "eyes"
+
+
+def test_a_long_top_level_answer_continues_in_further_messages_under_the_update_limit(bot, slack, claude):
+    claude.script(Script(text=LONG, chunks=40))
+    bot.say("UALICE01", "write a lot", mention=True)
+    wait_until(lambda: slack.calls_to("reactions.remove"), timeout=20)
+    pages = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=True)]
+    assert len(pages) >= 8
+    assert all(len(p.encode()) <= 4000 for p in pages)
+    assert all(p.count("```") % 2 == 0 for p in pages)
+    body = "".join(p.removeprefix("```python\n").removesuffix("```") for p in pages)
+    assert body == LONG
+
+
+def test_a_long_fork_answer_continues_in_further_streamed_messages(bot, slack, claude):
+    root = open_fork(bot)
+    claude.script(Script(text=LONG, chunks=40))
+    bot.say("UBOB0001", "write a lot", thread_ts=root)
+    wait_until(lambda: slack.calls_to("reactions.remove"), timeout=20)
+    pages = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=False)]
+    assert len(pages) >= 3 and all(len(p) <= 12_000 for p in pages)
+    assert all(p.count("```") % 2 == 0 for p in pages)
+    assert "".join(p.removeprefix("```python\n").removesuffix("```") for p in pages) == LONG
+    fork = bot.store.fork_by_message(CHANNEL, root)
+    assert all(bot.store.fork_by_message(CHANNEL, m.ts).id == fork.id for m in slack.posts(CHANNEL, top_level=False))
+
+
+def test_a_refused_stream_still_delivers_the_whole_answer(bot, slack, claude):
+    root = open_fork(bot)
+    slack.fail("chat.startStream", "not_allowed_token_type")
+    claude.script(Script(text="the answer must arrive", chunks=5))
+    bot.say("UBOB0001", "hello", thread_ts=root)
+    wait_until(lambda: slack.calls_to("reactions.remove"))
+    bot.quiesce()
+    [message] = [m for m in slack.posts(CHANNEL, top_level=False)]
+    assert message.method == "chat.postMessage" and message["markdown_text"] == "the answer must arrive"
+
+
+def test_an_overload_in_the_middle_of_a_stream_says_so_and_keeps_the_turn(bot, slack, claude):
+    root = open_fork(bot)
+    claude.script(Script(text="partial answer that breaks", chunks=5, error_after=2))
+    bot.say("UBOB0001", "try me", thread_ts=root)
+    wait_until(lambda: slack.calls_to("reactions.remove"))
+    bot.quiesce()
+    [message] = slack.posts(CHANNEL, top_level=False)
+    assert "kept" in message["markdown_text"] and not message.streaming
+    fork = bot.store.fork_by_message(CHANNEL, root)
+    statuses = [(t.role.value, t.status.value) for t in bot.store.turns(fork.id)]
+    assert statuses == [("user", "failed"), ("assistant", "aborted")]
