@@ -95,6 +95,7 @@ class Fork:
     summary_ts: str | None = None
     last_activity_at: datetime | None = None
     inherited: ContextSize | None = None
+    origin_ts: str | None = None
 
     @property
     def label(self) -> str:
@@ -108,6 +109,23 @@ class ForkStats:
     turns: int
     burned: Usage
     summary_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ForkListing:
+    """One fork as `/forks` and the Home tab show it."""
+
+    fork: Fork
+    stats: ForkStats
+
+
+@dataclass(frozen=True)
+class ChannelEconomy:
+    """Tokens burned inside a channel's forks against tokens their summaries returned."""
+
+    channel_id: str
+    burned: int
+    returned: int
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,43 @@ class Services:
         except ThreadforkError as error:
             self.chat.tell(audience, f"{error}\n{self.forks.open_forks_text(command.channel_id)}")
 
+    def forks_command(self, command: SlashCommand) -> None:
+        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        listings = self.forks.listings(self.store.open_forks(command.channel_id))
+        self.chat.show_forks(audience, listings, self.store.fork_counts(command.channel_id))
+
+    # shortcuts, edits, Home --------------------------------------------------------------
+
+    def fork_from_message(self, team_id: str | None, channel_id: str, user_id: str, message_ts: str,
+                          thread_ts: str | None, response_url: str | None) -> None:
+        audience = Audience(channel_id, user_id, response_url=response_url)
+        if (thread_ts and thread_ts != message_ts) or self.store.fork_by_message(channel_id, message_ts):
+            self.chat.tell(audience, "“Fork from here” works on the channel's conversation, not inside a thread.")
+            return
+        try:
+            self.forks.open(channel_id, team_id, self._speaker(user_id), "--inherit", origin_ts=message_ts)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))
+
+    def merge_from_message(self, channel_id: str, user_id: str, message_ts: str, thread_ts: str | None,
+                           response_url: str | None) -> None:
+        audience = Audience(channel_id, user_id, response_url=response_url)
+        fork = self.store.fork_by_message(channel_id, thread_ts or message_ts)
+        if fork is None:
+            self.chat.tell(audience, "“Merge this fork” works on the messages of a fork's thread.")
+            return
+        self._act(fork, user_id, "merge", audience)
+
+    def edit_message(self, channel_id: str, ts: str, user_id: str, text: str) -> None:
+        self.store.edit_turn(channel_id, ts, user_id, strip_mention(text, self.bot_user_id))
+
+    def delete_message(self, channel_id: str, ts: str) -> None:
+        self.store.delete_turn(channel_id, ts)
+
+    def home_opened(self, user_id: str) -> None:
+        listings = self.forks.listings(self.store.open_forks_of(user_id))
+        self.chat.publish_home(user_id, listings, self.store.economy())
+
     # reactions and buttons --------------------------------------------------------------
 
     def reaction(self, channel_id: str, ts: str, user_id: str, name: str) -> None:

@@ -12,7 +12,7 @@ from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.context import with_request
 from ..domain.errors import ForkClosed, ForkNotFound, NothingToMerge
 from ..domain.merge import closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
-from ..domain.model import ContextSize, Fork, ForkStatus, Role, Session
+from ..domain.model import ContextSize, Fork, ForkListing, ForkStatus, Role, Session
 from ..store import Store
 from .conversation import Conversation, Speaker
 from .ports import Chat, Model
@@ -28,12 +28,15 @@ class Forks:
         self.model = model
         self.conversation = conversation
 
-    def open(self, channel_id: str, team_id: str | None, speaker: Speaker, text: str) -> Fork | str:
-        """Open a fork from `/fork` arguments; returns the fork, or help text to show privately."""
+    def open(self, channel_id: str, team_id: str | None, speaker: Speaker, text: str,
+             origin_ts: str | None = None) -> Fork | str:
+        """Open a fork from `/fork` arguments (or from a message, `origin_ts`); returns the fork, or
+        help text to show privately."""
         command = parse_fork(text)
         if isinstance(command, HelpCommand):
             return FORK_USAGE
-        fork = self.store.create_fork(channel_id, team_id, speaker.user_id, command.mode, command.topic)
+        fork = self.store.create_fork(channel_id, team_id, speaker.user_id, command.mode, command.topic,
+                                      origin_ts=origin_ts)
         inherited = (self.store.context_size(fork.parent_id, fork.fork_point_seq)
                      if fork.fork_point_seq else ContextSize(0, 0))
         try:
@@ -84,6 +87,9 @@ class Forks:
                      f"<@{user_id}> abandoned this fork. Nothing was added to the channel's conversation.")
         self._safely(self.chat.refresh_fork_root, abandoned)
         return abandoned
+
+    def listings(self, forks: list[Fork]) -> list[ForkListing]:
+        return [ForkListing(f, self.store.stats(f.id)) for f in forks]
 
     def open_forks_text(self, channel_id: str) -> str:
         forks = self.store.open_forks(channel_id)

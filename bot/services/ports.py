@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..domain.context import ModelInput
-from ..domain.model import ContextSize, Fork, ForkStats
+from ..domain.model import ChannelEconomy, ContextSize, Fork, ForkListing, ForkStats, ForkStatus
 from ..llm.claude import Completion
 
 
@@ -45,6 +45,8 @@ class Chat(Protocol):
     def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str: ...
     def note_in_thread(self, fork: Fork, text: str) -> None: ...
     def tell(self, audience: Audience, text: str) -> None: ...
+    def show_forks(self, audience: Audience, listings: list[ForkListing], counts: dict[ForkStatus, int]) -> None: ...
+    def publish_home(self, user_id: str, listings: list[ForkListing], economy: list[ChannelEconomy]) -> None: ...
 
 
 class Model(Protocol):

@@ -14,9 +14,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
-from ..domain.model import ContextSize, Fork, ForkStats
+from ..domain.model import ChannelEconomy, ContextSize, Fork, ForkListing, ForkStats, ForkStatus
 from ..services.ports import Audience, Place
-from . import render
+from . import render, views
 from .reply import ChannelReply, ThreadReply
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,12 @@ class SlackChat:
         if fork.summary_ts:
             text += f" <{render.permalink(fork.channel_id, fork.summary_ts)}|See the summary>."
         self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text)
+
+    def show_forks(self, audience: Audience, listings: list[ForkListing], counts: dict[ForkStatus, int]) -> None:
+        self.tell(audience, views.forks_text(listings, counts))
+
+    def publish_home(self, user_id: str, listings: list[ForkListing], economy: list[ChannelEconomy]) -> None:
+        self.call("views_publish", user_id=user_id, view=views.home_view(listings, economy))
 
     def tell(self, audience: Audience, text: str) -> None:
         if audience.response_url:

@@ -11,7 +11,7 @@ import re
 from slack_bolt import App, BoltResponse
 
 from ..services import IncomingMessage, Services, SlashCommand
-from .render import ABANDON_ACTION, MERGE_ACTION
+from .render import ABANDON_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,32 @@ def register(app: App, services: Services) -> None:
     def merge_command(ack, command):
         ack()
         services.merge_command(_slash(command))
+
+    @app.command("/forks")
+    def forks_command(ack, command):
+        ack()
+        services.forks_command(_slash(command))
+
+    @app.shortcut(FORK_FROM_HERE)
+    def fork_from_here(ack, shortcut):
+        ack()
+        message = shortcut.get("message") or {}
+        services.fork_from_message((shortcut.get("team") or {}).get("id"), shortcut["channel"]["id"],
+                                   shortcut["user"]["id"], message.get("ts") or shortcut.get("message_ts"),
+                                   message.get("thread_ts"), shortcut.get("response_url"))
+
+    @app.shortcut(MERGE_THIS_FORK)
+    def merge_this_fork(ack, shortcut):
+        ack()
+        message = shortcut.get("message") or {}
+        services.merge_from_message(shortcut["channel"]["id"], shortcut["user"]["id"],
+                                    message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
+                                    shortcut.get("response_url"))
+
+    @app.event("app_home_opened")
+    def on_home(event):
+        if event.get("tab", "home") == "home":
+            services.home_opened(event["user"])
 
     @app.event("app_mention")
     def on_mention(event, body):
@@ -74,7 +100,17 @@ def _deduplicate(services: Services):
 
 
 def _message(services: Services, event: dict, body: dict) -> None:
-    if event.get("subtype") not in _HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
+    subtype = event.get("subtype")
+    if subtype == "message_changed":
+        changed = event.get("message") or {}
+        if changed.get("user") and not changed.get("bot_id") and changed.get("ts"):
+            services.edit_message(event["channel"], changed["ts"], changed["user"], changed.get("text") or "")
+        return
+    if subtype == "message_deleted":
+        if event.get("deleted_ts"):
+            services.delete_message(event["channel"], event["deleted_ts"])
+        return
+    if subtype not in _HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
         return
     if event["user"] == services.bot_user_id:
         return

@@ -7,6 +7,8 @@ from ..domain.model import ContextSize, Fork, ForkStats, ForkStatus
 
 MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
+FORK_FROM_HERE = "fork_from_here"  # message shortcut callback ids, as in manifest.yml
+MERGE_THIS_FORK = "merge_this_fork"
 MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text and markdown blocks
 ZWSP = "\u200b"
 
@@ -34,10 +36,12 @@ def fork_root_blocks(fork: Fork, inherited: ContextSize) -> list[dict]:
     else:
         context = "fresh: no channel context"
     header = f"*🍴 Fork #{fork.number}* — {_escape(fork.topic) or '_no topic_'}"
+    origin = (f" · forked from <{permalink(fork.channel_id, fork.origin_ts)}|this message>"
+              if fork.origin_ts else "")
     blocks = [
         {"type": "section", "text": {"type": "mrkdwn", "text": header}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text":
-            f"Mode `{fork.mode}` · {context} · opened by <@{fork.owner_id}>"}]},
+            f"Mode `{fork.mode}` · {context}{origin} · opened by <@{fork.owner_id}>"}]},
     ]
     if fork.status is ForkStatus.OPEN:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": (

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 
 from sqlalchemy import Engine, exists, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import (
+    ChannelEconomy,
     ContextSize,
     Fork,
     ForkStats,
@@ -72,8 +74,11 @@ class Store:
             with self.engine.begin() as conn:
                 return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
 
-    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str) -> Fork:
+    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
+                    origin_ts: str | None = None) -> Fork:
+        """A new open fork; from a message (`origin_ts`) its fork point is that message's turn."""
         parent = self.parent_id(channel_id, team_id)
+        origin_seq = self.seq_at(parent, origin_ts) if origin_ts else None
         with self.engine.begin() as conn:
             # the counter row lock serialises fork numbering and pins the fork point
             number = conn.execute(
@@ -82,13 +87,14 @@ class Store:
                 .values(next_fork_number=sessions.c.next_fork_number + 1)
                 .returning(sessions.c.next_fork_number, sessions.c.next_seq)
             ).one()
-            fork_point = number.next_seq if (mode is Mode.INHERIT and number.next_seq > 0) else None
+            fork_point = number.next_seq if origin_seq is None else origin_seq
+            fork_point = fork_point if (mode is Mode.INHERIT and fork_point > 0) else None
             now = self.clock()
             fork_id = conn.execute(
                 insert(sessions)
                 .values(kind="fork", channel_id=channel_id, team_id=team_id, parent_id=parent,
                         number=number.next_fork_number, mode=mode.value, topic=topic, owner_id=owner_id,
-                        fork_point_seq=fork_point, status=ForkStatus.OPEN.value,
+                        fork_point_seq=fork_point, status=ForkStatus.OPEN.value, origin_ts=origin_ts,
                         created_at=now, last_activity_at=now)
                 .returning(sessions.c.id)
             ).scalar_one()
@@ -155,6 +161,82 @@ class Store:
     def index_message(self, channel_id: str, ts: str, session_id: int) -> None:
         with self.engine.begin() as conn:
             _index(conn, channel_id, ts, session_id)
+
+    def seq_at(self, session_id: int, ts: str) -> int:
+        """The seq of the session's last turn posted at or before Slack time `ts` (0: none)."""
+        target = Decimal(ts)
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(turns.c.seq, turns.c.slack_ts)
+                .where(turns.c.session_id == session_id, turns.c.slack_ts.is_not(None))
+                .order_by(turns.c.seq.desc())
+            )
+            for row in rows:
+                if Decimal(row.slack_ts) <= target:
+                    return row.seq
+        return 0
+
+    # edits and deletions ----------------------------------------------------------------
+
+    def edit_turn(self, channel_id: str, ts: str, author_id: str, text: str) -> bool:
+        """A person edited their message: the stored turn takes the new text."""
+        return self._change_turn(channel_id, ts, author_id, text=text)
+
+    def delete_turn(self, channel_id: str, ts: str) -> bool:
+        """A deleted message leaves its session's future context."""
+        return self._change_turn(channel_id, ts, None, deleted=True)
+
+    def _change_turn(self, channel_id: str, ts: str, author_id: str | None, **values) -> bool:
+        in_channel = select(sessions.c.id).where(sessions.c.channel_id == channel_id)
+        query = update(turns).where(turns.c.slack_ts == ts, turns.c.role == Role.USER.value,
+                                    turns.c.session_id.in_(in_channel))
+        if author_id:
+            query = query.where(turns.c.author_id == author_id)
+        with self.engine.begin() as conn:
+            return conn.execute(query.values(**values)).rowcount > 0
+
+    # listings ---------------------------------------------------------------------------
+
+    def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(sessions.c.status, func.count())
+                .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork")
+                .group_by(sessions.c.status)
+            )
+            return {ForkStatus(status): count for status, count in rows}
+
+    def open_forks_of(self, user_id: str) -> list[Fork]:
+        """Open forks, in any channel, that the user opened or wrote in."""
+        wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(sessions)
+                .where(sessions.c.kind == "fork", sessions.c.status == ForkStatus.OPEN.value,
+                       or_(sessions.c.owner_id == user_id, wrote))
+                .order_by(sessions.c.last_activity_at.desc())
+            ).all()
+            return [_fork(r) for r in rows]
+
+    def economy(self) -> list[ChannelEconomy]:
+        """Per channel: tokens burned in forks against tokens summaries returned to parents."""
+        usage_total = (turns.c.input_tokens + turns.c.output_tokens + turns.c.cache_read_tokens
+                       + turns.c.cache_write_tokens)
+        with self.engine.begin() as conn:
+            burned = dict(conn.execute(
+                select(sessions.c.channel_id, func.sum(usage_total))
+                .join(turns, turns.c.session_id == sessions.c.id)
+                .where(sessions.c.kind == "fork")
+                .group_by(sessions.c.channel_id)
+            ).all())
+            returned = dict(conn.execute(
+                select(sessions.c.channel_id, func.sum(turns.c.output_tokens))
+                .join(turns, turns.c.session_id == sessions.c.id)
+                .where(turns.c.role == Role.SUMMARY.value)
+                .group_by(sessions.c.channel_id)
+            ).all())
+        channels = sorted(set(burned) | set(returned))
+        return [ChannelEconomy(c, int(burned.get(c) or 0), int(returned.get(c) or 0)) for c in channels]
 
     # merge state machine ----------------------------------------------------------------
 
@@ -362,6 +444,6 @@ def _fork(row) -> Fork:
         mode=Mode(row.mode), topic=row.topic or "", owner_id=row.owner_id, fork_point_seq=row.fork_point_seq,
         status=ForkStatus(row.status), root_ts=row.root_ts, merged_by=row.merged_by,
         summary_ts=row.summary_ts, last_activity_at=row.last_activity_at,
-        inherited=ContextSize(row.inherited_turns or 0, row.inherited_tokens or 0),
+        inherited=ContextSize(row.inherited_turns or 0, row.inherited_tokens or 0), origin_ts=row.origin_ts,
     )
 

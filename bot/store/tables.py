@@ -35,6 +35,7 @@ sessions = Table(
     Column("inherited_tokens", BigInteger, nullable=False, default=0),
     Column("status", String(12), nullable=False, default="open"),
     Column("root_ts", String(32)),
+    Column("origin_ts", String(32)),  # the message "Fork from here" was used on
     Column("merged_by", String(32)),
     Column("summary_ts", String(32)),
     Column("next_seq", Integer, nullable=False, default=0),
