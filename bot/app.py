@@ -17,6 +17,7 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 from .config import Settings
 from .llm import Claude
 from .services import Services
+from .services.policy import Policy
 from .slack.gateway import SlackChat
 from .slack.listeners import register
 from .store import Store, make_engine
@@ -61,7 +62,15 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         base_url=settings.anthropic_base_url,
         max_tokens=settings.threadfork_max_tokens,
     )
-    services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"))
+    policy = Policy(
+        merge_policy=settings.threadfork_merge_policy,
+        fork_token_budget=settings.threadfork_fork_token_budget,
+        compact_at=settings.compact_at,
+        idle_reminder=settings.threadfork_fork_idle_reminder,
+        expiry=settings.threadfork_fork_expiry,
+        expiry_policy=settings.threadfork_fork_expiry_policy,
+    )
+    services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"), policy=policy)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = ThreadPoolExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     app = App(

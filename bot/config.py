@@ -5,10 +5,16 @@ Secrets are SecretStr, so they never appear in a repr, a log line or an error.
 """
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .domain.durations import parse_duration
+
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
+
+Seconds = Annotated[float, BeforeValidator(parse_duration)]
 
 
 class ConfigError(Exception):
@@ -28,6 +34,14 @@ class Settings(BaseSettings):
     threadfork_model: str = "claude-sonnet-5-5"
     threadfork_max_tokens: int = Field(8192, gt=0)
     threadfork_workers: int = Field(256, gt=0)
+    threadfork_context_window: int = Field(200_000, gt=0)
+    threadfork_compact_at: int | None = Field(None, gt=0)  # default: 80 % of the context window
+    threadfork_fork_token_budget: int | None = Field(None, gt=0)
+    threadfork_merge_policy: Literal["anyone", "owner"] = "anyone"
+    threadfork_sweep_interval: Seconds = 60.0
+    threadfork_fork_idle_reminder: Seconds = 24 * 3600.0
+    threadfork_fork_expiry: Seconds = 7 * 86400.0
+    threadfork_fork_expiry_policy: Literal["merge", "abandon"] = "merge"
     database_url: str = DEFAULT_DATABASE_URL
     port: int = Field(3000, ge=0, le=65535)
     host: str = "0.0.0.0"
@@ -38,6 +52,10 @@ class Settings(BaseSettings):
         if self.slack_app_token is None and self.slack_signing_secret is None:
             raise ValueError("SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN for Socket Mode)")
         return self
+
+    @property
+    def compact_at(self) -> int:
+        return self.threadfork_compact_at or int(self.threadfork_context_window * 0.8)
 
     @property
     def socket_mode(self) -> bool:

@@ -168,8 +168,15 @@ class RunningBot:
 
     # waiting ----------------------------------------------------------------------------
 
+    def busy(self) -> bool:
+        """Some answer is still being written or waiting (read straight from the database)."""
+        with self.store.engine.connect() as conn:
+            return bool(conn.exec_driver_sql(
+                "SELECT COUNT(*) FROM turns WHERE status IN ('pending', 'streaming')").scalar())
+
     def quiesce(self, quiet: float = 0.3, timeout: float = 15.0) -> None:
-        """Wait until neither fake has seen a new call for `quiet` seconds."""
+        """Wait until no answer is in progress and neither fake has seen a call for `quiet` seconds."""
+        wait_until(lambda: not self.busy(), timeout=timeout, message="answers to finish")
         deadline = time.monotonic() + timeout
         last = (-1, -1, -1)
         since = time.monotonic()

@@ -53,11 +53,16 @@ class ModelInput:
         return out
 
 
-def render_turn(turn: Turn, fork_labels: dict[int, str] | None = None) -> Block:
+COMPACTION_HEADER = "[Summary of the earlier conversation, compacted by Threadfork to save context:]"
+
+
+def render_turn(turn: Turn) -> Block:
     if turn.role is Role.USER:
         return Block("user", f"{speaker_line(turn.author_id, turn.author_name)}\n{turn.text}")
     if turn.role is Role.SUMMARY:
         return Block("user", turn.text)
+    if turn.role is Role.COMPACTION:
+        return Block("user", f"{COMPACTION_HEADER}\n{turn.text}")
     text = turn.text
     if turn.status is TurnStatus.INTERRUPTED:
         text = f"{text}\n\n[This reply was interrupted and is incomplete.]"
@@ -82,8 +87,14 @@ UNSEEN = (TurnStatus.STREAMING, TurnStatus.ABORTED)
 
 
 def in_context(turns: Sequence[Turn]) -> list[Turn]:
-    """Turns the model sees: not an answer still being written, nor one that failed."""
-    return [t for t in turns if t.status not in UNSEEN]
+    """Turns the model sees: the latest compaction stands in for the turns it covers; answers still
+    being written or that failed are left out."""
+    visible = [t for t in turns if t.status not in UNSEEN]
+    compactions = [t for t in visible if t.role is Role.COMPACTION]
+    if not compactions:
+        return visible
+    latest = compactions[-1]
+    return [latest] + [t for t in visible if t.role is not Role.COMPACTION and t.seq > latest.covers_seq]
 
 
 def parent_input(parent_turns: Sequence[Turn]) -> ModelInput:
@@ -105,6 +116,20 @@ def with_request(base: ModelInput, text: str) -> ModelInput:
     """One more user block after a session's history (merge and compaction prompts)."""
     blocks = [_plain(b) if i == len(base.blocks) - 1 else b for i, b in enumerate(base.blocks)]
     return _finish(blocks + [Block("user", text)])
+
+
+COMPACTION_PROMPT = (
+    "[Compaction request] The conversation above is getting long. Rewrite it as one summary that will "
+    "replace it in your context from now on; the most recent messages stay verbatim after it. Keep, in "
+    "this order: decisions made; constraints people stated (quoted verbatim, with who said them); the "
+    "results of merged forks (by fork number and topic); open questions; artifacts such as code or exact "
+    "values (verbatim, fenced); who is who. Drop pleasantries and superseded ideas. No preamble."
+)
+
+
+def compaction_input(turns: Sequence[Turn]) -> ModelInput:
+    """The request that compacts `turns` (already cut at the compaction point)."""
+    return with_request(_finish([render_turn(t) for t in in_context(turns)]), COMPACTION_PROMPT)
 
 
 def estimate_tokens(text: str) -> int:

@@ -15,6 +15,7 @@ class Role(StrEnum):
     USER = "user"
     ASSISTANT = "assistant"
     SUMMARY = "summary"  # a merged fork's result, appended to the parent
+    COMPACTION = "compaction"  # replaces the session's turns up to `covers_seq` in later requests
 
 
 class TurnStatus(StrEnum):
@@ -76,6 +77,7 @@ class Turn:
     usage: Usage = field(default_factory=Usage)
     slack_ts: str | None = None
     id: int | None = None
+    covers_seq: int | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,22 @@ class ChannelEconomy:
     channel_id: str
     burned: int
     returned: int
+
+
+@dataclass(frozen=True)
+class ContextReport:
+    """What `/context` shows about a channel's parent session."""
+
+    size: ContextSize
+    budget: int
+    compactions: int
+    merged: list[ForkListing]
+    open: list[Fork]
+
+    @property
+    def kept_out(self) -> int:
+        """Tokens burned in merged forks that never entered the parent (only summaries did)."""
+        return sum(max(0, m.stats.burned.total - m.stats.summary_tokens) for m in self.merged)
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,21 @@ from dataclasses import dataclass
 
 from ..domain.commands import mentions, parse_merge, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
-from ..domain.model import Fork, ForkStatus, Session
+from ..domain.model import ContextReport, Fork, ForkStatus, Role, Session, TurnStatus, Usage
 from ..store import Store
+from ..store.repository import context_size_of
+from .compaction import Compactor
 from .conversation import Conversation, Speaker
 from .forks import Forks
+from .lifecycle import Lifecycle
+from .policy import Policy
 from .ports import Audience, Chat, Model, Place
 
 log = logging.getLogger(__name__)
 
 MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
 ABANDON_REACTIONS = frozenset({"x"})
+RETRY_REACTIONS = frozenset({"repeat"})
 
 __all__ = ["Services", "IncomingMessage", "SlashCommand", "Audience", "Place", "Speaker"]
 
@@ -46,12 +51,20 @@ class SlashCommand:
 
 
 class Services:
-    def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None):
+    def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None,
+                 policy: Policy = Policy()):
         self.store = store
         self.chat = chat
         self.bot_user_id = bot_user_id
-        self.conversation = Conversation(store, chat, model)
-        self.forks = Forks(store, chat, model, self.conversation)
+        self.policy = policy
+        self.compactor = Compactor(store, model, policy)
+        self.conversation = Conversation(store, chat, model, on_answered=self._after_answer)
+        self.forks = Forks(store, chat, model, self.conversation, policy)
+        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, policy)
+
+    def sweep(self) -> None:
+        """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""
+        self.lifecycle.sweep()
 
     # messages ---------------------------------------------------------------------------
 
@@ -92,6 +105,13 @@ class Services:
             state = "merged" if fork.status in (ForkStatus.MERGED, ForkStatus.MERGING) else "abandoned"
             self.chat.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
                                      "Open a new one with `/fork [topic]` at the channel's top level.")
+        elif text and self._over_budget(fork):
+            self.store.append_turn(fork.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
+                                   author_name=self.chat.display_name(message.user_id), slack_ts=message.ts,
+                                   channel_id=fork.channel_id)
+            self.chat.tell(audience, f"Fork {fork.label} has used up its token budget, so I kept your message "
+                                     "without answering. Merge it, abandon it, or press *Continue* on the budget "
+                                     "notice in this thread to raise the budget.")
         elif text:
             session = Session(fork.id, fork.channel_id, fork.team_id, fork)
             self.conversation.submit(session, self._speaker(message.user_id), text, message.ts)
@@ -118,6 +138,18 @@ class Services:
             self.forks.merge(fork, command.user_id, request.guidance)
         except ThreadforkError as error:
             self.chat.tell(audience, f"{error}\n{self.forks.open_forks_text(command.channel_id)}")
+
+    def context_command(self, command: SlashCommand) -> None:
+        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        parent = self.store.parent_id(command.channel_id, command.team_id)
+        history = self.store.turns(parent)
+        report = ContextReport(
+            size=context_size_of(history), budget=self.policy.compact_at,
+            compactions=sum(1 for t in history if t.role is Role.COMPACTION),
+            merged=self.forks.listings(self.store.forks_in(command.channel_id, ForkStatus.MERGED)),
+            open=self.store.open_forks(command.channel_id),
+        )
+        self.chat.show_context(audience, report)
 
     def forks_command(self, command: SlashCommand) -> None:
         audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
@@ -160,6 +192,11 @@ class Services:
 
     def reaction(self, channel_id: str, ts: str, user_id: str, name: str) -> None:
         base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
+        if base in RETRY_REACTIONS:
+            session_id = self.store.retry_turn(channel_id, ts)
+            if session_id is not None:
+                self.conversation.drain(session_id)
+            return
         if base not in MERGE_REACTIONS | ABANDON_REACTIONS:
             return
         fork = self.store.fork_by_message(channel_id, ts)
@@ -175,6 +212,32 @@ class Services:
             self.chat.tell(audience, "That fork no longer exists.")
             return
         self._act(fork, user_id, verb, audience)
+
+    def raise_budget(self, fork_id: int, user_id: str, channel_id: str) -> None:
+        fork = self.store.fork(fork_id)
+        if fork is None or fork.channel_id != channel_id or not self.policy.fork_token_budget:
+            self.chat.tell(Audience(channel_id, user_id), "That fork no longer has a budget to raise.")
+            return
+        self.store.raise_budget(fork.id, self.policy.fork_token_budget)
+        limit = self.policy.fork_token_budget + self.store.budget_extra(fork.id)
+        self.chat.note_in_thread(fork, f"<@{user_id}> raised this fork's token budget to {limit:,}. Carry on — "
+                                       "react 🔁 to a message I didn't answer to get its answer now.")
+
+    def _after_answer(self, session: Session, usage: Usage) -> None:
+        if usage.total >= self.policy.compact_at:
+            self.compactor.compact(session.id)
+        fork = session.fork
+        if fork and self.policy.fork_token_budget:
+            limit = self.policy.fork_token_budget + self.store.budget_extra(fork.id)
+            burned = self.store.stats(fork.id).burned.total
+            if burned >= limit and self.store.claim(f"budget:{fork.id}:{limit}"):
+                self.chat.budget_reached(fork, burned, limit)
+
+    def _over_budget(self, fork: Fork) -> bool:
+        if not self.policy.fork_token_budget:
+            return False
+        limit = self.policy.fork_token_budget + self.store.budget_extra(fork.id)
+        return self.store.stats(fork.id).burned.total >= limit
 
     def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
         try:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..domain.errors import ModelUnavailable
-from ..domain.model import Role, Session, Turn, TurnStatus
+from ..domain.model import Role, Session, Turn, TurnStatus, Usage
 from ..store import Store
 from .ports import Chat, Model, Place
 from .sessions import model_input
@@ -28,11 +29,15 @@ class Speaker:
     name: str | None
 
 
+OnAnswered = Callable[[Session, Usage], None]
+
+
 class Conversation:
-    def __init__(self, store: Store, chat: Chat, model: Model):
+    def __init__(self, store: Store, chat: Chat, model: Model, on_answered: OnAnswered | None = None):
         self.store = store
         self.chat = chat
         self.model = model
+        self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None) -> None:
         self.store.append_turn(
@@ -44,20 +49,28 @@ class Conversation:
 
     def drain(self, session_id: int) -> None:
         owner = uuid.uuid4().hex
+        answered: tuple[Session, Usage] | None = None
         while self.store.lease(session_id, owner, LEASE_SECONDS):
             try:
                 while pending := self.store.pending_turns(session_id):
-                    self._answer(self.store.session(session_id), pending)
+                    session = self.store.session(session_id)
+                    usage = self._answer(session, pending)
+                    answered = (session, usage) if usage else answered
             finally:
                 self.store.release(session_id, owner)
             # a turn stored just before the release found the lease taken: look once more
             if not self.store.pending_turns(session_id):
-                return
+                break
+        if answered and self.on_answered:
+            try:
+                self.on_answered(*answered)
+            except Exception:
+                log.exception("after-answer work failed in session %s", session_id)
 
-    def _answer(self, session: Session, pending: list[Turn]) -> None:
+    def _answer(self, session: Session, pending: list[Turn]) -> Usage | None:
         if session.fork and session.fork.status.value != "open":
             self.store.settle(pending, TurnStatus.FAILED)
-            return
+            return None
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
         request = model_input(self.store, session)
@@ -70,7 +83,7 @@ class Conversation:
                 log.exception("reply failed in session %s", session.id)
             self.store.abort_reply(reply, pending)
             self._safely_fail(writer, failure_notice(error))
-            return
+            return None
         try:
             posted = writer.finish()
         except Exception:
@@ -79,6 +92,7 @@ class Conversation:
             posted = []
         self.store.record_reply(reply, pending, completion.text, completion.usage, posted,
                                 session.channel_id if session.fork else None)
+        return completion.usage
 
     @staticmethod
     def _safely_fail(writer, notice: str) -> None:
@@ -90,4 +104,4 @@ class Conversation:
 
 def failure_notice(error: Exception) -> str:
     what = str(error) if isinstance(error, ModelUnavailable) else "Something went wrong while answering"
-    return f"⚠️ {what} — your message is kept. Send another message to try again."
+    return f"⚠️ {what} — your message is kept. Send another message, or react 🔁 to it, to try again."

@@ -10,11 +10,12 @@ import logging
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.context import with_request
-from ..domain.errors import ForkClosed, ForkNotFound, NothingToMerge
+from ..domain.errors import ForkClosed, ForkNotFound, NotAllowed, NothingToMerge
 from ..domain.merge import closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
 from ..domain.model import ContextSize, Fork, ForkListing, ForkStatus, Role, Session
 from ..store import Store
 from .conversation import Conversation, Speaker
+from .policy import SYSTEM_MERGER, Policy
 from .ports import Chat, Model
 from .sessions import fork_model_input
 
@@ -22,11 +23,12 @@ log = logging.getLogger(__name__)
 
 
 class Forks:
-    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation):
+    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation, policy: Policy):
         self.store = store
         self.chat = chat
         self.model = model
         self.conversation = conversation
+        self.policy = policy
 
     def open(self, channel_id: str, team_id: str | None, speaker: Speaker, text: str,
              origin_ts: str | None = None) -> Fork | str:
@@ -61,10 +63,37 @@ class Forks:
             raise ForkNotFound("You have no open fork in this channel. Name one: `/merge N`.")
         return fork
 
-    def merge(self, fork: Fork, user_id: str, guidance: str = "") -> Fork:
+    def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
+        self._check_allowed(fork, user_id, "merge")
         ensure_mergeable(fork)
-        if not self.store.begin_merge(fork.id, user_id):
+        if not self.store.begin_merge(fork.id, user_id, self.policy.merge_lease, idle_before):
             raise ForkClosed(closed_reason(self.store.fork(fork.id)))
+        return self._summarise(self.store.fork(fork.id), user_id, guidance)
+
+    def resume(self, fork: Fork) -> None:
+        """Finish a merge whose worker died (the sweep calls this), exactly once."""
+        if not self.store.reclaim_merge(fork.id, self.policy.merge_lease):
+            return
+        fork = self.store.fork(fork.id)
+        if fork.status is ForkStatus.MERGING:
+            log.info("resuming the merge of fork %s", fork.id)
+            self._summarise(fork, fork.merged_by or SYSTEM_MERGER, "")
+        else:
+            log.info("announcing the merge of fork %s", fork.id)
+            self._announce(fork)
+
+    def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
+        self._check_allowed(fork, user_id, "abandon")
+        if fork.status is not ForkStatus.OPEN or not self.store.abandon(fork.id, idle_before):
+            raise ForkClosed(closed_reason(self.store.fork(fork.id)))
+        abandoned = self.store.fork(fork.id)
+        who = "It was closed after sitting idle" if user_id == SYSTEM_MERGER else f"<@{user_id}> abandoned this fork"
+        self._safely(self.chat.note_in_thread, abandoned,
+                     f"{who}. Nothing was added to the channel's conversation.")
+        self._safely(self.chat.refresh_fork_root, abandoned)
+        return abandoned
+
+    def _summarise(self, fork: Fork, user_id: str, guidance: str) -> Fork:
         try:
             if not any(t.role in (Role.USER, Role.ASSISTANT) for t in self.store.turns(fork.id)):
                 raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
@@ -74,19 +103,15 @@ class Forks:
         except Exception:
             self.store.cancel_merge(fork.id)
             raise
-        self.store.complete_merge(fork, summary_turn_text(fork, user_id, completion.text), completion.usage)
+        self.store.complete_merge(fork, summary_turn_text(fork, user_id, completion.text), completion.text,
+                                  completion.usage)
         merged = self.store.fork(fork.id)
-        self._announce(merged, completion.text, completion.usage.output_tokens)
+        self._announce(merged)
         return merged
 
-    def abandon(self, fork: Fork, user_id: str) -> Fork:
-        if fork.status is not ForkStatus.OPEN or not self.store.abandon(fork.id):
-            raise ForkClosed(closed_reason(self.store.fork(fork.id)))
-        abandoned = self.store.fork(fork.id)
-        self._safely(self.chat.note_in_thread, abandoned,
-                     f"<@{user_id}> abandoned this fork. Nothing was added to the channel's conversation.")
-        self._safely(self.chat.refresh_fork_root, abandoned)
-        return abandoned
+    def _check_allowed(self, fork: Fork, user_id: str, verb: str) -> None:
+        if self.policy.merge_policy == "owner" and user_id not in (fork.owner_id, SYSTEM_MERGER):
+            raise NotAllowed(f"Only <@{fork.owner_id}>, who opened fork {fork.label}, may {verb} it here.")
 
     def listings(self, forks: list[Fork]) -> list[ForkListing]:
         return [ForkListing(f, self.store.stats(f.id)) for f in forks]
@@ -98,17 +123,22 @@ class Forks:
         lines = [f"• {f.label} — opened by <@{f.owner_id}>, {f.mode}" for f in forks]
         return "Open forks here:\n" + "\n".join(lines)
 
-    def _announce(self, fork: Fork, summary: str, summary_tokens: int) -> None:
+    def _announce(self, fork: Fork) -> None:
+        """Post the summary, then the thread note and the root update. A crash before the post
+        leaves the summary on the fork for the sweep to announce."""
+        summary, summary_tokens = self.store.summary_of(fork.id)
         stats = self.store.stats(fork.id)
         stats = type(stats)(stats.turns, stats.burned, summary_tokens)
         try:
             ts = self.chat.post_merge(fork, stats, summary)
         except Exception:
-            log.exception("posting the summary of fork %s failed", fork.id)
+            log.exception("posting the summary of fork %s failed; the sweep will retry", fork.id)
             return
         self.store.set_summary_ts(fork.id, ts)
         fork = self.store.fork(fork.id)
-        self._safely(self.chat.note_in_thread, fork, f"<@{fork.merged_by}> merged this fork into the channel.")
+        who = ("Merged automatically after sitting idle" if fork.merged_by == SYSTEM_MERGER
+               else f"<@{fork.merged_by}> merged this fork into the channel")
+        self._safely(self.chat.note_in_thread, fork, f"{who}.")
         self._safely(self.chat.refresh_fork_root, fork)
 
     @staticmethod

@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
-from ..domain.model import ChannelEconomy, ContextSize, Fork, ForkListing, ForkStats, ForkStatus
+from ..domain.model import ChannelEconomy, ContextReport, ContextSize, Fork, ForkListing, ForkStats, ForkStatus
 from ..services.ports import Audience, Place
 from . import render, views
 from .reply import ChannelReply, ThreadReply
@@ -72,6 +72,20 @@ class SlackChat:
         if fork.summary_ts:
             text += f" <{render.permalink(fork.channel_id, fork.summary_ts)}|See the summary>."
         self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text)
+
+    def post_notice(self, place: Place, text: str) -> None:
+        self.call("chat_postMessage", channel=place.channel_id, thread_ts=place.thread_ts, text=text)
+
+    def remind(self, fork: Fork, expiry_policy: str, expiry_seconds: float) -> None:
+        text, blocks = render.reminder(fork, expiry_policy, expiry_seconds)
+        self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text, blocks=blocks)
+
+    def budget_reached(self, fork: Fork, burned: int, limit: int) -> None:
+        text, blocks = render.budget_notice(fork, burned, limit)
+        self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text, blocks=blocks)
+
+    def show_context(self, audience: Audience, report: ContextReport) -> None:
+        self.tell(audience, views.context_text(report))
 
     def show_forks(self, audience: Audience, listings: list[ForkListing], counts: dict[ForkStatus, int]) -> None:
         self.tell(audience, views.forks_text(listings, counts))

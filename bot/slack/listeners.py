@@ -11,7 +11,7 @@ import re
 from slack_bolt import App, BoltResponse
 
 from ..services import IncomingMessage, Services, SlashCommand
-from .render import ABANDON_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
+from .render import ABANDON_ACTION, CONTINUE_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,18 @@ def register(app: App, services: Services) -> None:
     def merge_command(ack, command):
         ack()
         services.merge_command(_slash(command))
+
+    @app.command("/context")
+    def context_command(ack, command):
+        ack()
+        services.context_command(_slash(command))
+
+    @app.action(CONTINUE_ACTION)
+    def on_continue_button(ack, body, action):
+        ack()
+        fork_id = _fork_id(action)
+        if fork_id is not None:
+            services.raise_budget(fork_id, body["user"]["id"], _channel(body))
 
     @app.command("/forks")
     def forks_command(ack, command):
@@ -137,10 +149,18 @@ def _slash(command: dict) -> SlashCommand:
 
 
 def _button(services: Services, body: dict, action: dict, verb: str) -> None:
+    fork_id = _fork_id(action)
+    if fork_id is not None:
+        services.button(fork_id, body["user"]["id"], verb, _channel(body))
+
+
+def _fork_id(action: dict) -> int | None:
     try:
-        fork_id = int(action.get("value", ""))
+        return int(action.get("value", ""))
     except ValueError:
         log.warning("button %s with a malformed value ignored", action.get("action_id"))
-        return
-    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-    services.button(fork_id, body["user"]["id"], verb, channel)
+        return None
+
+
+def _channel(body: dict) -> str | None:
+    return (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")

@@ -4,9 +4,11 @@ from __future__ import annotations
 import re
 
 from ..domain.model import ContextSize, Fork, ForkStats, ForkStatus
+from ..domain.merge import SYSTEM_MERGER
 
 MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
+CONTINUE_ACTION = "fork_budget_continue"
 FORK_FROM_HERE = "fork_from_here"  # message shortcut callback ids, as in manifest.yml
 MERGE_THIS_FORK = "merge_this_fork"
 MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text and markdown blocks
@@ -58,7 +60,8 @@ def fork_root_blocks(fork: Fork, inherited: ContextSize) -> list[dict]:
 
 
 def merge_header(fork: Fork, stats: ForkStats) -> str:
-    return (f"✅ <@{fork.merged_by}> merged fork #{fork.number}"
+    who = "⏰ Threadfork merged idle" if fork.merged_by == SYSTEM_MERGER else f"✅ <@{fork.merged_by}> merged"
+    return (f"{who} fork #{fork.number}"
             + (f" “{_escape(fork.topic)}”" if fork.topic else "")
             + f" — {stats.turns} turns, {stats.burned.total:,} tokens burned in the fork → "
               f"{stats.summary_tokens:,}-token summary added to the channel's context.")
@@ -74,18 +77,47 @@ def merge_blocks(fork: Fork, stats: ForkStats, summary: str) -> list[dict]:
     ]
 
 
+def humanize(seconds: float) -> str:
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0 or seconds >= 2 * size:
+            count = round(seconds / size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    count = round(seconds)
+    return f"{count} second{'s' if count != 1 else ''}"
+
+
+def reminder(fork: Fork, expiry_policy: str, expiry_seconds: float) -> tuple[str, list[dict]]:
+    fate = "merged automatically" if expiry_policy == "merge" else "closed without merging"
+    text = (f"⏰ Fork {fork.label} has been quiet for a while. Merge it, abandon it, or keep talking — after "
+            f"{humanize(expiry_seconds)} without activity it will be {fate}.")
+    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
+                  {"type": "actions", "elements": [_button("Merge", MERGE_ACTION, fork.id, "primary"),
+                                                   _button("Abandon", ABANDON_ACTION, fork.id, "danger")]}]
+
+
+def budget_notice(fork: Fork, burned: int, limit: int) -> tuple[str, list[dict]]:
+    text = (f"🪙 Fork {fork.label} has burned {burned:,} tokens, past its budget of {limit:,}. "
+            "Merge it, abandon it, or continue with a raised budget.")
+    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
+                  {"type": "actions", "elements": [_button("Merge", MERGE_ACTION, fork.id, "primary"),
+                                                   _button("Abandon", ABANDON_ACTION, fork.id, "danger"),
+                                                   _button("Continue", CONTINUE_ACTION, fork.id, None)]}]
+
+
 def _closed_line(fork: Fork) -> str:
     if fork.status is ForkStatus.MERGED:
         link = f" — <{permalink(fork.channel_id, fork.summary_ts)}|summary>" if fork.summary_ts else ""
-        return f"✅ *Merged* by <@{fork.merged_by}>{link}"
+        who = "automatically after sitting idle" if fork.merged_by == SYSTEM_MERGER else f"by <@{fork.merged_by}>"
+        return f"✅ *Merged* {who}{link}"
     if fork.status is ForkStatus.MERGING:
         return "⏳ *Merging…* Claude is writing the summary."
     return "❌ *Abandoned* — nothing was added to the channel's conversation."
 
 
-def _button(label: str, action_id: str, fork_id: int, style: str) -> dict:
-    return {"type": "button", "text": {"type": "plain_text", "text": label}, "action_id": action_id,
-            "value": str(fork_id), "style": style}
+def _button(label: str, action_id: str, fork_id: int, style: str | None) -> dict:
+    button = {"type": "button", "text": {"type": "plain_text", "text": label}, "action_id": action_id,
+              "value": str(fork_id)}
+    return {**button, "style": style} if style else button
 
 
 def _escape(text: str) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..domain.model import ChannelEconomy, ForkListing, ForkStatus
+from ..domain.model import ChannelEconomy, ContextReport, ForkListing, ForkStatus
 from .render import _escape, permalink
 
 
@@ -56,3 +56,21 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
                        f"<#{entry.channel_id}>: {entry.burned:,} burned in forks → {entry.returned:,} returned"}]})
     return {"type": "home", "blocks": blocks}
+
+
+def context_text(report: ContextReport) -> str:
+    size, budget = report.size, report.budget
+    share = f"{size.tokens / budget:.0%}" if budget else "?"
+    lines = [f"*This channel's conversation*: ~{size.tokens:,} tokens of its {budget:,}-token budget ({share}) "
+             f"in {size.turns} turns" + (f", compacted {report.compactions}×" if report.compactions else "") + "."]
+    if report.merged:
+        lines.append("*Merged forks*:")
+        lines += [f"• #{m.fork.number}" + (f" “{_escape(m.fork.topic)}”" if m.fork.topic else "")
+                  + f" — {m.stats.burned.total:,} tokens burned → {m.stats.summary_tokens:,}-token summary"
+                  for m in report.merged]
+    else:
+        lines.append("No forks merged yet.")
+    if report.open:
+        lines.append("*Open forks*: " + ", ".join(f.label for f in report.open))
+    lines.append(f"Forks kept *{report.kept_out:,} tokens* out of this conversation.")
+    return "\n".join(lines)

@@ -197,6 +197,14 @@ class Store:
 
     # listings ---------------------------------------------------------------------------
 
+    def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(sessions).where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
+                                       sessions.c.status == status.value).order_by(sessions.c.number)
+            ).all()
+            return [_fork(r) for r in rows]
+
     def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]:
         with self.engine.begin() as conn:
             rows = conn.execute(
@@ -238,41 +246,163 @@ class Store:
         channels = sorted(set(burned) | set(returned))
         return [ChannelEconomy(c, int(burned.get(c) or 0), int(returned.get(c) or 0)) for c in channels]
 
-    # merge state machine ----------------------------------------------------------------
+    # merge state machine: open → merging → merged (or open → abandoned) ---------------
 
-    def begin_merge(self, fork_id: int, user_id: str) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, merged_by=user_id)
+    def begin_merge(self, fork_id: int, user_id: str, lease_seconds: float,
+                    idle_before: datetime | None = None) -> bool:
+        """Claim the fork for merging. With `idle_before`, only if it has been idle since then."""
+        extra = [sessions.c.last_activity_at <= idle_before] if idle_before else []
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, *extra, merged_by=user_id,
+                          merge_until=self.clock() + timedelta(seconds=lease_seconds))
 
     def cancel_merge(self, fork_id: int) -> bool:
-        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None)
+        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None, merge_until=None)
 
-    def abandon(self, fork_id: int) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED)
+    def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
+        extra = [sessions.c.last_activity_at <= idle_before] if idle_before else []
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *extra)
 
-    def complete_merge(self, fork: Fork, summary_text: str, usage: Usage) -> Turn:
-        """Append the summary to the parent and mark the fork merged, in one transaction."""
+    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
+        """Append the summary to the parent and mark the fork merged, in one transaction. The raw
+        summary stays on the fork until it has been posted, so a crash cannot lose it."""
         with self.engine.begin() as conn:
             moved = conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork.id, sessions.c.status == ForkStatus.MERGING.value)
-                .values(status=ForkStatus.MERGED.value, last_activity_at=self.clock())
+                .values(status=ForkStatus.MERGED.value, summary=summary, summary_tokens=usage.output_tokens)
             ).rowcount
             if moved != 1:
                 raise RuntimeError(f"fork {fork.id} left the merging state")
-            return _append(conn, self.clock(), fork.parent_id, Role.SUMMARY, summary_text, TurnStatus.COMPLETE,
+            return _append(conn, self.clock(), fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
                            usage=usage, source_fork_id=fork.id)
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts))
+            conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts, merge_until=None))
 
-    def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, **values) -> bool:
+    def summary_of(self, fork_id: int) -> tuple[str, int]:
+        with self.engine.begin() as conn:
+            row = conn.execute(select(sessions.c.summary, sessions.c.summary_tokens)
+                               .where(sessions.c.id == fork_id)).one()
+            return row.summary or "", row.summary_tokens or 0
+
+    def stuck_merges(self) -> list[Fork]:
+        """Merges whose worker died: still merging, or merged but never announced, lease expired."""
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(sessions).where(
+                    sessions.c.kind == "fork", sessions.c.merge_until < self.clock(),
+                    or_(sessions.c.status == ForkStatus.MERGING.value,
+                        (sessions.c.status == ForkStatus.MERGED.value) & sessions.c.summary_ts.is_(None)))
+            ).all()
+            return [_fork(r) for r in rows]
+
+    def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool:
+        """Take over a stuck merge; exactly one sweeper wins."""
+        now = self.clock()
         with self.engine.begin() as conn:
             return conn.execute(
                 update(sessions)
-                .where(sessions.c.id == fork_id, sessions.c.status == source.value)
+                .where(sessions.c.id == fork_id, sessions.c.merge_until < now,
+                       sessions.c.status.in_([ForkStatus.MERGING.value, ForkStatus.MERGED.value]),
+                       sessions.c.summary_ts.is_(None))
+                .values(merge_until=now + timedelta(seconds=lease_seconds))
+            ).rowcount == 1
+
+    def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, *conditions, **values) -> bool:
+        with self.engine.begin() as conn:
+            return conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork_id, sessions.c.status == source.value, *conditions)
                 .values(status=target.value, **values)
             ).rowcount == 1
+
+    # compaction -------------------------------------------------------------------------
+
+    def sessions_over(self, tokens: int) -> list[int]:
+        """Sessions whose latest answer reported a context of at least `tokens`, not compacted since."""
+        latest = (select(func.max(turns.c.seq)).where(
+            turns.c.session_id == sessions.c.id, turns.c.role == Role.ASSISTANT.value,
+            turns.c.status == TurnStatus.COMPLETE.value).scalar_subquery())
+        size = (turns.c.input_tokens + turns.c.output_tokens + turns.c.cache_read_tokens
+                + turns.c.cache_write_tokens)
+        compacted_since = exists().where(turns.c.session_id == sessions.c.id,
+                                         turns.c.role == Role.COMPACTION.value, turns.c.seq > latest)
+        with self.engine.begin() as conn:
+            return list(conn.scalars(
+                select(sessions.c.id).join(turns, turns.c.session_id == sessions.c.id)
+                .where(turns.c.seq == latest, size >= tokens, ~compacted_since)
+            ))
+
+    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
+        with self.engine.begin() as conn:
+            turn = _append(conn, self.clock(), session_id, Role.COMPACTION, text, TurnStatus.COMPLETE, usage=usage)
+            conn.execute(update(turns).where(turns.c.id == turn.id).values(covers_seq=covers_seq))
+            return Turn(**{**turn.__dict__, "covers_seq": covers_seq})
+
+    # lifecycle --------------------------------------------------------------------------
+
+    def idle_forks(self, idle_before: datetime, unreminded: bool = False) -> list[Fork]:
+        query = select(sessions).where(sessions.c.kind == "fork", sessions.c.status == ForkStatus.OPEN.value,
+                                       sessions.c.last_activity_at <= idle_before)
+        if unreminded:
+            query = query.where(sessions.c.reminded_at.is_(None))
+        with self.engine.begin() as conn:
+            return [_fork(r) for r in conn.execute(query.order_by(sessions.c.id)).all()]
+
+    def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
+        """At most one reminder per fork, whichever replica gets here first."""
+        with self.engine.begin() as conn:
+            return conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork_id, sessions.c.status == ForkStatus.OPEN.value,
+                       sessions.c.reminded_at.is_(None), sessions.c.last_activity_at <= idle_before)
+                .values(reminded_at=self.clock())
+            ).rowcount == 1
+
+    def raise_budget(self, fork_id: int, by: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(sessions).where(sessions.c.id == fork_id)
+                         .values(budget_extra=sessions.c.budget_extra + by))
+
+    def budget_extra(self, fork_id: int) -> int:
+        with self.engine.begin() as conn:
+            return conn.scalar(select(sessions.c.budget_extra).where(sessions.c.id == fork_id)) or 0
+
+    def stalled_sessions(self, created_before: datetime) -> list[int]:
+        """Sessions nobody is answering although a turn waits, or an answer was cut off."""
+        now = self.clock()
+        waiting = exists().where(
+            turns.c.session_id == sessions.c.id,
+            or_(turns.c.status == TurnStatus.STREAMING.value,
+                (turns.c.status == TurnStatus.PENDING.value) & (turns.c.created_at <= created_before)))
+        with self.engine.begin() as conn:
+            return list(conn.scalars(
+                select(sessions.c.id).where(waiting, or_(sessions.c.lease_until.is_(None),
+                                                         sessions.c.lease_until < now))
+            ))
+
+    def interrupt_streaming(self, session_id: int) -> int:
+        """Answers left half-written by a dead worker leave the context; returns how many."""
+        with self.engine.begin() as conn:
+            return conn.execute(
+                update(turns)
+                .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.STREAMING.value)
+                .values(status=TurnStatus.ABORTED.value)
+            ).rowcount
+
+    def retry_turn(self, channel_id: str, ts: str) -> int | None:
+        """A failed user turn (by its Slack ts) goes back to pending; returns its session."""
+        in_channel = select(sessions.c.id).where(sessions.c.channel_id == channel_id)
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                update(turns)
+                .where(turns.c.slack_ts == ts, turns.c.status == TurnStatus.FAILED.value,
+                       turns.c.session_id.in_(in_channel))
+                .values(status=TurnStatus.PENDING.value)
+                .returning(turns.c.session_id)
+            ).first()
+            return row.session_id if row else None
 
     # turns ------------------------------------------------------------------------------
 
@@ -434,7 +564,7 @@ def _turn(row) -> Turn:
         session_id=row.session_id, seq=row.seq, role=Role(row.role), text=row.text,
         author_id=row.author_id, author_name=row.author_name, status=TurnStatus(row.status),
         usage=Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens),
-        slack_ts=row.slack_ts, id=row.id,
+        slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq,
     )
 
 

@@ -37,7 +37,12 @@ sessions = Table(
     Column("root_ts", String(32)),
     Column("origin_ts", String(32)),  # the message "Fork from here" was used on
     Column("merged_by", String(32)),
+    Column("merge_until", DateTime()),  # lease of whoever is merging or announcing; expired = stuck
+    Column("summary", Text),  # the raw summary, kept until it has been posted
+    Column("summary_tokens", Integer),
     Column("summary_ts", String(32)),
+    Column("reminded_at", DateTime()),
+    Column("budget_extra", BigInteger, nullable=False, default=0),  # raised by "Continue"
     Column("next_seq", Integer, nullable=False, default=0),
     Column("next_fork_number", Integer, nullable=False, default=0),
     Column("lease_owner", String(64)),
@@ -60,6 +65,7 @@ turns = Table(
     Column("status", String(12), nullable=False),
     Column("slack_ts", String(32)),
     Column("source_fork_id", Integer, ForeignKey("sessions.id")),
+    Column("covers_seq", Integer),  # a compaction turn replaces the turns up to this seq
     Column("input_tokens", BigInteger, nullable=False, default=0),
     Column("output_tokens", BigInteger, nullable=False, default=0),
     Column("cache_read_tokens", BigInteger, nullable=False, default=0),

@@ -12,6 +12,7 @@ def open_fork_with_talk(bot, slack, topic="pricing", user="UALICE01"):
     before = len(slack.posts(CHANNEL, top_level=False))
     bot.say("UBOB0001", "constraint: must stay under $20/month", thread_ts=root)
     wait_until(lambda: len(slack.posts(CHANNEL, top_level=False)) == before + 1)
+    bot.quiesce(quiet=0.1)
     return root
 
 

@@ -50,18 +50,20 @@ def test_an_inherit_fork_points_at_the_parents_last_turn_and_a_fresh_fork_at_not
 
 def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_parent(store):
     fork = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
-    assert sorted(race(6, lambda: store.begin_merge(fork.id, "U2"))) == [False] * 5 + [True]
-    store.complete_merge(store.fork(fork.id), "the summary", Usage(10, 20, 5, 1))
+    assert sorted(race(6, lambda: store.begin_merge(fork.id, "U2", 60))) == [False] * 5 + [True]
+    store.complete_merge(store.fork(fork.id), "[Merged fork #1] the summary", "the summary", Usage(10, 20, 5, 1))
     assert store.fork(fork.id).status is ForkStatus.MERGED
     assert store.fork(fork.id).merged_by == "U2"
+    assert store.summary_of(fork.id) == ("the summary", 20)
     [summary] = store.turns(fork.parent_id)
-    assert (summary.role, summary.text, summary.usage.output_tokens) == (Role.SUMMARY, "the summary", 20)
-    assert store.begin_merge(fork.id, "U3") is False and store.abandon(fork.id) is False
+    assert (summary.role, summary.text, summary.usage.output_tokens) == (
+        Role.SUMMARY, "[Merged fork #1] the summary", 20)
+    assert store.begin_merge(fork.id, "U3", 60) is False and store.abandon(fork.id) is False
 
 
 def test_a_cancelled_merge_reopens_the_fork(store):
     fork = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
-    assert store.begin_merge(fork.id, "U1")
+    assert store.begin_merge(fork.id, "U1", 60)
     assert store.cancel_merge(fork.id)
     assert store.fork(fork.id).status is ForkStatus.OPEN
 
@@ -94,3 +96,25 @@ def test_messages_map_to_their_fork_for_reactions(store):
     assert store.fork_by_message("C1", "100.1").id == fork.id
     assert store.fork_by_message("C1", "100.2").id == fork.id
     assert store.fork_by_message("C2", "100.2") is None
+
+
+def test_a_stuck_merge_is_reclaimed_by_exactly_one_sweeper_once_its_lease_expired(store):
+    from datetime import timedelta
+
+    now = [store.clock()]
+    store.clock = lambda: now[0]
+    fork = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    assert store.begin_merge(fork.id, "U1", 60)
+    assert store.stuck_merges() == [] and store.reclaim_merge(fork.id, 60) is False
+    now[0] += timedelta(seconds=61)
+    assert [f.id for f in store.stuck_merges()] == [fork.id]
+    assert sorted(race(4, lambda: store.reclaim_merge(fork.id, 60))) == [False] * 3 + [True]
+
+
+def test_a_reminder_is_claimed_once_and_only_for_a_fork_still_idle(store):
+    from datetime import timedelta
+
+    fork = store.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    later = store.clock() + timedelta(hours=1)
+    assert store.claim_reminder(fork.id, idle_before=store.clock() - timedelta(hours=1)) is False
+    assert sorted(race(4, lambda: store.claim_reminder(fork.id, idle_before=later))) == [False] * 3 + [True]

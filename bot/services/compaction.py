@@ -1,0 +1,58 @@
+"""Compaction: when a session's context passes its budget, its oldest turns are replaced by one
+summary turn (one model request of its own); the recent turns stay verbatim.
+
+The compaction turn is appended, never edited in: earlier turns stay stored, so a fork opened
+before the compaction still resolves its fork point to exactly what it inherited.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..domain.context import compaction_input, estimate_tokens, in_context
+from ..domain.model import Role, Turn
+from ..store import Store
+from .ports import Model
+from .policy import Policy
+
+log = logging.getLogger(__name__)
+
+RECENT_SHARE = 0.25  # of the budget kept verbatim at the end
+MIN_RECENT_TURNS = 2
+
+
+class Compactor:
+    def __init__(self, store: Store, model: Model, policy: Policy):
+        self.store = store
+        self.model = model
+        self.policy = policy
+
+    def sweep(self) -> None:
+        for session_id in self.store.sessions_over(self.policy.compact_at):
+            self.compact(session_id)
+
+    def compact(self, session_id: int) -> Turn | None:
+        older = self._older_turns(in_context(self.store.turns(session_id)))
+        if not older:
+            return None
+        covers = older[-1].seq
+        if not self.store.claim(f"compact:{session_id}:{covers}"):
+            return None
+        completion = self.model.complete(compaction_input(older))
+        log.info("compacted session %s up to turn %s into %s tokens", session_id, covers,
+                 completion.usage.output_tokens)
+        return self.store.add_compaction(session_id, completion.text, covers, completion.usage)
+
+    def _older_turns(self, visible: list[Turn]) -> list[Turn]:
+        """What the model sees minus a recent tail worth RECENT_SHARE of the budget (at least
+        MIN_RECENT_TURNS); empty when nothing new would be compacted."""
+        budget = self.policy.compact_at * RECENT_SHARE
+        kept, tail = 0, 0
+        for turn in reversed(visible):
+            if turn.role is Role.COMPACTION:
+                break
+            if tail >= MIN_RECENT_TURNS and kept + estimate_tokens(turn.text) > budget:
+                break
+            kept += estimate_tokens(turn.text)
+            tail += 1
+        older = visible[: len(visible) - tail]
+        return older if any(t.role is not Role.COMPACTION for t in older) else []

@@ -1,0 +1,86 @@
+"""The sweep: everything that happens without anyone watching, run by the scheduler.
+
+Each step finds candidates, then claims each one with a conditional UPDATE before acting, so any
+number of replicas can sweep the same database and nothing happens twice:
+- merges whose worker died are finished (or announced) — crash-safe merge;
+- answers cut off by a crash leave the context and the waiting turns are answered again;
+- an idle fork gets one reminder, and after the expiry it is merged or abandoned;
+- parents and forks over their token budget are compacted (see compaction.py).
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from ..domain.errors import ThreadforkError
+from ..domain.merge import SYSTEM_MERGER
+from ..store import Store
+from .compaction import Compactor
+from .conversation import Conversation
+from .forks import Forks
+from .policy import Policy
+from .ports import Chat, Place
+
+log = logging.getLogger(__name__)
+
+
+class Lifecycle:
+    def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
+                 policy: Policy):
+        self.store = store
+        self.chat = chat
+        self.conversation = conversation
+        self.forks = forks
+        self.compactor = compactor
+        self.policy = policy
+
+    def sweep(self) -> None:
+        for step in (self.recover_merges, self.recover_replies, self.remind_idle_forks, self.expire_idle_forks,
+                     self.compactor.sweep):
+            try:
+                step()
+            except Exception:
+                log.exception("sweep step %s failed", step.__name__)
+
+    def recover_merges(self) -> None:
+        for fork in self.store.stuck_merges():
+            try:
+                self.forks.resume(fork)
+            except ThreadforkError as error:
+                log.warning("resuming the merge of fork %s failed: %s", fork.id, error)
+
+    def recover_replies(self) -> None:
+        grace = self.store.clock() - timedelta(seconds=self.policy.stall_grace)
+        for session_id in self.store.stalled_sessions(grace):
+            owner = f"sweep-{session_id}"
+            if not self.store.lease(session_id, owner, 60):
+                continue
+            try:
+                if self.store.interrupt_streaming(session_id):
+                    session = self.store.session(session_id)
+                    self.chat.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
+                                          "⚠️ My previous answer here was interrupted (the bot restarted). "
+                                          "Answering again now.")
+            finally:
+                self.store.release(session_id, owner)
+            self.conversation.drain(session_id)
+
+    def remind_idle_forks(self) -> None:
+        idle_before = self.store.clock() - timedelta(seconds=self.policy.idle_reminder)
+        expire_before = self.store.clock() - timedelta(seconds=self.policy.expiry)
+        for fork in self.store.idle_forks(idle_before, unreminded=True):
+            if fork.last_activity_at <= expire_before:
+                continue  # expiring now; a reminder would come too late
+            if self.store.claim_reminder(fork.id, idle_before):
+                self.chat.remind(fork, self.policy.expiry_policy, self.policy.expiry)
+
+    def expire_idle_forks(self) -> None:
+        idle_before = self.store.clock() - timedelta(seconds=self.policy.expiry)
+        for fork in self.store.idle_forks(idle_before):
+            try:
+                if self.policy.expiry_policy == "abandon":
+                    self.forks.abandon(fork, SYSTEM_MERGER, idle_before=idle_before)
+                else:
+                    self.forks.merge(fork, SYSTEM_MERGER, idle_before=idle_before)
+            except ThreadforkError as error:
+                log.info("expiring fork %s: %s", fork.id, error)

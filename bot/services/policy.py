@@ -1,0 +1,20 @@
+"""The knobs use cases obey, taken from Settings at wiring time (defaults match the README)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..domain.merge import SYSTEM_MERGER
+
+__all__ = ["Policy", "SYSTEM_MERGER"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    merge_policy: str = "anyone"  # or "owner": only the fork's owner may merge or abandon it
+    fork_token_budget: int | None = None
+    compact_at: int = 160_000
+    idle_reminder: float = 24 * 3600.0
+    expiry: float = 7 * 86400.0
+    expiry_policy: str = "merge"
+    merge_lease: float = 600.0  # a merge not finished by then is taken over by a sweep
+    stall_grace: float = 30.0  # a turn pending this long with nobody answering is picked up

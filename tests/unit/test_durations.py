@@ -1,0 +1,29 @@
+import pytest
+
+from bot.config import ConfigError, load_settings
+from bot.domain.durations import parse_duration
+
+
+@pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("15m", 900), ("24h", 86400),
+                                           ("7d", 604800), ("1s", 1), (" 2M ", 120), (45, 45)])
+def test_durations_accept_seconds_or_a_unit(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "5w", "-3s", "0", "1.5.2h"])
+def test_bad_durations_are_refused_with_the_accepted_forms(text):
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+def test_a_bad_duration_setting_names_the_variable():
+    with pytest.raises(ConfigError) as error:
+        load_settings(_env_file=None, slack_bot_token="x", slack_signing_secret="y", anthropic_api_key="z",
+                      threadfork_sweep_interval="often")
+    assert "THREADFORK_SWEEP_INTERVAL" in str(error.value) and "15m" in str(error.value)
+
+
+def test_compaction_defaults_to_80_percent_of_the_context_window():
+    settings = load_settings(_env_file=None, slack_bot_token="x", slack_signing_secret="y", anthropic_api_key="z",
+                             threadfork_context_window=100_000)
+    assert settings.compact_at == 80_000 and settings.threadfork_sweep_interval == 60
