@@ -21,6 +21,9 @@ def main() -> int:
     except StartupError as error:
         print(f"Threadfork cannot start: {error}", file=sys.stderr)
         return 3
+    from .scheduler import start_scheduler
+
+    start_scheduler(wiring.services, settings.threadfork_sweep_interval)
     if settings.socket_mode:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 

@@ -66,8 +66,10 @@ def claude():
 
 
 @pytest.fixture
-def bot(slack, claude, sqlite_url):
-    running = RunningBot(slack, claude, sqlite_url)
+def bot(request, slack, claude, sqlite_url):
+    """The app over HTTP; a test marked `settings(...)` passes extra settings."""
+    marker = request.node.get_closest_marker("settings")
+    running = RunningBot(slack, claude, sqlite_url, **(marker.kwargs if marker else {}))
     yield running
     running.stop()
 

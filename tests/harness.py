@@ -12,6 +12,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 from bot.app import build
 from bot.config import load_settings
@@ -50,8 +51,21 @@ def sign(body: bytes, secret: str = SIGNING_SECRET, timestamp: int | None = None
     return {"X-Slack-Request-Timestamp": str(timestamp), "X-Slack-Signature": signature}
 
 
+class FakeClock:
+    """The store's clock, moved by tests instead of sleeping."""
+
+    def __init__(self):
+        self.now = datetime.now(timezone.utc).replace(tzinfo=None)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta) -> None:
+        self.now += timedelta(**delta)
+
+
 class RunningBot:
-    def __init__(self, slack: FakeSlack, claude: FakeAnthropic, database_url: str, **settings):
+    def __init__(self, slack: FakeSlack, claude: FakeAnthropic, database_url: str, clock=None, **settings):
         self.slack = slack
         self.claude = claude
         self.settings = load_settings(
@@ -59,7 +73,9 @@ class RunningBot:
             anthropic_api_key=API_KEY, slack_api_url=slack.api_url, anthropic_base_url=claude.url,
             database_url=database_url, port=0, **settings,
         )
-        self.wiring = build(self.settings)
+        self.clock = clock or FakeClock()
+        self.wiring = build(self.settings, clock=self.clock)
+        self.services = self.wiring.services
         self.store = self.wiring.store
         self.server = make_server(self.wiring, "127.0.0.1", 0)
         self._stopping = False

@@ -44,15 +44,24 @@ class Compactor:
 
     def _older_turns(self, visible: list[Turn]) -> list[Turn]:
         """What the model sees minus a recent tail worth RECENT_SHARE of the budget (at least
-        MIN_RECENT_TURNS); empty when nothing new would be compacted."""
+        MIN_RECENT_TURNS); empty when nothing new would be compacted. Text-length estimates are
+        scaled to the size the API last reported, so the tail is measured in real tokens."""
         budget = self.policy.compact_at * RECENT_SHARE
-        kept, tail = 0, 0
+        scale = _scale(visible)
+        kept, tail = 0.0, 0
         for turn in reversed(visible):
             if turn.role is Role.COMPACTION:
                 break
-            if tail >= MIN_RECENT_TURNS and kept + estimate_tokens(turn.text) > budget:
+            size = estimate_tokens(turn.text) * scale
+            if tail >= MIN_RECENT_TURNS and kept + size > budget:
                 break
-            kept += estimate_tokens(turn.text)
+            kept += size
             tail += 1
         older = visible[: len(visible) - tail]
         return older if any(t.role is not Role.COMPACTION for t in older) else []
+
+
+def _scale(visible: list[Turn]) -> float:
+    reported = next((t.usage.total for t in reversed(visible) if t.role is Role.ASSISTANT and t.usage.total), 0)
+    estimated = sum(estimate_tokens(t.text) for t in visible) or 1
+    return max(1.0, reported / estimated)

@@ -321,17 +321,21 @@ class Store:
 
     def sessions_over(self, tokens: int) -> list[int]:
         """Sessions whose latest answer reported a context of at least `tokens`, not compacted since."""
-        latest = (select(func.max(turns.c.seq)).where(
-            turns.c.session_id == sessions.c.id, turns.c.role == Role.ASSISTANT.value,
-            turns.c.status == TurnStatus.COMPLETE.value).scalar_subquery())
-        size = (turns.c.input_tokens + turns.c.output_tokens + turns.c.cache_read_tokens
-                + turns.c.cache_write_tokens)
-        compacted_since = exists().where(turns.c.session_id == sessions.c.id,
-                                         turns.c.role == Role.COMPACTION.value, turns.c.seq > latest)
+        answer, other, compaction = turns.alias("answer"), turns.alias("other"), turns.alias("compaction")
+        latest = (select(func.max(other.c.seq))
+                  .where(other.c.session_id == answer.c.session_id, other.c.role == Role.ASSISTANT.value,
+                         other.c.status == TurnStatus.COMPLETE.value)
+                  .scalar_subquery())
+        compacted_since = exists().where(compaction.c.session_id == answer.c.session_id,
+                                         compaction.c.role == Role.COMPACTION.value,
+                                         compaction.c.seq > answer.c.seq)
+        size = (answer.c.input_tokens + answer.c.output_tokens + answer.c.cache_read_tokens
+                + answer.c.cache_write_tokens)
         with self.engine.begin() as conn:
             return list(conn.scalars(
-                select(sessions.c.id).join(turns, turns.c.session_id == sessions.c.id)
-                .where(turns.c.seq == latest, size >= tokens, ~compacted_since)
+                select(answer.c.session_id)
+                .where(answer.c.role == Role.ASSISTANT.value, answer.c.seq == latest, size >= tokens,
+                       ~compacted_since)
             ))
 
     def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
@@ -498,7 +502,9 @@ class Store:
                 ).where(turns.c.session_id == fork_id, turns.c.deleted.is_(False),
                         turns.c.status.not_in([s.value for s in UNSEEN]))
             ).one()
-            return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])))
+            summary_tokens = conn.scalar(select(sessions.c.summary_tokens).where(sessions.c.id == fork_id))
+            return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])),
+                             summary_tokens=summary_tokens or 0)
 
     def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
         """Turns and tokens of a session: the last reply's reported usage plus estimates after it."""

@@ -121,6 +121,10 @@ class FakeSlack:
         with self._lock:
             self._failures.setdefault(method, []).append(Failure(error, times, status, retry_after))
 
+    def clear_failures(self) -> None:
+        with self._lock:
+            self._failures.clear()
+
     def calls_to(self, method: str) -> list[Call]:
         with self._lock:
             return [c for c in self.calls if c.method == method]

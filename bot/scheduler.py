@@ -1,0 +1,22 @@
+"""APScheduler runs the sweep inside each bot process. Jobs only call services; every action a
+sweep takes is claimed atomically in the store, so any number of replicas can run it."""
+from __future__ import annotations
+
+import logging
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from .services import Services
+
+log = logging.getLogger(__name__)
+
+
+def start_scheduler(services: Services, interval_seconds: float) -> BackgroundScheduler:
+    scheduler = BackgroundScheduler(
+        daemon=True,
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(interval_seconds))},
+    )
+    scheduler.add_job(services.sweep, "interval", seconds=interval_seconds, id="threadfork-sweep")
+    scheduler.start()
+    log.info("sweep scheduled every %ss", interval_seconds)
+    return scheduler
