@@ -34,6 +34,8 @@ def _fresh_postgres() -> str:
         pytest.skip(_PG_REASON)
     engine = create_engine(POSTGRES_URL)
     metadata.drop_all(engine)
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
     engine.dispose()
     return POSTGRES_URL
 

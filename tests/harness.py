@@ -52,13 +52,17 @@ def sign(body: bytes, secret: str = SIGNING_SECRET, timestamp: int | None = None
 
 
 class FakeClock:
-    """The store's clock, moved by tests instead of sleeping."""
+    """The store's clock, moved by tests instead of sleeping; each reading ticks a microsecond so
+    that events keep their order."""
 
     def __init__(self):
         self.now = datetime.now(timezone.utc).replace(tzinfo=None)
+        self._lock = threading.Lock()
 
     def __call__(self) -> datetime:
-        return self.now
+        with self._lock:
+            self.now += timedelta(microseconds=1)
+            return self.now
 
     def advance(self, **delta) -> None:
         self.now += timedelta(**delta)

@@ -95,9 +95,20 @@ def register(app: App, services: Services) -> None:
         ack()
         _button(services, body, action, "abandon")
 
+    # whatever else Slack sends is acknowledged (else it retries or shows an error) and logged
     @app.event(re.compile(".*"))
     def on_other_event(event):
         log.debug("ignored event %s", event.get("type"))
+
+    @app.action(re.compile(".*"))
+    def on_unknown_action(ack, action):
+        ack()
+        log.warning("unknown action %s ignored", action.get("action_id"))
+
+    @app.shortcut(re.compile(".*"))
+    def on_unknown_shortcut(ack, shortcut):
+        ack()
+        log.warning("unknown shortcut %s ignored", shortcut.get("callback_id"))
 
 
 def _deduplicate(services: Services):

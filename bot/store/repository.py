@@ -22,7 +22,8 @@ from ..domain.model import (
     Usage,
 )
 from ..domain.context import UNSEEN, estimate_tokens, in_context
-from .tables import claims, messages, metadata, sessions, turns
+from .migrate import migrate
+from .tables import claims, messages, sessions, turns
 
 Clock = Callable[[], datetime]
 
@@ -37,7 +38,8 @@ class Store:
         self.clock = clock
 
     def create_schema(self) -> None:
-        metadata.create_all(self.engine)
+        """Bring the database to the current schema (Alembic; safe with replicas starting together)."""
+        migrate(self.engine)
 
     def ping(self) -> None:
         with self.engine.connect() as conn:

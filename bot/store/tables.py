@@ -75,6 +75,8 @@ turns = Table(
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
 )
 Index("ix_turns_pending", turns.c.session_id, turns.c.status)
+Index("ix_turns_slack_ts", turns.c.slack_ts)  # edits, deletions and retries find a turn by its message
+Index("ix_sessions_channel", sessions.c.channel_id, sessions.c.kind, sessions.c.status)
 
 # every Slack message that belongs to a fork (root, replies, user messages) → its session,
 # because reaction_added carries only channel + ts

@@ -137,3 +137,26 @@ def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, clau
 def test_healthz_reports_the_store(bot):
     reply = bot.get("/healthz")
     assert reply.status == 200 and json.loads(reply.body)["store"] == "reachable"
+
+
+@pytest.mark.parametrize("body, content_type", [
+    (b"{not json", "application/json"),
+    (b"[1, 2]", "application/json"),
+    (b'{"type": "event_callback"}', "application/json"),
+    (b'{"type": "event_callback", "event": "nope", "event_id": "Ev1"}', "application/json"),
+    (b"payload=%7Bbroken", "application/x-www-form-urlencoded"),
+    (b"just=some&form=fields", "application/x-www-form-urlencoded"),
+    (b"", "application/json"),
+])
+def test_a_validly_signed_malformed_body_gets_a_4xx_and_the_process_goes_on(bot, slack, claude, body, content_type):
+    reply = bot.post(body, content_type)
+    assert 400 <= reply.status < 500
+    assert bot.get("/healthz").status == 200
+    bot.say("UALICE01", "still alive?", mention=True)
+    wait_until(lambda: slack.posts(CHANNEL))
+
+
+def test_unknown_actions_and_shortcuts_are_acknowledged_and_change_nothing(bot, slack, claude):
+    assert bot.click("some_unknown_action", "x").status == 200
+    bot.quiesce(quiet=0.2)
+    assert claude.requests == [] and slack.posts() == []

@@ -118,3 +118,22 @@ def test_a_reminder_is_claimed_once_and_only_for_a_fork_still_idle(store):
     later = store.clock() + timedelta(hours=1)
     assert store.claim_reminder(fork.id, idle_before=store.clock() - timedelta(hours=1)) is False
     assert sorted(race(4, lambda: store.claim_reminder(fork.id, idle_before=later))) == [False] * 3 + [True]
+
+
+def test_migrations_run_once_however_many_replicas_start_together(database_url):
+    import subprocess
+    import sys
+
+    from sqlalchemy import inspect, text
+
+    script = "import sys; from bot.store import Store, make_engine; Store(make_engine(sys.argv[1])).create_schema()"
+    replicas = [subprocess.Popen([sys.executable, "-c", script, database_url], stderr=subprocess.PIPE, text=True)
+                for _ in range(3)]
+    for replica in replicas:
+        assert replica.wait(timeout=60) == 0, replica.stderr.read()
+    store = Store(make_engine(database_url))
+    store.create_schema()  # and again: idempotent
+    with store.engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+    assert {"sessions", "turns", "messages", "claims"} <= set(inspect(store.engine).get_table_names())
+    store.engine.dispose()

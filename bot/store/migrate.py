@@ -1,0 +1,28 @@
+"""Schema migrations (Alembic), run at start-up. Replicas starting together take turns: on
+PostgreSQL behind an advisory lock, on SQLite behind the write lock of BEGIN IMMEDIATE."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+LOCK_KEY = 7_410_2026  # any constant shared by every replica
+_IN_PROCESS = threading.Lock()  # Alembic's context is process-global: one migration at a time here
+
+
+def alembic_config(connection=None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    with _IN_PROCESS, engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+        command.upgrade(alembic_config(connection), "head")
