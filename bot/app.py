@@ -61,6 +61,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         model=settings.threadfork_model,
         base_url=settings.anthropic_base_url,
         max_tokens=settings.threadfork_max_tokens,
+        timeout=settings.threadfork_model_timeout,
     )
     policy = Policy(
         merge_policy=settings.threadfork_merge_policy,
@@ -69,6 +70,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         idle_reminder=settings.threadfork_fork_idle_reminder,
         expiry=settings.threadfork_fork_expiry,
         expiry_policy=settings.threadfork_fork_expiry_policy,
+        lease=settings.threadfork_lease,
     )
     services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"), policy=policy)
     # long model calls hold a worker each; ~200 replies must stream at once

@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     threadfork_fork_idle_reminder: Seconds = 24 * 3600.0
     threadfork_fork_expiry: Seconds = 7 * 86400.0
     threadfork_fork_expiry_policy: Literal["merge", "abandon"] = "merge"
+    threadfork_lease: Seconds = 900.0  # a worker silent this long is presumed dead; keep above the model timeout
+    threadfork_model_timeout: Seconds = 600.0
     database_url: str = DEFAULT_DATABASE_URL
     port: int = Field(3000, ge=0, le=65535)
     host: str = "0.0.0.0"

@@ -58,7 +58,7 @@ class Services:
         self.bot_user_id = bot_user_id
         self.policy = policy
         self.compactor = Compactor(store, model, policy)
-        self.conversation = Conversation(store, chat, model, on_answered=self._after_answer)
+        self.conversation = Conversation(store, chat, model, on_answered=self._after_answer, lease=policy.lease)
         self.forks = Forks(store, chat, model, self.conversation, policy)
         self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, policy)
 

@@ -20,7 +20,7 @@ from .sessions import model_input
 
 log = logging.getLogger(__name__)
 
-LEASE_SECONDS = 900  # longer than any single model call; expired leases are swept
+DEFAULT_LEASE = 900.0  # longer than any single model call; expired leases are swept
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,9 @@ OnAnswered = Callable[[Session, Usage], None]
 
 
 class Conversation:
-    def __init__(self, store: Store, chat: Chat, model: Model, on_answered: OnAnswered | None = None):
+    def __init__(self, store: Store, chat: Chat, model: Model, on_answered: OnAnswered | None = None,
+                 lease: float = DEFAULT_LEASE):
+        self.lease = lease
         self.store = store
         self.chat = chat
         self.model = model
@@ -50,7 +52,7 @@ class Conversation:
     def drain(self, session_id: int) -> None:
         owner = uuid.uuid4().hex
         answered: tuple[Session, Usage] | None = None
-        while self.store.lease(session_id, owner, LEASE_SECONDS):
+        while self.store.lease(session_id, owner, self.lease):
             try:
                 while pending := self.store.pending_turns(session_id):
                     session = self.store.session(session_id)

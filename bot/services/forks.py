@@ -66,13 +66,13 @@ class Forks:
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
         self._check_allowed(fork, user_id, "merge")
         ensure_mergeable(fork)
-        if not self.store.begin_merge(fork.id, user_id, self.policy.merge_lease, idle_before):
+        if not self.store.begin_merge(fork.id, user_id, self.policy.lease, idle_before):
             raise ForkClosed(closed_reason(self.store.fork(fork.id)))
         return self._summarise(self.store.fork(fork.id), user_id, guidance)
 
     def resume(self, fork: Fork) -> None:
         """Finish a merge whose worker died (the sweep calls this), exactly once."""
-        if not self.store.reclaim_merge(fork.id, self.policy.merge_lease):
+        if not self.store.reclaim_merge(fork.id, self.policy.lease):
             return
         fork = self.store.fork(fork.id)
         if fork.status is ForkStatus.MERGING:

@@ -1,0 +1,88 @@
+"""Real `python -m bot` processes in HTTP mode, for replica and crash tests."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .harness import API_KEY, BOT_TOKEN, SIGNING_SECRET, sign
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(**values) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLACK_", "ANTHROPIC_", "THREADFORK_", "DATABASE_URL", "PORT"))}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update({k: str(v) for k, v in values.items()})
+    return env
+
+
+class BotProcess:
+    def __init__(self, workdir: Path, slack, claude, database_url: str, name: str = "bot", **settings):
+        self.port = free_port()
+        self.log = workdir / f"{name}.log"
+        env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
+                        SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, DATABASE_URL=database_url,
+                        PORT=self.port, **{k.upper(): v for k, v in settings.items()})
+        self.proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=workdir, env=env,
+                                     stdout=self.log.open("a"), stderr=subprocess.STDOUT)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.url + "/healthz", timeout=1) as r:
+                return r.status == 200
+        except OSError:
+            assert self.proc.poll() is None, self.log.read_text()
+            return False
+
+    def wait_healthy(self, timeout: float = 60) -> float:
+        started = time.monotonic()
+        while not self.healthy():
+            assert time.monotonic() - started < timeout, "never became healthy"
+            time.sleep(0.1)
+        return time.monotonic() - started
+
+    def post(self, body: bytes, content_type: str) -> int:
+        request = urllib.request.Request(self.url + "/slack/events", data=body, method="POST",
+                                         headers={"Content-Type": content_type, **sign(body)})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def event(self, event: dict, event_id: str) -> int:
+        body = json.dumps({"type": "event_callback", "event_id": event_id, "team_id": "T0TEAM001",
+                           "api_app_id": "A0THREADFORK", "event": event, "event_time": int(time.time())})
+        return self.post(body.encode(), "application/json")
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.log.read_text()
