@@ -126,3 +126,31 @@ def test_token_usage_of_every_reply_is_stored(bot, slack, claude):
     reply = bot.store.turns(parent)[-1]
     assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cache_read_tokens,
             reply.usage.cache_write_tokens) == (11, 7, 900, 50)
+
+
+def test_one_channels_content_never_reaches_another_channel_or_a_dm(bot, slack, claude):
+    bot.say("UALICE01", "ALPHA-SECRET in channel A", mention=True, channel="C0CHANNELA")
+    bot.quiesce()
+    bot.slash("/fork", "ALPHA-FORK topic", channel="C0CHANNELA")
+    bot.fork_root(1, channel="C0CHANNELA")
+    bot.quiesce()
+    before = len(claude.requests)
+    bot.say("UALICE01", "hello B", mention=True, channel="C0CHANNELB")
+    bot.quiesce()
+    bot.say("UALICE01", "hello DM", channel="D0DIRECT01", channel_type="im")
+    bot.quiesce()
+    bot.slash("/fork", "B fork", channel="C0CHANNELB")
+    bot.fork_root(1, channel="C0CHANNELB")
+    bot.quiesce()
+    for request in claude.requests[before:]:
+        assert "ALPHA" not in str(request["messages"])
+
+
+def test_a_rate_limited_reply_is_posted_again_from_what_was_generated(bot, slack, claude):
+    slack.fail("chat.postMessage", "ratelimited", times=1, status=429, retry_after=1)
+    bot.say("UALICE01", "answer me", mention=True)
+    [reply] = wait_until(lambda: slack.posts(CHANNEL))
+    bot.quiesce()
+    assert reply["markdown_text"] == "Answer 1" and len(claude.requests) == 1
+    attempts = slack.calls_to("chat.postMessage")
+    assert len(attempts) == 2 and attempts[1].at - attempts[0].at >= 0.9  # Retry-After honoured
