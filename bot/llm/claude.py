@@ -35,8 +35,11 @@ class Claude:
     def complete(self, model_input: ModelInput, on_text: OnText | None = None) -> Completion:
         request = build_request(self.model, self.max_tokens, model_input)
         parts: list[str] = []
+        # the history goes in as-is through `extra_body`: the SDK's per-field transform of the
+        # typed params costs ~25 ms on a 1,000-turn history; what goes on the wire is identical
+        history = {"system": request.pop("system"), "messages": request.pop("messages")}
         try:
-            with self._client.messages.stream(**request) as stream:
+            with self._client.messages.stream(**request, system="", messages=[], extra_body=history) as stream:
                 for text in stream.text_stream:
                     parts.append(text)
                     if on_text:

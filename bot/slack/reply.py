@@ -14,6 +14,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError
@@ -32,6 +33,7 @@ UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: ab
 STREAM_INTERVAL = 1.5  # seconds between appendStream calls
 UPDATE_LIMIT = 3_800  # bytes; chat.update rejects roughly 4,000+
 STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
+REACTIONS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="thinking")
 _UNSETTLED_TAIL = re.compile(r"\S*[<@]\S*$")  # a trailing word that may still become a special mention
 
 
@@ -47,7 +49,8 @@ class _Reply:
         self.sent: list[str] = []
         self.ts: list[str] = []
         self._last_flush: float | None = None
-        self._thinking_on = self._react("reactions_add")
+        # the reaction goes out beside the model request instead of before it
+        self._thinking = REACTIONS.submit(self._react, "reactions_add")
 
     def write(self, delta: str) -> None:
         self.text += delta
@@ -89,7 +92,7 @@ class _Reply:
 
     def _react(self, method: str) -> bool:
         target = self.place.reply_to_ts or self.place.thread_ts
-        if not target or (method == "reactions_remove" and not self._thinking_on):
+        if not target or (method == "reactions_remove" and not self._thinking.result()):
             return False
         try:
             getattr(self.chat.client, method)(channel=self.place.channel_id, timestamp=target, name=THINKING)

@@ -1,6 +1,8 @@
 """The repository: every read and write Threadfork makes, each in its own short transaction."""
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -21,7 +23,8 @@ from ..domain.model import (
     TurnStatus,
     Usage,
 )
-from ..domain.context import UNSEEN, estimate_tokens, in_context
+from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN, estimate_tokens, in_context
+from .engine import READ_ONLY
 from .migrate import migrate
 from .tables import claims, messages, sessions, turns
 
@@ -35,7 +38,10 @@ def utcnow() -> datetime:
 class Store:
     def __init__(self, engine: Engine, clock: Clock = utcnow):
         self.engine = engine
+        self.reader = engine.execution_options(**{READ_ONLY: True})  # for transactions that only read
         self.clock = clock
+        self._parents: dict[str, int] = {}  # channel → parent session id; never changes once made
+        self._history = _HistoryCache()
 
     def create_schema(self) -> None:
         """Bring the database to the current schema (Alembic; safe with replicas starting together)."""
@@ -59,7 +65,13 @@ class Store:
     # sessions ---------------------------------------------------------------------------
 
     def parent_id(self, channel_id: str, team_id: str | None) -> int:
-        with self.engine.begin() as conn:
+        if channel_id in self._parents:
+            return self._parents[channel_id]
+        self._parents[channel_id] = found = self._parent_id(channel_id, team_id)
+        return found
+
+    def _parent_id(self, channel_id: str, team_id: str | None) -> int:
+        with self.reader.begin() as conn:
             found = conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
             if found is not None:
                 return found
@@ -110,18 +122,18 @@ class Store:
             _index(conn, row.channel_id, root_ts, fork_id)
 
     def session(self, session_id: int) -> Session:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             row = conn.execute(select(sessions).where(sessions.c.id == session_id)).one()
             fork = _fork(row) if row.kind == "fork" else None
             return Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id, fork=fork)
 
     def fork(self, fork_id: int) -> Fork | None:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             row = conn.execute(select(sessions).where(sessions.c.id == fork_id, sessions.c.kind == "fork")).first()
             return _fork(row) if row else None
 
     def fork_by_number(self, channel_id: str, number: int) -> Fork | None:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             row = conn.execute(
                 select(sessions).where(sessions.c.channel_id == channel_id, sessions.c.number == number,
                                        sessions.c.kind == "fork")
@@ -129,7 +141,7 @@ class Store:
             return _fork(row) if row else None
 
     def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             row = conn.execute(
                 select(sessions)
                 .join(messages, messages.c.session_id == sessions.c.id)
@@ -138,7 +150,7 @@ class Store:
             return _fork(row) if row else None
 
     def open_forks(self, channel_id: str) -> list[Fork]:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             rows = conn.execute(
                 select(sessions)
                 .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
@@ -150,7 +162,7 @@ class Store:
     def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
         """The caller's most recently active open fork: one they opened or wrote in."""
         wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             row = conn.execute(
                 select(sessions)
                 .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
@@ -167,7 +179,7 @@ class Store:
     def seq_at(self, session_id: int, ts: str) -> int:
         """The seq of the session's last turn posted at or before Slack time `ts` (0: none)."""
         target = Decimal(ts)
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             rows = conn.execute(
                 select(turns.c.seq, turns.c.slack_ts)
                 .where(turns.c.session_id == session_id, turns.c.slack_ts.is_not(None))
@@ -195,12 +207,14 @@ class Store:
         if author_id:
             query = query.where(turns.c.author_id == author_id)
         with self.engine.begin() as conn:
-            return conn.execute(query.values(**values)).rowcount > 0
+            changed = conn.execute(query.values(**values).returning(turns.c.session_id)).scalars().all()
+            _bump(conn, set(changed))
+            return bool(changed)
 
     # listings ---------------------------------------------------------------------------
 
     def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             rows = conn.execute(
                 select(sessions).where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
                                        sessions.c.status == status.value).order_by(sessions.c.number)
@@ -208,7 +222,7 @@ class Store:
             return [_fork(r) for r in rows]
 
     def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             rows = conn.execute(
                 select(sessions.c.status, func.count())
                 .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork")
@@ -219,7 +233,7 @@ class Store:
     def open_forks_of(self, user_id: str) -> list[Fork]:
         """Open forks, in any channel, that the user opened or wrote in."""
         wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             rows = conn.execute(
                 select(sessions)
                 .where(sessions.c.kind == "fork", sessions.c.status == ForkStatus.OPEN.value,
@@ -232,7 +246,7 @@ class Store:
         """Per channel: tokens burned in forks against tokens summaries returned to parents."""
         usage_total = (turns.c.input_tokens + turns.c.output_tokens + turns.c.cache_read_tokens
                        + turns.c.cache_write_tokens)
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             burned = dict(conn.execute(
                 select(sessions.c.channel_id, func.sum(usage_total))
                 .join(turns, turns.c.session_id == sessions.c.id)
@@ -283,14 +297,14 @@ class Store:
             conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts, merge_until=None))
 
     def summary_of(self, fork_id: int) -> tuple[str, int]:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             row = conn.execute(select(sessions.c.summary, sessions.c.summary_tokens)
                                .where(sessions.c.id == fork_id)).one()
             return row.summary or "", row.summary_tokens or 0
 
     def stuck_merges(self) -> list[Fork]:
         """Merges whose worker died: still merging, or merged but never announced, lease expired."""
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             rows = conn.execute(
                 select(sessions).where(
                     sessions.c.kind == "fork", sessions.c.merge_until < self.clock(),
@@ -333,7 +347,7 @@ class Store:
                                          compaction.c.seq > answer.c.seq)
         size = (answer.c.input_tokens + answer.c.output_tokens + answer.c.cache_read_tokens
                 + answer.c.cache_write_tokens)
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             return list(conn.scalars(
                 select(answer.c.session_id)
                 .where(answer.c.role == Role.ASSISTANT.value, answer.c.seq == latest, size >= tokens,
@@ -353,7 +367,7 @@ class Store:
                                        sessions.c.last_activity_at <= idle_before)
         if unreminded:
             query = query.where(sessions.c.reminded_at.is_(None))
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             return [_fork(r) for r in conn.execute(query.order_by(sessions.c.id)).all()]
 
     def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
@@ -372,7 +386,7 @@ class Store:
                          .values(budget_extra=sessions.c.budget_extra + by))
 
     def budget_extra(self, fork_id: int) -> int:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             return conn.scalar(select(sessions.c.budget_extra).where(sessions.c.id == fork_id)) or 0
 
     def stalled_sessions(self, created_before: datetime) -> list[int]:
@@ -382,7 +396,7 @@ class Store:
             turns.c.session_id == sessions.c.id,
             or_(turns.c.status == TurnStatus.STREAMING.value,
                 (turns.c.status == TurnStatus.PENDING.value) & (turns.c.created_at <= created_before)))
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             return list(conn.scalars(
                 select(sessions.c.id).where(waiting, or_(sessions.c.lease_until.is_(None),
                                                          sessions.c.lease_until < now))
@@ -408,6 +422,8 @@ class Store:
                 .values(status=TurnStatus.PENDING.value)
                 .returning(turns.c.session_id)
             ).first()
+            if row:
+                _bump(conn, {row.session_id})
             return row.session_id if row else None
 
     # turns ------------------------------------------------------------------------------
@@ -423,14 +439,27 @@ class Store:
             return turn
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
-        query = select(turns).where(turns.c.session_id == session_id, turns.c.deleted.is_(False))
-        if upto_seq is not None:
-            query = query.where(turns.c.seq <= upto_seq)
-        with self.engine.begin() as conn:
-            return [_turn(r) for r in conn.execute(query.order_by(turns.c.seq))]
+        """A session's stored turns in order (deleted ones left out). Turns whose state is final are
+        kept in memory, so a long session costs one small query per request; the session's
+        version, bumped whenever a stored turn is edited, deleted or retried, keeps it honest
+        across replicas."""
+        cached = self._history.get(session_id)
+        with self.reader.begin() as conn:
+            version = conn.scalar(select(sessions.c.version).where(sessions.c.id == session_id)) or 0
+            if cached is None or cached.version != version:
+                cached = _History(version)
+            rows = conn.execute(
+                select(turns)
+                .where(turns.c.session_id == session_id, turns.c.deleted.is_(False), turns.c.seq > cached.settled)
+                .order_by(turns.c.seq)
+            )
+            fresh = [_turn(r) for r in rows]
+        history = cached.extend(fresh)
+        self._history.put(session_id, cached)
+        return history if upto_seq is None else [t for t in history if t.seq <= upto_seq]
 
     def pending_turns(self, session_id: int) -> list[Turn]:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             rows = conn.execute(
                 select(turns)
                 .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.PENDING.value)
@@ -496,7 +525,7 @@ class Store:
     # accounting -------------------------------------------------------------------------
 
     def stats(self, fork_id: int) -> ForkStats:
-        with self.engine.begin() as conn:
+        with self.reader.begin() as conn:
             row = conn.execute(
                 select(
                     func.count(turns.c.id).filter(turns.c.role.in_([Role.USER.value, Role.ASSISTANT.value])),
@@ -508,10 +537,30 @@ class Store:
             return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])),
                              summary_tokens=summary_tokens or 0)
 
-    def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
-        """Turns and tokens of a session: the last reply's reported usage plus estimates after it."""
-        history = self.turns(session_id, upto_seq)
-        return context_size_of(history)
+    def context_size(self, session_id: int, upto_seq: int) -> ContextSize:
+        """Turns and tokens the model sees up to `upto_seq`: the last reply's reported usage plus
+        estimates after it. A few indexed queries, whatever the session's length (a fork is cheap)."""
+        seen = [s.value for s in UNSEEN]
+        in_range = (turns.c.session_id == session_id, turns.c.seq <= upto_seq, turns.c.deleted.is_(False),
+                    turns.c.status.not_in(seen))
+        usage_total = (turns.c.input_tokens + turns.c.output_tokens + turns.c.cache_read_tokens
+                       + turns.c.cache_write_tokens)
+        with self.reader.begin() as conn:
+            covers = conn.scalar(select(func.max(turns.c.covers_seq)).where(
+                *in_range, turns.c.role == Role.COMPACTION.value))
+            after_compaction = turns.c.seq > (covers or 0)
+            count = conn.scalar(select(func.count()).where(*in_range, after_compaction,
+                                                          turns.c.role != Role.COMPACTION.value))
+            last = conn.execute(
+                select(turns.c.seq, usage_total.label("total"))
+                .where(*in_range, turns.c.role == Role.ASSISTANT.value, usage_total > 0)
+                .order_by(turns.c.seq.desc()).limit(1)
+            ).first()
+            since = last.seq if last else 0
+            chars = conn.scalar(select(func.coalesce(func.sum(func.length(turns.c.text)), 0)).where(
+                *in_range, turns.c.seq > since, turns.c.role != Role.COMPACTION.value)) or 0
+        tokens = (last.total if last else 0) + int(chars) // ESTIMATED_CHARS_PER_TOKEN
+        return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
 
 
 def context_size_of(history: Iterable[Turn]) -> ContextSize:
@@ -523,6 +572,52 @@ def context_size_of(history: Iterable[Turn]) -> ContextSize:
         else:
             tokens += estimate_tokens(turn.text)
     return ContextSize(turns=len(history), tokens=tokens)
+
+
+FINAL = {Role.USER: {TurnStatus.ANSWERED}, Role.ASSISTANT: {TurnStatus.COMPLETE, TurnStatus.INTERRUPTED,
+                                                               TurnStatus.ABORTED},
+         Role.SUMMARY: {TurnStatus.COMPLETE}, Role.COMPACTION: {TurnStatus.COMPLETE}}
+
+
+class _History:
+    """A session's turns whose state can no longer change (a settled prefix), at one version."""
+
+    def __init__(self, version: int):
+        self.version = version
+        self.settled = 0  # seq up to which `turns` is final
+        self.turns: list[Turn] = []
+
+    def extend(self, fresh: list[Turn]) -> list[Turn]:
+        history = self.turns + fresh
+        final = len(self.turns)
+        while final < len(history) and history[final].status in FINAL[history[final].role]:
+            final += 1
+        self.turns = history[:final]
+        self.settled = self.turns[-1].seq if self.turns else self.settled
+        return history
+
+
+class _HistoryCache:
+    def __init__(self, size: int = 512):
+        self.size = size
+        self._items: OrderedDict[int, _History] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session_id: int) -> _History | None:
+        with self._lock:
+            return self._items.get(session_id)
+
+    def put(self, session_id: int, history: _History) -> None:
+        with self._lock:
+            self._items[session_id] = history
+            self._items.move_to_end(session_id)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def _bump(conn, session_ids: set[int]) -> None:
+    if session_ids:
+        conn.execute(update(sessions).where(sessions.c.id.in_(session_ids)).values(version=sessions.c.version + 1))
 
 
 def _settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:

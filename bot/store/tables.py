@@ -44,6 +44,7 @@ sessions = Table(
     Column("reminded_at", DateTime()),
     Column("budget_extra", BigInteger, nullable=False, default=0),  # raised by "Continue"
     Column("next_seq", Integer, nullable=False, default=0),
+    Column("version", Integer, nullable=False, default=0),  # bumped when a stored turn changes
     Column("next_fork_number", Integer, nullable=False, default=0),
     Column("lease_owner", String(64)),
     Column("lease_until", DateTime()),

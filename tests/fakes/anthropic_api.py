@@ -31,6 +31,9 @@ class FakeAnthropic:
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.first_delta_at: list[float] = []  # monotonic time each stream sent its first text
+        self.received_at: list[float] = []  # monotonic time each request arrived, by request index
+        self.finished_at: dict[int, float] = {}  # request index → when its last event was sent
+        self.default_script: Script | None = None  # answer every unscripted request with this
         self._scripts: deque[Script] = deque()
         self._lock = threading.Lock()
         self.server = BackgroundServer(_Handler)
@@ -51,15 +54,18 @@ class FakeAnthropic:
     def stop(self) -> None:
         self.server.stop()
 
-    def next_script(self, request: dict) -> Script:
+    def next_script(self, request: dict, arrived: float) -> tuple[int, Script]:
         with self._lock:
             self.requests.append(request)
+            self.received_at.append(arrived)
             number = len(self.requests)
             if self._scripts:
-                return self._scripts.popleft()
+                return number - 1, self._scripts.popleft()
+            if self.default_script:
+                return number - 1, self.default_script
         if is_merge_request(request):
-            return Script(text=f"Summary of the fork. Last point discussed: {last_fork_turn(request)}")
-        return Script(text=f"Answer {number}")
+            return number - 1, Script(text=f"Summary of the fork. Last point discussed: {last_fork_turn(request)}")
+        return number - 1, Script(text=f"Answer {number}")
 
 
 def is_merge_request(request: dict) -> bool:
@@ -107,11 +113,12 @@ class _Handler(QuietHandler):
         if not self.path.startswith("/v1/messages"):
             self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')
             return
+        arrived = time.monotonic()  # the request left the bot; reading and parsing it is our cost
         request = json.loads(self.body())
         fake: FakeAnthropic = self.server.fake
         with fake._lock:
             fake.headers.append(dict(self.headers))
-        script = fake.next_script(request)
+        index, script = fake.next_script(request, arrived)
         if script.status:
             error = {"type": "error", "error": {"type": script.error_type, "message": "scripted failure"}}
             self.send(script.status, json.dumps(error).encode())
@@ -122,6 +129,8 @@ class _Handler(QuietHandler):
             self._stream(request, script, text, usage)
         else:
             self.send(200, json.dumps(_message(request, text, usage)).encode())
+        with fake._lock:
+            fake.finished_at[index] = time.monotonic()
 
     def _stream(self, request: dict, script: Script, text: str, usage: dict) -> None:
         self.send_response(200)

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-30 10:08:07.314835
+Create Date: 2026-11-30 10:28:14.634883
 """
 from alembic import op
 import sqlalchemy as sa
@@ -15,7 +15,6 @@ depends_on = None
 
 
 def upgrade() -> None:
-
     op.create_table('claims',
     sa.Column('key', sa.String(length=128), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=False),
@@ -46,6 +45,7 @@ def upgrade() -> None:
     sa.Column('reminded_at', sa.DateTime(), nullable=True),
     sa.Column('budget_extra', sa.BigInteger(), nullable=False),
     sa.Column('next_seq', sa.Integer(), nullable=False),
+    sa.Column('version', sa.Integer(), nullable=False),
     sa.Column('next_fork_number', sa.Integer(), nullable=False),
     sa.Column('lease_owner', sa.String(length=64), nullable=True),
     sa.Column('lease_until', sa.DateTime(), nullable=True),
@@ -95,9 +95,7 @@ def upgrade() -> None:
 
 
 
-
 def downgrade() -> None:
-
     with op.batch_alter_table('turns', schema=None) as batch_op:
         batch_op.drop_index('ix_turns_slack_ts')
         batch_op.drop_index('ix_turns_pending')
@@ -109,4 +107,3 @@ def downgrade() -> None:
 
     op.drop_table('sessions')
     op.drop_table('claims')
-
