@@ -74,29 +74,39 @@ class Services:
         fork = self.store.fork_by_message(message.channel_id, message.thread_ts) if in_thread else None
         if fork is None and not (mentioned or message.channel_type == "im"):
             return  # ordinary channel chatter; the parent listens only when mentioned
-        # `message` and `app_mention` both deliver a mention, with different event ids
-        if not self.store.claim(f"msg:{message.channel_id}:{message.ts}"):
-            return
+        # `message` and `app_mention` both deliver a mention, with different event ids: one claim
+        # per message, taken atomically with storing the turn (or before any other action)
+        key = f"msg:{message.channel_id}:{message.ts}"
         text = strip_mention(message.text, self.bot_user_id)
         audience = Audience(message.channel_id, message.user_id, thread_ts=message.thread_ts if in_thread else None)
+        foreign_thread = in_thread and message.channel_type != "im"
         try:
             if fork is not None:
-                self._fork_message(fork, message, text, mentioned, audience)
-            elif in_thread and message.channel_type != "im":
-                self.chat.tell(audience, "Threads here are forks, and this one isn't. Mention me at the channel's "
-                                         "top level, or open a fork with `/fork [topic]`.")
-            elif not text:
-                self.chat.tell(audience, "I got an empty message — write your question after the mention.")
-            else:
+                self._fork_message(fork, message, text, mentioned, audience, key)
+            elif text and not foreign_thread:
                 session = Session(self.store.parent_id(message.channel_id, message.team_id),
                                   message.channel_id, message.team_id)
-                self.conversation.submit(session, self._speaker(message.user_id), text, message.ts)
+                self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key)
+            elif not self.store.claim(key):
+                return
+            elif foreign_thread:
+                self.chat.tell(audience, "Threads here are forks, and this one isn't. Mention me at the channel's "
+                                         "top level, or open a fork with `/fork [topic]`.")
+            else:
+                self.chat.tell(audience, "I got an empty message — write your question after the mention.")
         except ThreadforkError as error:
             self.chat.tell(audience, str(error))
 
     def _fork_message(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool,
-                      audience: Audience) -> None:
+                      audience: Audience, key: str) -> None:
         command = parse_thread_command(text) if mentioned else None
+        plain_turn = not command and fork.status is ForkStatus.OPEN and text and not self._over_budget(fork)
+        if plain_turn:
+            session = Session(fork.id, fork.channel_id, fork.team_id, fork)
+            self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key)
+            return
+        if not self.store.claim(key):
+            return
         if command and command.verb == "merge":
             self.forks.merge(fork, message.user_id, command.guidance)
         elif command:
@@ -105,16 +115,13 @@ class Services:
             state = "merged" if fork.status in (ForkStatus.MERGED, ForkStatus.MERGING) else "abandoned"
             self.chat.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
                                      "Open a new one with `/fork [topic]` at the channel's top level.")
-        elif text and self._over_budget(fork):
+        elif text:
             self.store.append_turn(fork.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
                                    author_name=self.chat.display_name(message.user_id), slack_ts=message.ts,
                                    channel_id=fork.channel_id)
             self.chat.tell(audience, f"Fork {fork.label} has used up its token budget, so I kept your message "
                                      "without answering. Merge it, abandon it, or press *Continue* on the budget "
                                      "notice in this thread to raise the budget.")
-        elif text:
-            session = Session(fork.id, fork.channel_id, fork.team_id, fork)
-            self.conversation.submit(session, self._speaker(message.user_id), text, message.ts)
         else:
             self.chat.tell(audience, "That message had no text, so I left it out of the fork.")
 

@@ -41,21 +41,26 @@ class Conversation:
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
 
-    def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None) -> None:
-        self.store.append_turn(
+    def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
+               claim: str | None = None) -> None:
+        """Store the turn (once per `claim` key) and answer it."""
+        stored = self.store.append_turn(
             session.id, Role.USER, text, TurnStatus.PENDING, author_id=speaker.user_id,
             author_name=speaker.name, slack_ts=slack_ts,
-            channel_id=session.channel_id if session.fork else None,
+            channel_id=session.channel_id if session.fork else None, claim=claim,
         )
-        self.drain(session.id)
+        if stored is not None:
+            self.drain(session.id)
 
     def drain(self, session_id: int) -> None:
         owner = uuid.uuid4().hex
         answered: tuple[Session, Usage] | None = None
         while self.store.lease(session_id, owner, self.lease):
             try:
-                while pending := self.store.pending_turns(session_id):
-                    session = self.store.session(session_id)
+                while True:
+                    session, pending = self.store.next_batch(session_id)
+                    if not pending:
+                        break
                     usage = self._answer(session, pending)
                     answered = (session, usage) if usage else answered
             finally:

@@ -430,13 +430,22 @@ class Store:
 
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
-                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None) -> Turn:
-        with self.engine.begin() as conn:
-            turn = _append(conn, self.clock(), session_id, role, text, status, author_id=author_id,
-                           author_name=author_name, slack_ts=slack_ts, usage=usage)
-            if slack_ts and channel_id:
-                _index(conn, channel_id, slack_ts, session_id)
-            return turn
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None,
+                    claim: str | None = None) -> Turn | None:
+        """Store a turn; with `claim`, only if that key was never claimed (else None), atomically."""
+        try:
+            with self.engine.begin() as conn:
+                if claim:
+                    conn.execute(insert(claims).values(key=claim, created_at=self.clock()))
+                turn = _append(conn, self.clock(), session_id, role, text, status, author_id=author_id,
+                               author_name=author_name, slack_ts=slack_ts, usage=usage)
+                if slack_ts and channel_id:
+                    _index(conn, channel_id, slack_ts, session_id)
+                return turn
+        except IntegrityError:
+            if claim:
+                return None
+            raise
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         """A session's stored turns in order (deleted ones left out). Turns whose state is final are
@@ -457,6 +466,19 @@ class Store:
         history = cached.extend(fresh)
         self._history.put(session_id, cached)
         return history if upto_seq is None else [t for t in history if t.seq <= upto_seq]
+
+    def next_batch(self, session_id: int) -> tuple[Session, list[Turn]]:
+        """The session and its turns waiting for an answer, in one read."""
+        with self.reader.begin() as conn:
+            row = conn.execute(select(sessions).where(sessions.c.id == session_id)).one()
+            pending = conn.execute(
+                select(turns)
+                .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.PENDING.value)
+                .order_by(turns.c.seq)
+            )
+            fork = _fork(row) if row.kind == "fork" else None
+            return (Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id, fork=fork),
+                    [_turn(r) for r in pending])
 
     def pending_turns(self, session_id: int) -> list[Turn]:
         with self.reader.begin() as conn:

@@ -106,7 +106,7 @@ def test_a_summary_whose_post_failed_is_announced_once_by_the_sweep(bot, slack, 
     assert summaries(slack) == []
     bot.services.sweep()  # the merge lease has not expired: nobody takes over yet
     assert summaries(slack) == []
-    bot.clock.advance(minutes=11)
+    bot.clock.advance(minutes=16)  # past THREADFORK_LEASE (15 minutes by default)
     bot.services.sweep()
     bot.services.sweep()
     [post] = summaries(slack)

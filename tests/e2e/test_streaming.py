@@ -80,6 +80,7 @@ def test_a_long_fork_answer_continues_in_further_streamed_messages(bot, slack, c
     claude.script(Script(text=LONG, chunks=40))
     bot.say("UBOB0001", "write a lot", thread_ts=root)
     wait_until(lambda: slack.calls_to("reactions.remove"), timeout=20)
+    bot.quiesce()
     pages = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=False)]
     assert len(pages) >= 3 and all(len(p) <= 12_000 for p in pages)
     assert all(p.count("```") % 2 == 0 for p in pages)

@@ -82,7 +82,9 @@ def test_usage_is_stored_per_turn(store):
 
 def test_a_session_lease_has_one_holder_until_released(store):
     parent = store.parent_id("C1", "T1")
-    assert sorted(race(5, lambda: store.lease(parent, object().__repr__(), 60))) == [False] * 4 + [True]
+    import uuid
+
+    assert sorted(race(5, lambda: store.lease(parent, uuid.uuid4().hex, 60))) == [False] * 4 + [True]
     with store.engine.begin() as conn:
         holder = conn.exec_driver_sql(f"SELECT lease_owner FROM sessions WHERE id = {parent}").scalar()
     store.release(parent, holder)
