@@ -158,7 +158,8 @@ class Bench:
         with ThreadPoolExecutor(max_workers=32) as pool:
             list(pool.map(lambda root: self.mention(bot, channel, "go", thread_ts=root), roots))
             self.progress(f"[{label}] {count} replies streaming; measuring acks")
-            while time.monotonic() - started < 5.0:
+            delivered = time.monotonic()
+            while time.monotonic() - delivered < 4.0 or len(acks) < 40:
                 ts = self.next_ts()
                 chatter = {"type": "message", "channel": channel, "user": "UBENCH02", "text": "chatter", "ts": ts,
                            "event_ts": ts, "team": TEAM_ID, "channel_type": "channel"}
@@ -172,7 +173,8 @@ class Bench:
         completed = len(self.slack.calls_to("chat.stopStream")) - stops_before
         rss = peak_rss_mb(bot.proc.pid)
         self.claude.default_script = None
-        return {"acks": acks, "wall": wall, "completed": completed, "count": count, "rss": rss}
+        return {"acks": acks, "wall": wall, "completed": completed, "count": count, "rss": rss,
+                "delivery": delivered - started}
 
     def slack_calls_and_first_token(self, bot: BotProcess) -> dict:
         """Figure 5: Slack calls for a 10-s streamed fork reply; first token → first visible text."""
@@ -276,7 +278,8 @@ class Bench:
                 f"median {statistics.median(load['acks']):.1f} ms, p99 {percentile(load['acks'], 99):.1f} ms "
                 f"({len(load['acks'])} acks)", "p99 ≤ 100 ms", percentile(load["acks"], 99) <= 100)
             row(4 if label == "sqlite" else 9, f"concurrent replies and RSS{tag}",
-                f"{load['completed']}/{load['count']} complete in {load['wall']:.2f} s wall; peak RSS {load['rss']:.0f} MB",
+                f"{load['completed']}/{load['count']} complete in {load['wall']:.2f} s wall (delivering them took "
+                f"{load['delivery']:.2f} s); peak RSS {load['rss']:.0f} MB",
                 "all within 6.5 s, none lost; RSS ≤ 400 MB",
                 load["completed"] == load["count"] and load["wall"] <= 6.5 and load["rss"] <= 400)
         if "stream" in r:
@@ -387,6 +390,7 @@ def main() -> int:
         bench.run(with_postgres=not args.no_postgres)
     finally:
         bench.stop()
+    (ROOT / "bench" / "raw.json").write_text(json.dumps(bench.raw, indent=1, default=str))
     table = bench.table()
     print(table)
     report = (f"# Threadfork benchmark results\n\nMachine: {machine()}.\nRun: `./scripts/bench"

@@ -13,11 +13,14 @@ FORK_USAGE = (
     "`--inherit` (default) starts from the channel's conversation, `--fresh` from nothing. "
     "A topic is asked right away.\n"
     "• `/merge [N] [guidance]` — summarise fork N (default: your most recently active fork) into the channel.\n"
+    "• `/forks` — this channel's open forks. `/context` — the conversation's size and what forks kept out of it.\n"
     "• `/fork help` — this help.\n"
     "*In a fork's thread* every message is a turn, no mention needed. Merge with a ✅ reaction "
     "(on the root or any message of the thread), the Merge button or `@Threadfork merge [guidance]`; "
     "abandon with ❌ on the root, the Abandon button or `@Threadfork abandon`.\n"
-    "*In the channel* mention `@Threadfork` to talk to the main conversation; in a DM just write."
+    "*In the channel* mention `@Threadfork` to talk to the main conversation; in a DM just write. "
+    "Message shortcuts: *Fork from here* on a channel message, *Merge this fork* in a fork's thread. "
+    "If an answer failed, react 🔁 to your message to try again."
 )
 
 _FLAG_MODES = {"--fresh": Mode.FRESH, "--inherit": Mode.INHERIT}

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import anthropic
+import httpx2
 
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
@@ -47,9 +48,10 @@ class Claude:
                 final = stream.get_final_message()
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
-        except anthropic.APITimeoutError:
+        except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
+            # a timeout while the stream is being read arrives unwrapped
             raise ModelUnavailable("Claude did not answer in time", kind="timeout") from None
-        except anthropic.APIConnectionError:
+        except (anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude could not be reached", kind="connection") from None
         usage = final.usage
         return Completion(

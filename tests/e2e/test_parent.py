@@ -1,4 +1,6 @@
 """The parent session: mentions in a channel, every message in a DM, answered once at the top level."""
+import pytest
+
 from ..fakes.anthropic_api import request_texts
 from ..fakes.slack_api import BOT_ID, BOT_USER_ID, TEAM_ID
 from ..harness import CHANNEL, wait_until
@@ -154,3 +156,51 @@ def test_a_rate_limited_reply_is_posted_again_from_what_was_generated(bot, slack
     assert reply["markdown_text"] == "Answer 1" and len(claude.requests) == 1
     attempts = slack.calls_to("chat.postMessage")
     assert len(attempts) == 2 and attempts[1].at - attempts[0].at >= 0.9  # Retry-After honoured
+
+
+@pytest.mark.parametrize("status, kind, words", [
+    (429, "rate_limit_error", "rate limit"), (529, "overloaded_error", "overloaded"),
+    (500, "api_error", "server error"),
+])
+def test_each_kind_of_claude_failure_is_retried_then_explained(bot, slack, claude, status, kind, words):
+    from ..fakes.anthropic_api import Script
+
+    claude.script(*[Script(status=status, error_type=kind)] * 3)
+    bot.say("UALICE01", "hello", mention=True)
+    [notice] = wait_until(lambda: slack.posts(CHANNEL), timeout=20)
+    bot.quiesce()
+    assert len(claude.requests) == 3  # the first try and two retries with backoff
+    assert words in notice["text"] and "kept" in notice["text"] and "🔁" in notice["text"]
+    parent = bot.store.parent_id(CHANNEL, None)
+    assert [(t.role.value, t.status.value) for t in bot.store.turns(parent)] == [("user", "failed"),
+                                                                                ("assistant", "aborted")]
+
+
+@pytest.mark.settings(threadfork_model_timeout="1s")
+def test_a_claude_timeout_is_explained_and_the_turn_kept(bot, slack, claude):
+    from ..fakes.anthropic_api import Script
+
+    claude.script(*[Script(text="too slow", chunks=2, chunk_delay=3)] * 3)
+    bot.say("UALICE01", "hello", mention=True)
+    [notice] = wait_until(lambda: slack.posts(CHANNEL), timeout=30)
+    assert "in time" in notice["text"] and "kept" in notice["text"]
+
+
+def test_a_40000_character_message_reaches_the_model_whole(bot, slack, claude):
+    text = ("Long paste — ünïcödé 🎉 " * 2000)[:40_000]
+    bot.say("UALICE01", text, mention=True)
+    wait_until(lambda: claude.requests)
+    assert request_texts(claude.requests[0])[-1] == f"[person-ce01 <@UALICE01>]\n{text}"
+
+
+def test_a_file_only_message_in_a_fork_is_explained_and_stores_nothing(bot, slack, claude):
+    bot.slash("/fork", "--fresh")
+    root = bot.fork_root()
+    ts = bot.new_ts()
+    event = {"type": "message", "subtype": "file_share", "channel": CHANNEL, "user": "UBOB0001", "text": "",
+             "ts": ts, "thread_ts": root, "channel_type": "channel", "files": [{"id": "F1", "name": "a.png"}]}
+    assert bot.event(event).status == 200
+    [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    bot.quiesce()
+    assert "no text" in notice["text"] and claude.requests == []
+    assert bot.store.turns(bot.store.fork_by_message(CHANNEL, root).id) == []
