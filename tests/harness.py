@@ -44,6 +44,15 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, message
     raise AssertionError(f"timed out waiting for {message}")
 
 
+def at_once(*actions) -> None:
+    """Run the actions concurrently, as Slack deliveries racing each other would."""
+    threads = [threading.Thread(target=action) for action in actions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def sign(body: bytes, secret: str = SIGNING_SECRET, timestamp: int | None = None) -> dict:
     timestamp = int(time.time()) if timestamp is None else timestamp
     base = b"v0:" + str(timestamp).encode() + b":" + body

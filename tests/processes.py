@@ -31,13 +31,20 @@ def clean_env(**values) -> dict:
     return env
 
 
+def bot_env(slack, claude, database_url: str, **settings) -> dict:
+    """Every setting the bot needs to talk to the fakes, plus `settings` (lower-case names)."""
+    return clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
+                     SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, DATABASE_URL=database_url,
+                     PORT=free_port(), **{k.upper(): v for k, v in settings.items()})
+
+
 class BotProcess:
-    def __init__(self, workdir: Path, slack, claude, database_url: str, name: str = "bot", **settings):
-        self.port = free_port()
+    def __init__(self, workdir: Path, slack=None, claude=None, database_url: str = "", name: str = "bot",
+                 env: dict | None = None, **settings):
+        """A bot wired to the fakes, or, given `env`, started with exactly that environment."""
+        env = env or bot_env(slack, claude, database_url, **settings)
+        self.port = int(env["PORT"])
         self.log = workdir / f"{name}.log"
-        env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
-                        SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, DATABASE_URL=database_url,
-                        PORT=self.port, **{k.upper(): v for k, v in settings.items()})
         self.proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=workdir, env=env,
                                      stdout=self.log.open("a"), stderr=subprocess.STDOUT)
 

@@ -1,14 +1,16 @@
 """Bolt listeners: parse the payload, make one service call. All registered in `register`.
 
-Every event delivery is acknowledged (Slack retries anything else); a delivery whose event_id
-was already claimed in the store is acknowledged and dropped, whichever replica sees it.
+Every event delivery is acknowledged at once (Slack retries anything else); the listener then
+claims the event_id in the store and drops a delivery already claimed, whichever replica saw it.
+Claiming after the ack keeps the database off the ack's path.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 
-from slack_bolt import App, BoltResponse
+from slack_bolt import App
 
 from ..services import IncomingMessage, Services, SlashCommand
 from .render import ABANDON_ACTION, CONTINUE_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
@@ -20,7 +22,7 @@ _HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}
 
 
 def register(app: App, services: Services) -> None:
-    app.middleware(_deduplicate(services))
+    once = _once_per_event(services)
 
     @app.command("/fork")
     def fork_command(ack, command):
@@ -66,20 +68,24 @@ def register(app: App, services: Services) -> None:
                                     shortcut.get("response_url"))
 
     @app.event("app_home_opened")
-    def on_home(event):
+    @once
+    def on_home(event, body):
         if event.get("tab", "home") == "home":
             services.home_opened(event["user"])
 
     @app.event("app_mention")
+    @once
     def on_mention(event, body):
         _message(services, event, body)
 
     @app.event("message")
+    @once
     def on_message(event, body):
         _message(services, event, body)
 
     @app.event("reaction_added")
-    def on_reaction(event):
+    @once
+    def on_reaction(event, body):
         item = event.get("item") or {}
         if item.get("type") != "message" or event.get("user") == services.bot_user_id:
             return
@@ -111,15 +117,20 @@ def register(app: App, services: Services) -> None:
         log.warning("unknown shortcut %s ignored", shortcut.get("callback_id"))
 
 
-def _deduplicate(services: Services):
-    def deduplicate(body, next):
-        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
-        if event_id and not services.store.claim(f"event:{event_id}"):
-            log.info("duplicate delivery of %s dropped", event_id)
-            return BoltResponse(status=200, body="")
-        return next()
+def _once_per_event(services: Services):
+    """Run an event listener once per event_id, however often Slack delivers the event."""
+    def decorate(listener):
+        @functools.wraps(listener)
+        def once(event, body):
+            event_id = body.get("event_id")
+            if event_id and not services.store.claim(f"event:{event_id}"):
+                log.info("duplicate delivery of %s dropped", event_id)
+                return
+            listener(event, body)
 
-    return deduplicate
+        return once
+
+    return decorate
 
 
 def _message(services: Services, event: dict, body: dict) -> None:

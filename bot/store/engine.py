@@ -1,6 +1,7 @@
 """Engine construction: SQLite gets WAL, a busy timeout and immediate write transactions."""
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
@@ -22,6 +23,10 @@ def make_engine(url: str) -> Engine:
 
 
 def _configure_sqlite(engine: Engine) -> None:
+    # one writer at a time inside this process, queued on a lock: SQLite's own busy handler
+    # sleeps in growing steps (up to 100 ms) and makes write latency explode under load
+    writer = threading.Lock()
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):
         # let SQLAlchemy, not pysqlite, decide when transactions begin
@@ -42,5 +47,21 @@ def _configure_sqlite(engine: Engine) -> None:
         # (the `reading` execution option) stay deferred, so they never queue behind writers.
         if connection.get_execution_options().get(READ_ONLY):
             connection.exec_driver_sql("BEGIN")
-        else:
+            return
+        writer.acquire()
+        connection.info["threadfork_writer"] = True
+        try:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
+        except Exception:
+            _release(connection)
+            raise
+
+    def _release(connection):
+        if connection.info.pop("threadfork_writer", False):
+            writer.release()
+
+    @event.listens_for(engine.pool, "checkin")
+    def _on_checkin(_dbapi_connection, record):
+        # after COMMIT or ROLLBACK has really run
+        if record is not None and record.info.pop("threadfork_writer", False):
+            writer.release()

@@ -1,8 +1,6 @@
 """Merging (invariants 5 and 7): every gesture, exactly once, and the parent gets only the summary."""
-import threading
-
 from ..fakes.anthropic_api import Script, is_merge_request, last_user_text, request_texts
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, at_once, wait_until
 
 
 def open_fork_with_talk(bot, slack, topic="pricing", user="UALICE01"):
@@ -135,11 +133,7 @@ def test_two_checks_and_a_slash_merge_at_once_merge_once(bot, slack, claude):
     claude.script(Script(text="slow summary", chunk_delay=0.1))
     gestures = [lambda: bot.react("UCAROL01", root), lambda: bot.react("UBOB0001", root),
                 lambda: bot.slash("/merge", "1", user="UALICE01")]
-    threads = [threading.Thread(target=g) for g in gestures]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    at_once(*gestures)
     wait_until(lambda: summaries(slack))
     bot.quiesce()
     assert_merged_once(bot, slack, claude)

@@ -1,10 +1,8 @@
 """The same product on PostgreSQL: a fork's whole life, and a merge raced by three gestures."""
-import threading
-
 import pytest
 
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, at_once, wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -19,11 +17,7 @@ def test_parent_fork_and_merge_work_the_same_on_postgresql(pg_bot, slack, claude
     claude.script(Script(text="PG SUMMARY", chunk_delay=0.05))
     gestures = [lambda: bot.react("UCAROL01", root), lambda: bot.react("UBOB0001", root),
                 lambda: bot.slash("/merge", "1", user="UALICE01")]
-    threads = [threading.Thread(target=g) for g in gestures]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    at_once(*gestures)
     wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
     bot.quiesce()
     assert sum(1 for r in claude.requests if is_merge_request(r)) == 1

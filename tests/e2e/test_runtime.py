@@ -1,54 +1,14 @@
 """The runtime contract, on the real `python -m bot` process and on the HTTP endpoint."""
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, sign, wait_until
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def clean_env(**values) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "ANTHROPIC_", "THREADFORK_", "DATABASE_URL", "PORT"))}
-    env["PYTHONPATH"] = str(ROOT)
-    env.update(values)
-    return env
-
-
-class BotProcess:
-    def __init__(self, cwd: Path, env: dict):
-        self.port = int(env.get("PORT", 0))
-        self.log = cwd / "bot.log"
-        self.proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=cwd, env=env,
-                                     stdout=self.log.open("w"), stderr=subprocess.STDOUT)
-
-    def healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1) as r:
-                return r.status == 200
-        except OSError:
-            assert self.proc.poll() is None, self.log.read_text()
-            return False
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-        return self.log.read_text()
-
+from ..processes import BotProcess, clean_env, free_port
 
 def test_a_missing_secret_stops_start_up_naming_the_variable(tmp_path):
     env = clean_env(SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY)
@@ -82,7 +42,7 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
     port = free_port()
     env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=slack.api_url,
                     THREADFORK_MODEL="claude-test-model-from-env", PORT=str(port))
-    bot = BotProcess(tmp_path, env)
+    bot = BotProcess(tmp_path, env=env)
     try:
         started = time.monotonic()
         wait_until(bot.healthy, timeout=30, interval=0.1, message="/healthz")
