@@ -75,13 +75,13 @@ class Bench:
         assert bot.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded") == 200
         return time.monotonic() - started
 
-    def wait(self, predicate, timeout: float = 60.0):
+    def wait(self, predicate, timeout: float = 60.0, interval: float = 0.002):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             value = predicate()
             if value:
                 return value
-            time.sleep(0.002)
+            time.sleep(interval)
         raise TimeoutError("the bot did not finish in time")
 
     def reaction_removed(self, ts: str):
@@ -152,7 +152,8 @@ class Bench:
             roots.append(self.wait(lambda: [m for m in self.slack.posts(channel, top_level=True)
                                             if m.get("blocks")][before:])[0].ts)
         self.claude.default_script = Script(text="streamed words " * 25, chunks=10, chunk_delay=0.5)
-        stops_before = len(self.slack.calls_to("chat.stopStream"))
+        stops = lambda: self.slack.counts.get("chat.stopStream", 0)  # noqa: E731
+        stops_before = stops()
         acks: list[float] = []
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=32) as pool:
@@ -167,10 +168,10 @@ class Bench:
                 bot.event(chatter, f"EvA{ts}")
                 acks.append((time.monotonic() - t0) * 1000)
                 acks.append(self.slash(bot, "/fork", "help", channel) * 1000)
-                time.sleep(0.02)
-            self.wait(lambda: len(self.slack.calls_to("chat.stopStream")) - stops_before >= count, timeout=60)
+                time.sleep(0.05)
+            self.wait(lambda: stops() - stops_before >= count, timeout=60, interval=0.02)
         wall = time.monotonic() - started
-        completed = len(self.slack.calls_to("chat.stopStream")) - stops_before
+        completed = stops() - stops_before
         rss = peak_rss_mb(bot.proc.pid)
         self.claude.default_script = None
         return {"acks": acks, "wall": wall, "completed": completed, "count": count, "rss": rss,

@@ -5,9 +5,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 512  # socketserver's default backlog of 5 stalls hundreds of concurrent clients
+
+
 class BackgroundServer:
     def __init__(self, handler: type[BaseHTTPRequestHandler]):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _Server(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.httpd.fake = self  # handlers reach their fake through self.server.fake
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -101,6 +101,7 @@ class FakeSlack:
         self.violations: list[str] = []
         self.names: dict[str, str] = {}
         self.messages: dict[str, Message] = {}
+        self.counts: dict[str, int] = {}  # calls per method, cheap to poll
         self._failures: dict[str, list[Failure]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -150,6 +151,7 @@ class FakeSlack:
     def handle(self, method: str, args: dict, token: str | None) -> tuple[int, dict, dict]:
         with self._lock:
             self.calls.append(Call(method, args))
+            self.counts[method] = self.counts.get(method, 0) + 1
             failure = self._take_failure(method)
         if not token:
             return self._violation(method, "not_authed", "no token")
