@@ -120,3 +120,18 @@ def test_unknown_actions_and_shortcuts_are_acknowledged_and_change_nothing(bot, 
     assert bot.click("some_unknown_action", "x").status == 200
     bot.quiesce(quiet=0.2)
     assert claude.requests == [] and slack.posts() == []
+
+
+def test_with_an_app_token_the_bot_opens_a_socket_mode_connection(tmp_path, slack, claude):
+    env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN="xapp-test-app-token-not-real",
+                    ANTHROPIC_API_KEY=API_KEY, SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url,
+                    PORT=str(free_port()))
+    bot = BotProcess(tmp_path, env=env)
+    try:
+        wait_until(lambda: slack.calls_to("apps.connections.open"), timeout=30)
+        opened = slack.calls.index(slack.calls_to("apps.connections.open")[0])
+        assert slack.tokens[opened] == "xapp-test-app-token-not-real"
+        assert not bot.healthy()  # no HTTP server in Socket Mode
+    finally:
+        output = bot.stop()
+    assert "xapp-test-app-token-not-real" not in output and BOT_TOKEN not in output

@@ -102,6 +102,7 @@ class FakeSlack:
         self.names: dict[str, str] = {}
         self.messages: dict[str, Message] = {}
         self.counts: dict[str, int] = {}  # calls per method, cheap to poll
+        self.tokens: list[str | None] = []  # the token each call carried, in order
         self._failures: dict[str, list[Failure]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -222,6 +223,8 @@ class FakeSlack:
             name = self.names.get(user, f"person-{user[-4:].lower()}")
             return {"ok": True, "user": {"id": user, "name": name, "real_name": name.title(),
                                          "profile": {"display_name": name, "real_name": name.title()}}}
+        if method == "apps.connections.open":
+            return {"ok": True, "url": "ws://127.0.0.1:9/socket-mode-not-served"}
         if method == "chat.getPermalink":
             return {"ok": True, "channel": channel,
                     "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
@@ -268,5 +271,6 @@ class _Handler(QuietHandler):
         auth = self.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ").strip() or args.pop("token", None)
         args.pop("token", None)
+        self.server.fake.tokens.append(token)
         status, payload, headers = self.server.fake.handle(path[len("/api/"):], args, token)
         self.send(status, json.dumps(payload).encode(), headers=headers)
