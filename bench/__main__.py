@@ -25,6 +25,7 @@ from bot.domain.model import Role, TurnStatus, Usage
 from bot.store import Store, make_engine
 from tests.fakes.anthropic_api import FakeAnthropic, Script, is_merge_request, request_texts
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlack
+from tests.harness import wait_until
 from tests.processes import BotProcess
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,13 +77,7 @@ class Bench:
         return time.monotonic() - started
 
     def wait(self, predicate, timeout: float = 60.0, interval: float = 0.002):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(interval)
-        raise TimeoutError("the bot did not finish in time")
+        return wait_until(predicate, timeout=timeout, interval=interval, message="the bot to finish")
 
     def reaction_removed(self, ts: str):
         return next((c for c in self.slack.calls_to("reactions.remove") if c.get("timestamp") == ts), None)
