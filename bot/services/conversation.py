@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..domain.errors import ModelUnavailable
-from ..domain.model import Role, Session, Turn, TurnStatus, Usage
+from ..domain.model import ForkStatus, Role, Session, Turn, TurnStatus, Usage
 from ..store import Store
 from .ports import Chat, Model, Place
 from .sessions import model_input
@@ -66,7 +66,7 @@ class Conversation:
             finally:
                 self.store.release(session_id, owner)
             # a turn stored just before the release found the lease taken: look once more
-            if not self.store.pending_turns(session_id):
+            if not self.store.next_batch(session_id)[1]:
                 break
         if answered and self.on_answered:
             try:
@@ -75,7 +75,7 @@ class Conversation:
                 log.exception("after-answer work failed in session %s", session_id)
 
     def _answer(self, session: Session, pending: list[Turn]) -> Usage | None:
-        if session.fork and session.fork.status.value != "open":
+        if session.fork and session.fork.status is not ForkStatus.OPEN:
             self.store.settle(pending, TurnStatus.FAILED)
             return None
         last = pending[-1]

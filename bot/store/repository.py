@@ -123,9 +123,7 @@ class Store:
 
     def session(self, session_id: int) -> Session:
         with self.reader.begin() as conn:
-            row = conn.execute(select(sessions).where(sessions.c.id == session_id)).one()
-            fork = _fork(row) if row.kind == "fork" else None
-            return Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id, fork=fork)
+            return _session(conn.execute(select(sessions).where(sessions.c.id == session_id)).one())
 
     def fork(self, fork_id: int) -> Fork | None:
         with self.reader.begin() as conn:
@@ -150,31 +148,18 @@ class Store:
             return _fork(row) if row else None
 
     def open_forks(self, channel_id: str) -> list[Fork]:
-        with self.reader.begin() as conn:
-            rows = conn.execute(
-                select(sessions)
-                .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
-                       sessions.c.status == ForkStatus.OPEN.value)
-                .order_by(sessions.c.number)
-            ).all()
-            return [_fork(r) for r in rows]
+        return self.forks_in(channel_id, ForkStatus.OPEN)
 
     def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
         """The caller's most recently active open fork: one they opened or wrote in."""
-        wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
         with self.reader.begin() as conn:
             row = conn.execute(
                 select(sessions)
                 .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork",
-                       sessions.c.status == ForkStatus.OPEN.value,
-                       or_(sessions.c.owner_id == user_id, wrote))
+                       sessions.c.status == ForkStatus.OPEN.value, _involves(user_id))
                 .order_by(sessions.c.last_activity_at.desc(), sessions.c.id.desc())
             ).first()
             return _fork(row) if row else None
-
-    def index_message(self, channel_id: str, ts: str, session_id: int) -> None:
-        with self.engine.begin() as conn:
-            _index(conn, channel_id, ts, session_id)
 
     def seq_at(self, session_id: int, ts: str) -> int:
         """The seq of the session's last turn posted at or before Slack time `ts` (0: none)."""
@@ -232,23 +217,19 @@ class Store:
 
     def open_forks_of(self, user_id: str) -> list[Fork]:
         """Open forks, in any channel, that the user opened or wrote in."""
-        wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
         with self.reader.begin() as conn:
             rows = conn.execute(
                 select(sessions)
-                .where(sessions.c.kind == "fork", sessions.c.status == ForkStatus.OPEN.value,
-                       or_(sessions.c.owner_id == user_id, wrote))
+                .where(sessions.c.kind == "fork", sessions.c.status == ForkStatus.OPEN.value, _involves(user_id))
                 .order_by(sessions.c.last_activity_at.desc())
             ).all()
             return [_fork(r) for r in rows]
 
     def economy(self) -> list[ChannelEconomy]:
         """Per channel: tokens burned in forks against tokens summaries returned to parents."""
-        usage_total = (turns.c.input_tokens + turns.c.output_tokens + turns.c.cache_read_tokens
-                       + turns.c.cache_write_tokens)
         with self.reader.begin() as conn:
             burned = dict(conn.execute(
-                select(sessions.c.channel_id, func.sum(usage_total))
+                select(sessions.c.channel_id, func.sum(_usage_total(turns)))
                 .join(turns, turns.c.session_id == sessions.c.id)
                 .where(sessions.c.kind == "fork")
                 .group_by(sessions.c.channel_id)
@@ -345,8 +326,7 @@ class Store:
         compacted_since = exists().where(compaction.c.session_id == answer.c.session_id,
                                          compaction.c.role == Role.COMPACTION.value,
                                          compaction.c.seq > answer.c.seq)
-        size = (answer.c.input_tokens + answer.c.output_tokens + answer.c.cache_read_tokens
-                + answer.c.cache_write_tokens)
+        size = _usage_total(answer)
         with self.reader.begin() as conn:
             return list(conn.scalars(
                 select(answer.c.session_id)
@@ -476,18 +456,7 @@ class Store:
                 .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.PENDING.value)
                 .order_by(turns.c.seq)
             )
-            fork = _fork(row) if row.kind == "fork" else None
-            return (Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id, fork=fork),
-                    [_turn(r) for r in pending])
-
-    def pending_turns(self, session_id: int) -> list[Turn]:
-        with self.reader.begin() as conn:
-            rows = conn.execute(
-                select(turns)
-                .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.PENDING.value)
-                .order_by(turns.c.seq)
-            )
-            return [_turn(r) for r in rows]
+            return _session(row), [_turn(r) for r in pending]
 
     def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
         """Mark user turns whose answer failed (or that will never be answered)."""
@@ -501,14 +470,13 @@ class Store:
             return _append(conn, self.clock(), session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
-                     posted: Sequence[str], channel_id: str | None,
-                     status: TurnStatus = TurnStatus.COMPLETE) -> None:
+                     posted: Sequence[str], channel_id: str | None) -> None:
         """Store the answer (with the ts of its first message) and mark its user turns answered;
         with a channel id, every message of the answer is indexed for reactions."""
         with self.engine.begin() as conn:
             conn.execute(
                 update(turns).where(turns.c.id == reply.id).values(
-                    text=text, status=status.value, slack_ts=posted[0] if posted else None,
+                    text=text, status=TurnStatus.COMPLETE.value, slack_ts=posted[0] if posted else None,
                     input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                     cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens)
             )
@@ -551,7 +519,7 @@ class Store:
             row = conn.execute(
                 select(
                     func.count(turns.c.id).filter(turns.c.role.in_([Role.USER.value, Role.ASSISTANT.value])),
-                    *(func.coalesce(func.sum(c), 0) for c in _usage_columns()),
+                    *(func.coalesce(func.sum(c), 0) for c in _usage_columns(turns)),
                 ).where(turns.c.session_id == fork_id, turns.c.deleted.is_(False),
                         turns.c.status.not_in([s.value for s in UNSEEN]))
             ).one()
@@ -565,8 +533,7 @@ class Store:
         seen = [s.value for s in UNSEEN]
         in_range = (turns.c.session_id == session_id, turns.c.seq <= upto_seq, turns.c.deleted.is_(False),
                     turns.c.status.not_in(seen))
-        usage_total = (turns.c.input_tokens + turns.c.output_tokens + turns.c.cache_read_tokens
-                       + turns.c.cache_write_tokens)
+        usage_total = _usage_total(turns)
         with self.reader.begin() as conn:
             covers = conn.scalar(select(func.max(turns.c.covers_seq)).where(
                 *in_range, turns.c.role == Role.COMPACTION.value))
@@ -654,8 +621,21 @@ def _touch(conn, session_id: int, now: datetime) -> None:
     conn.execute(update(sessions).where(sessions.c.id == session_id).values(last_activity_at=now))
 
 
-def _usage_columns():
-    return (turns.c.input_tokens, turns.c.output_tokens, turns.c.cache_read_tokens, turns.c.cache_write_tokens)
+def _usage_columns(table):
+    """In Usage's field order."""
+    return (table.c.input_tokens, table.c.output_tokens, table.c.cache_read_tokens, table.c.cache_write_tokens)
+
+
+def _usage_total(table):
+    """Everything a model call read and wrote (Usage.total), as SQL."""
+    inputs, outputs, cache_reads, cache_writes = _usage_columns(table)
+    return inputs + outputs + cache_reads + cache_writes
+
+
+def _involves(user_id: str):
+    """A session the user opened or wrote in."""
+    wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
+    return or_(sessions.c.owner_id == user_id, wrote)
 
 
 def _append(conn, now: datetime, session_id: int, role: Role, text: str, status: TurnStatus, *,
@@ -682,6 +662,11 @@ def _index(conn, channel_id: str, ts: str, session_id: int) -> None:
     found = conn.scalar(select(messages.c.session_id).where(messages.c.channel_id == channel_id, messages.c.ts == ts))
     if found is None:
         conn.execute(insert(messages).values(channel_id=channel_id, ts=ts, session_id=session_id))
+
+
+def _session(row) -> Session:
+    return Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id,
+                   fork=_fork(row) if row.kind == "fork" else None)
 
 
 def _turn(row) -> Turn:
