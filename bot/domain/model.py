@@ -81,6 +81,12 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class ContextSize:
+    turns: int
+    tokens: int
+
+
+@dataclass(frozen=True)
 class Fork:
     id: int
     channel_id: str
@@ -96,7 +102,7 @@ class Fork:
     merged_by: str | None = None
     summary_ts: str | None = None
     last_activity_at: datetime | None = None
-    inherited: ContextSize | None = None
+    inherited: ContextSize = ContextSize(0, 0)  # the parent context it started from
     origin_ts: str | None = None
 
     @property
@@ -145,11 +151,6 @@ class ContextReport:
         """Tokens burned in merged forks that never entered the parent (only summaries did)."""
         return sum(max(0, m.stats.burned.total - m.stats.summary_tokens) for m in self.merged)
 
-
-@dataclass(frozen=True)
-class ContextSize:
-    turns: int
-    tokens: int
 
 
 @dataclass(frozen=True)

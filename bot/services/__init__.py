@@ -12,7 +12,6 @@ from ..domain.commands import mentions, parse_merge, parse_thread_command, strip
 from ..domain.errors import ThreadforkError
 from ..domain.model import ContextReport, Fork, ForkStatus, Role, Session, TurnStatus, Usage
 from ..store import Store
-from ..store.repository import context_size_of
 from .compaction import Compactor
 from .conversation import Conversation, Speaker
 from .forks import Forks
@@ -149,10 +148,9 @@ class Services:
     def context_command(self, command: SlashCommand) -> None:
         audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
         parent = self.store.parent_id(command.channel_id, command.team_id)
-        history = self.store.turns(parent)
         report = ContextReport(
-            size=context_size_of(history), budget=self.policy.compact_at,
-            compactions=sum(1 for t in history if t.role is Role.COMPACTION),
+            size=self.store.context_size(parent), budget=self.policy.compact_at,
+            compactions=sum(1 for t in self.store.turns(parent) if t.role is Role.COMPACTION),
             merged=self.forks.listings(self.store.forks_in(command.channel_id, ForkStatus.MERGED)),
             open=self.store.open_forks(command.channel_id),
         )
@@ -226,7 +224,7 @@ class Services:
             self.chat.tell(Audience(channel_id, user_id), "That fork no longer has a budget to raise.")
             return
         self.store.raise_budget(fork.id, self.policy.fork_token_budget)
-        limit = self.policy.fork_token_budget + self.store.budget_extra(fork.id)
+        _, limit = self._budget(fork)
         self.chat.note_in_thread(fork, f"<@{user_id}> raised this fork's token budget to {limit:,}. Carry on — "
                                        "react 🔁 to a message I didn't answer to get its answer now.")
 
@@ -235,16 +233,20 @@ class Services:
             self.compactor.compact(session.id)
         fork = session.fork
         if fork and self.policy.fork_token_budget:
-            limit = self.policy.fork_token_budget + self.store.budget_extra(fork.id)
-            burned = self.store.stats(fork.id).burned.total
+            burned, limit = self._budget(fork)
             if burned >= limit and self.store.claim(f"budget:{fork.id}:{limit}"):
                 self.chat.budget_reached(fork, burned, limit)
 
     def _over_budget(self, fork: Fork) -> bool:
         if not self.policy.fork_token_budget:
             return False
+        burned, limit = self._budget(fork)
+        return burned >= limit
+
+    def _budget(self, fork: Fork) -> tuple[int, int]:
+        """Tokens the fork has burned, and its budget as raised by Continue so far."""
         limit = self.policy.fork_token_budget + self.store.budget_extra(fork.id)
-        return self.store.stats(fork.id).burned.total >= limit
+        return self.store.stats(fork.id).burned.total, limit
 
     def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
         try:

@@ -7,12 +7,13 @@ the fork merged. Every other attempt gets a clear answer and changes nothing.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.context import with_request
 from ..domain.errors import ForkClosed, ForkNotFound, NotAllowed, NothingToMerge
 from ..domain.merge import closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
-from ..domain.model import ContextSize, Fork, ForkListing, ForkStatus, Role, Session
+from ..domain.model import Fork, ForkListing, ForkStatus, Role, Session
 from ..store import Store
 from .conversation import Conversation, Speaker
 from .policy import SYSTEM_MERGER, Policy
@@ -39,14 +40,14 @@ class Forks:
             return FORK_USAGE
         fork = self.store.create_fork(channel_id, team_id, speaker.user_id, command.mode, command.topic,
                                       origin_ts=origin_ts)
-        inherited = (self.store.context_size(fork.parent_id, fork.fork_point_seq)
-                     if fork.fork_point_seq else ContextSize(0, 0))
+        if fork.fork_point_seq:
+            fork = replace(fork, inherited=self.store.context_size(fork.parent_id, fork.fork_point_seq))
         try:
-            root_ts = self.chat.post_fork_root(fork, inherited)
+            root_ts = self.chat.post_fork_root(fork)
         except Exception:
             self.store.abandon(fork.id)  # a fork nobody can see must not stay open
             raise
-        self.store.set_root(fork.id, root_ts, inherited)
+        self.store.set_root(fork.id, root_ts, fork.inherited)
         fork = self.store.fork(fork.id)
         if command.topic:
             self.conversation.submit(Session(fork.id, channel_id, team_id, fork), speaker, command.topic, None)
@@ -126,11 +127,8 @@ class Forks:
     def _announce(self, fork: Fork) -> None:
         """Post the summary, then the thread note and the root update. A crash before the post
         leaves the summary on the fork for the sweep to announce."""
-        summary, summary_tokens = self.store.summary_of(fork.id)
-        stats = self.store.stats(fork.id)
-        stats = type(stats)(stats.turns, stats.burned, summary_tokens)
         try:
-            ts = self.chat.post_merge(fork, stats, summary)
+            ts = self.chat.post_merge(fork, self.store.stats(fork.id), self.store.summary_of(fork.id))
         except Exception:
             log.exception("posting the summary of fork %s failed; the sweep will retry", fork.id)
             return

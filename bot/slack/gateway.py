@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
-from ..domain.model import ChannelEconomy, ContextReport, ContextSize, Fork, ForkListing, ForkStats, ForkStatus
+from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
 from ..services.ports import Audience, Place
 from . import render, views
 from .reply import ChannelReply, ThreadReply
@@ -53,15 +53,15 @@ class SlackChat:
     def begin_reply(self, place: Place) -> ChannelReply | ThreadReply:
         return ThreadReply(self, place) if place.thread_ts else ChannelReply(self, place)
 
-    def post_fork_root(self, fork: Fork, inherited: ContextSize) -> str:
+    def post_fork_root(self, fork: Fork) -> str:
         response = self.call("chat_postMessage", channel=fork.channel_id, text=render.fork_root_text(fork),
-                             blocks=render.fork_root_blocks(fork, inherited))
+                             blocks=render.fork_root_blocks(fork))
         return response["ts"]
 
     def refresh_fork_root(self, fork: Fork) -> None:
         if fork.root_ts:
             self.call("chat_update", channel=fork.channel_id, ts=fork.root_ts, text=render.fork_root_text(fork),
-                      blocks=render.fork_root_blocks(fork, fork.inherited or ContextSize(0, 0)))
+                      blocks=render.fork_root_blocks(fork))
 
     def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str:
         response = self.call("chat_postMessage", channel=fork.channel_id, text=render.merge_header(fork, stats),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..domain.model import ContextSize, Fork, ForkStats, ForkStatus
+from ..domain.model import Fork, ForkStats, ForkStatus
 from ..domain.merge import SYSTEM_MERGER
 
 MERGE_ACTION = "fork_merge"
@@ -32,9 +32,9 @@ def fork_root_text(fork: Fork) -> str:
     return f"Fork #{fork.number}: {fork.topic or 'untitled'} ({fork.mode}, {fork.status})"
 
 
-def fork_root_blocks(fork: Fork, inherited: ContextSize) -> list[dict]:
+def fork_root_blocks(fork: Fork) -> list[dict]:
     if fork.mode.value == "inherit":
-        context = f"inherited {inherited.turns} turns (~{inherited.tokens:,} tokens) from the channel"
+        context = f"inherited {fork.inherited.turns} turns (~{fork.inherited.tokens:,} tokens) from the channel"
     else:
         context = "fresh: no channel context"
     header = f"*🍴 Fork #{fork.number}* — {_escape(fork.topic) or '_no topic_'}"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
@@ -23,7 +23,7 @@ from ..domain.model import (
     TurnStatus,
     Usage,
 )
-from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN, estimate_tokens, in_context
+from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
 from .engine import READ_ONLY
 from .migrate import migrate
 from .tables import claims, messages, sessions, turns
@@ -277,11 +277,10 @@ class Store:
         with self.engine.begin() as conn:
             conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts, merge_until=None))
 
-    def summary_of(self, fork_id: int) -> tuple[str, int]:
+    def summary_of(self, fork_id: int) -> str:
+        """The merged fork's raw summary (its size is in `stats`)."""
         with self.reader.begin() as conn:
-            row = conn.execute(select(sessions.c.summary, sessions.c.summary_tokens)
-                               .where(sessions.c.id == fork_id)).one()
-            return row.summary or "", row.summary_tokens or 0
+            return conn.scalar(select(sessions.c.summary).where(sessions.c.id == fork_id)) or ""
 
     def stuck_merges(self) -> list[Fork]:
         """Merges whose worker died: still merging, or merged but never announced, lease expired."""
@@ -527,12 +526,12 @@ class Store:
             return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])),
                              summary_tokens=summary_tokens or 0)
 
-    def context_size(self, session_id: int, upto_seq: int) -> ContextSize:
-        """Turns and tokens the model sees up to `upto_seq`: the last reply's reported usage plus
+    def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
+        """Turns and tokens the model sees (up to `upto_seq`): the last reply's reported usage plus
         estimates after it. A few indexed queries, whatever the session's length (a fork is cheap)."""
         seen = [s.value for s in UNSEEN]
-        in_range = (turns.c.session_id == session_id, turns.c.seq <= upto_seq, turns.c.deleted.is_(False),
-                    turns.c.status.not_in(seen))
+        in_range = (turns.c.session_id == session_id, turns.c.deleted.is_(False), turns.c.status.not_in(seen),
+                    *([turns.c.seq <= upto_seq] if upto_seq is not None else []))
         usage_total = _usage_total(turns)
         with self.reader.begin() as conn:
             covers = conn.scalar(select(func.max(turns.c.covers_seq)).where(
@@ -550,17 +549,6 @@ class Store:
                 *in_range, turns.c.seq > since, turns.c.role != Role.COMPACTION.value)) or 0
         tokens = (last.total if last else 0) + int(chars) // ESTIMATED_CHARS_PER_TOKEN
         return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
-
-
-def context_size_of(history: Iterable[Turn]) -> ContextSize:
-    history = in_context(list(history))
-    tokens = 0
-    for turn in history:
-        if turn.role is Role.ASSISTANT and turn.usage.total:
-            tokens = turn.usage.total
-        else:
-            tokens += estimate_tokens(turn.text)
-    return ContextSize(turns=len(history), tokens=tokens)
 
 
 FINAL = {Role.USER: {TurnStatus.ANSWERED}, Role.ASSISTANT: {TurnStatus.COMPLETE, TurnStatus.INTERRUPTED,
