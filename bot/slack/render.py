@@ -37,7 +37,7 @@ def fork_root_blocks(fork: Fork) -> list[dict]:
         context = f"inherited {fork.inherited.turns} turns (~{fork.inherited.tokens:,} tokens) from the channel"
     else:
         context = "fresh: no channel context"
-    header = f"*🍴 Fork #{fork.number}* — {_escape(fork.topic) or '_no topic_'}"
+    header = f"*🍴 Fork #{fork.number}* — {escape(fork.topic) or '_no topic_'}"
     origin = (f" · forked from <{permalink(fork.channel_id, fork.origin_ts)}|this message>"
               if fork.origin_ts else "")
     blocks = [
@@ -62,7 +62,7 @@ def fork_root_blocks(fork: Fork) -> list[dict]:
 def merge_header(fork: Fork, stats: ForkStats) -> str:
     who = "⏰ Threadfork merged idle" if fork.merged_by == SYSTEM_MERGER else f"✅ <@{fork.merged_by}> merged"
     return (f"{who} fork #{fork.number}"
-            + (f" “{_escape(fork.topic)}”" if fork.topic else "")
+            + quoted_topic(fork)
             + f" — {stats.turns} turns, {stats.burned.total:,} tokens burned in the fork → "
               f"{stats.summary_tokens:,}-token summary added to the channel's context.")
 
@@ -120,5 +120,11 @@ def _button(label: str, action_id: str, fork_id: int, style: str | None) -> dict
     return {**button, "style": style} if style else button
 
 
-def _escape(text: str) -> str:
+def quoted_topic(fork: Fork, missing: str = "") -> str:
+    """ “the topic” after a fork's number, or `missing` when it has none."""
+    return f" “{escape(fork.topic)}”" if fork.topic else missing
+
+
+def escape(text: str) -> str:
+    """Text for mrkdwn: &, < and > escaped and special mentions broken."""
     return neutralise(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from ..domain.model import ChannelEconomy, ContextReport, ForkListing, ForkStatus
-from .render import _escape, permalink
+from .render import permalink, quoted_topic
 
 
 def slack_date(moment: datetime | None) -> str:
@@ -20,7 +20,7 @@ def fork_line(listing: ForkListing, with_channel: bool = False) -> str:
     fork, stats = listing.fork, listing.stats
     link = f"<{permalink(fork.channel_id, fork.root_ts)}|open thread>" if fork.root_ts else "no thread"
     where = f" in <#{fork.channel_id}>" if with_channel else ""
-    topic = f" “{_escape(fork.topic)}”" if fork.topic else " _(no topic)_"
+    topic = quoted_topic(fork, missing=" _(no topic)_")
     return (f"• *#{fork.number}*{topic}{where} — by <@{fork.owner_id}>, {fork.mode}, {stats.turns} turns, "
             f"{stats.burned.total:,} tokens burned, last active {slack_date(fork.last_activity_at)} — {link}")
 
@@ -65,7 +65,7 @@ def context_text(report: ContextReport) -> str:
              f"in {size.turns} turns" + (f", compacted {report.compactions}×" if report.compactions else "") + "."]
     if report.merged:
         lines.append("*Merged forks*:")
-        lines += [f"• #{m.fork.number}" + (f" “{_escape(m.fork.topic)}”" if m.fork.topic else "")
+        lines += [f"• #{m.fork.number}" + quoted_topic(m.fork)
                   + f" — {m.stats.burned.total:,} tokens burned → {m.stats.summary_tokens:,}-token summary"
                   for m in report.merged]
     else:
