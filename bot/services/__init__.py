@@ -48,6 +48,11 @@ class SlashCommand:
     text: str
     response_url: str | None
 
+    @property
+    def audience(self) -> Audience:
+        """The caller, answered privately through the command's response_url."""
+        return Audience(self.channel_id, self.user_id, response_url=self.response_url)
+
 
 class Services:
     def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None,
@@ -127,7 +132,7 @@ class Services:
     # slash commands ---------------------------------------------------------------------
 
     def fork_command(self, command: SlashCommand) -> None:
-        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        audience = command.audience
         try:
             speaker = Speaker(command.user_id, command.user_name or self.chat.display_name(command.user_id))
             result = self.forks.open(command.channel_id, command.team_id, speaker, command.text)
@@ -137,7 +142,7 @@ class Services:
             self.chat.tell(audience, str(error))
 
     def merge_command(self, command: SlashCommand) -> None:
-        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        audience = command.audience
         request = parse_merge(command.text)
         try:
             fork = self.forks.resolve(command.channel_id, command.user_id, request.number)
@@ -146,7 +151,7 @@ class Services:
             self.chat.tell(audience, f"{error}\n{self.forks.open_forks_text(command.channel_id)}")
 
     def context_command(self, command: SlashCommand) -> None:
-        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        audience = command.audience
         parent = self.store.parent_id(command.channel_id, command.team_id)
         report = ContextReport(
             size=self.store.context_size(parent), budget=self.policy.compact_at,
@@ -157,7 +162,7 @@ class Services:
         self.chat.show_context(audience, report)
 
     def forks_command(self, command: SlashCommand) -> None:
-        audience = Audience(command.channel_id, command.user_id, response_url=command.response_url)
+        audience = command.audience
         listings = self.forks.listings(self.store.open_forks(command.channel_id))
         self.chat.show_forks(audience, listings, self.store.fork_counts(command.channel_id))
 
