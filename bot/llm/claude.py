@@ -7,11 +7,14 @@ from dataclasses import dataclass
 
 import anthropic
 import httpx2
+from anthropic import NOT_GIVEN, Stream
+from anthropic.lib.streaming import MessageStream
+from anthropic.types import Message, RawMessageStreamEvent
 
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..domain.model import Usage
-from .request import build_request
+from .request import encode_request
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +37,14 @@ class Claude:
                                            max_retries=max_retries)
 
     def complete(self, model_input: ModelInput, on_text: OnText | None = None) -> Completion:
-        request = build_request(self.model, self.max_tokens, model_input)
+        body = encode_request(self.model, self.max_tokens, model_input)
         parts: list[str] = []
-        # the history goes in as-is through `extra_body`: the SDK's per-field transform of the
-        # typed params costs ~25 ms on a 1,000-turn history; what goes on the wire is identical
-        history = {"system": request.pop("system"), "messages": request.pop("messages")}
         try:
-            with self._client.messages.stream(**request, system="", messages=[], extra_body=history) as stream:
+            # the body goes in pre-encoded: the SDK still adds auth, retries, timeouts and parses
+            # the SSE stream, but no longer copies and re-encodes a history of hundreds of KB
+            raw = self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
+                                    stream_cls=Stream[RawMessageStreamEvent])
+            with MessageStream(raw, output_format=NOT_GIVEN) as stream:
                 for text in stream.text_stream:
                     parts.append(text)
                     if on_text:
