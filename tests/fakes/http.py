@@ -31,6 +31,9 @@ class BackgroundServer:
 
 class QuietHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # like real API front ends: without TCP_NODELAY each small write after the first (an SSE event,
+    # a body after its headers) can wait for the client's delayed ACK
+    disable_nagle_algorithm = True
 
     def log_message(self, *args) -> None:  # keep test output readable
         pass
