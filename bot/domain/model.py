@@ -165,3 +165,8 @@ class Session:
     @property
     def thread_ts(self) -> str | None:
         return self.fork.root_ts if self.fork else None
+
+    @property
+    def answerable(self) -> bool:
+        """A merged or abandoned fork answers nothing more."""
+        return self.fork is None or self.fork.status is ForkStatus.OPEN

@@ -1,7 +1,8 @@
 """Turns in and replies out, for parents and forks alike.
 
-A user turn is stored as pending, then the session is drained: whoever holds the session's lease
-answers every pending turn, in order, one model call per batch. A message that arrives while
+A user turn is stored as pending, and the session leased, in one transaction; whoever holds the
+lease answers every pending turn, in order, one model call per batch, and releases the lease in
+the same transaction that finds nothing more waiting. A message that arrives while
 Claude is answering is kept and answered next (with full context), never dropped or doubled,
 across threads and replicas. A failed call leaves the user's turn stored and marked failed.
 """
@@ -13,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..domain.errors import ModelUnavailable
-from ..domain.model import ForkStatus, Role, Session, Turn, TurnStatus, Usage
-from ..store import Store
+from ..domain.model import Session, Usage
+from ..store import Batch, Store
 from .ports import Chat, Model, Place
 from .sessions import model_input
 
@@ -43,45 +44,42 @@ class Conversation:
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None) -> None:
-        """Store the turn (once per `claim` key) and answer it."""
-        stored = self.store.append_turn(
-            session.id, Role.USER, text, TurnStatus.PENDING, author_id=speaker.user_id,
-            author_name=speaker.name, slack_ts=slack_ts,
-            channel_id=session.channel_id if session.fork else None, claim=claim,
+        """Store the turn (once per `claim` key) and answer it, unless someone already is."""
+        owner = uuid.uuid4().hex
+        leased = self.store.submit_turn(
+            session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
+            channel_id=session.channel_id if session.fork else None, claim=claim, owner=owner,
+            lease_seconds=self.lease,
         )
-        if stored is not None:
-            self.drain(session.id)
+        if leased:
+            self._answer_all(session.id, owner)
 
     def drain(self, session_id: int) -> None:
+        """Answer whatever waits in the session, unless someone already is."""
         owner = uuid.uuid4().hex
+        if self.store.lease(session_id, owner, self.lease):
+            self._answer_all(session_id, owner)
+
+    def _answer_all(self, session_id: int, owner: str) -> None:
         answered: tuple[Session, Usage] | None = None
-        while self.store.lease(session_id, owner, self.lease):
-            try:
-                while True:
-                    session, pending = self.store.next_batch(session_id)
-                    if not pending:
-                        break
-                    usage = self._answer(session, pending)
-                    answered = (session, usage) if usage else answered
-            finally:
-                self.store.release(session_id, owner)
-            # a turn stored just before the release found the lease taken: look once more
-            if not self.store.next_batch(session_id)[1]:
-                break
+        try:
+            while (batch := self.store.next_answer(session_id, owner, self.lease)) is not None:
+                usage = self._answer(batch)
+                answered = (batch.session, usage) if usage else answered
+        except BaseException:
+            self.store.release(session_id, owner)
+            raise
         if answered and self.on_answered:
             try:
                 self.on_answered(*answered)
             except Exception:
                 log.exception("after-answer work failed in session %s", session_id)
 
-    def _answer(self, session: Session, pending: list[Turn]) -> Usage | None:
-        if session.fork and session.fork.status is not ForkStatus.OPEN:
-            self.store.settle(pending, TurnStatus.FAILED)
-            return None
+    def _answer(self, batch: Batch) -> Usage | None:
+        session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
-        request = model_input(self.store, session)
-        reply = self.store.start_reply(session.id)
+        request = model_input(self.store, session, history=batch.history)
         writer = self.chat.begin_reply(place)
         try:
             completion = self.model.complete(request, writer.write)

@@ -2,18 +2,19 @@
 from __future__ import annotations
 
 from ..domain.context import ModelInput, fork_input, parent_input
-from ..domain.model import Fork, Mode, Session
+from ..domain.model import Fork, Mode, Session, Turn
 from ..store import Store
 
 
-def model_input(store: Store, session: Session) -> ModelInput:
+def model_input(store: Store, session: Session, history: list[Turn] | None = None) -> ModelInput:
+    """`history`: the session's own turns, when the caller has just read them."""
     if session.fork is None:
-        return parent_input(store.turns(session.id))
-    return fork_model_input(store, session.fork)
+        return parent_input(store.turns(session.id) if history is None else history)
+    return fork_model_input(store, session.fork, history)
 
 
-def fork_model_input(store: Store, fork: Fork) -> ModelInput:
+def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None) -> ModelInput:
     inherited = []
     if fork.mode is Mode.INHERIT and fork.fork_point_seq:
         inherited = store.turns(fork.parent_id, upto_seq=fork.fork_point_seq)
-    return fork_input(fork, inherited, store.turns(fork.id))
+    return fork_input(fork, inherited, store.turns(fork.id) if history is None else history)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
@@ -25,10 +26,22 @@ from ..domain.model import (
 )
 from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
 from .engine import READ_ONLY
+from . import statements as sql
 from .migrate import migrate
-from .tables import claims, messages, sessions, turns
+from .tables import messages, sessions, turns
 
 Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Turns to answer in one model call, with the reply's reserved place and the session's history
+    (pending turns and the reserved reply included)."""
+
+    session: Session
+    pending: list[Turn]
+    reply: Turn
+    history: list[Turn]
 
 
 def utcnow() -> datetime:
@@ -57,7 +70,7 @@ class Store:
         """True for the first caller with this key, False for every later one (any replica)."""
         try:
             with self.engine.begin() as conn:
-                conn.execute(insert(claims).values(key=key, created_at=self.clock()))
+                conn.execute(sql.CLAIM, {"key": key, "created_at": self.clock()})
             return True
         except IntegrityError:
             return False
@@ -414,71 +427,95 @@ class Store:
         """Store a turn; with `claim`, only if that key was never claimed (else None), atomically."""
         try:
             with self.engine.begin() as conn:
-                if claim:
-                    conn.execute(insert(claims).values(key=claim, created_at=self.clock()))
-                turn = _append(conn, self.clock(), session_id, role, text, status, author_id=author_id,
-                               author_name=author_name, slack_ts=slack_ts, usage=usage)
-                if slack_ts and channel_id:
-                    _index(conn, channel_id, slack_ts, session_id)
-                return turn
+                return self._store_turn(conn, session_id, role, text, status, author_id=author_id,
+                                        author_name=author_name, slack_ts=slack_ts, usage=usage,
+                                        channel_id=channel_id, claim=claim)
         except IntegrityError:
             if claim:
                 return None
             raise
 
+    def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
+                    slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
+                    lease_seconds: float) -> bool | None:
+        """Store a user's turn as pending and try to lease the session, in one transaction.
+        None: the claim was taken (a duplicate); True: `owner` holds the lease and must answer;
+        False: another worker is answering and will take this turn too."""
+        try:
+            with self.engine.begin() as conn:
+                self._store_turn(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
+                                 author_name=author_name, slack_ts=slack_ts, channel_id=channel_id, claim=claim)
+                return _lease(conn, session_id, owner, self.clock(), lease_seconds)
+        except IntegrityError:
+            if claim:
+                return None
+            raise
+
+    def _store_turn(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id,
+                    author_name, slack_ts, usage: Usage = Usage(), channel_id, claim) -> Turn:
+        if claim:
+            conn.execute(sql.CLAIM, {"key": claim, "created_at": self.clock()})
+        turn = _append(conn, self.clock(), session_id, role, text, status, author_id=author_id,
+                       author_name=author_name, slack_ts=slack_ts, usage=usage)
+        if slack_ts and channel_id:
+            _index(conn, channel_id, slack_ts, session_id)
+        return turn
+
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
-        """A session's stored turns in order (deleted ones left out). Turns whose state is final are
-        kept in memory, so a long session costs one small query per request; the session's
-        version, bumped whenever a stored turn is edited, deleted or retried, keeps it honest
-        across replicas."""
-        cached = self._history.get(session_id)
+        """A session's stored turns in order (deleted ones left out)."""
         with self.reader.begin() as conn:
-            version = conn.scalar(select(sessions.c.version).where(sessions.c.id == session_id)) or 0
-            if cached is None or cached.version != version:
-                cached = _History(version)
-            rows = conn.execute(
-                select(turns)
-                .where(turns.c.session_id == session_id, turns.c.deleted.is_(False), turns.c.seq > cached.settled)
-                .order_by(turns.c.seq)
-            )
-            fresh = [_turn(r) for r in rows]
-        history = cached.extend(fresh)
-        self._history.put(session_id, cached)
+            history = self._history_in(conn, session_id)
         return history if upto_seq is None else [t for t in history if t.seq <= upto_seq]
 
-    def next_batch(self, session_id: int) -> tuple[Session, list[Turn]]:
-        """The session and its turns waiting for an answer, in one read."""
-        with self.reader.begin() as conn:
-            row = conn.execute(select(sessions).where(sessions.c.id == session_id)).one()
-            pending = conn.execute(
-                select(turns)
-                .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.PENDING.value)
-                .order_by(turns.c.seq)
-            )
-            return _session(row), [_turn(r) for r in pending]
+    def _history_in(self, conn, session_id: int) -> list[Turn]:
+        """Turns whose state is final are kept in memory, so a long session costs one small query
+        per request; the session's version, bumped whenever a stored turn is edited, deleted or
+        retried, keeps it honest across replicas."""
+        cached = self._history.get(session_id)
+        version = conn.scalar(sql.VERSION, {"session_id": session_id}) or 0
+        if cached is None or cached.version != version:
+            cached = _History(version)
+        rows = conn.execute(sql.TURNS_AFTER, {"session_id": session_id, "after": cached.settled})
+        history = cached.extend([_turn(r) for r in rows])
+        self._history.put(session_id, cached)
+        return history
+
+    def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
+        """For the lease holder, in one transaction: the turns waiting for an answer, with the
+        reply's place reserved (so a message arriving meanwhile comes after it) and the lease
+        renewed; or, when none wait, the lease released. None also when the lease was lost.
+        Renewing first locks the session row, so a turn submitted concurrently is either seen here
+        or finds the lease free."""
+        now = self.clock()
+        with self.engine.begin() as conn:
+            until = now + timedelta(seconds=lease_seconds)
+            if not conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "until": until}).rowcount:
+                return None
+            session = _session(conn.execute(sql.SESSION, {"session_id": session_id}).one())
+            pending = [_turn(r) for r in conn.execute(sql.PENDING, {"session_id": session_id})]
+            if pending and not session.answerable:
+                _settle(conn, pending, TurnStatus.FAILED)
+                pending = []
+            if not pending:
+                _release(conn, session_id, owner)
+                return None
+            reply = _append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
+            return Batch(session, pending, reply, self._history_in(conn, session_id))
 
     def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
         """Mark user turns whose answer failed (or that will never be answered)."""
         with self.engine.begin() as conn:
             _settle(conn, pending, status)
 
-    def start_reply(self, session_id: int) -> Turn:
-        """Reserve the answer's place in the session before it is written, so a message that
-        arrives meanwhile comes after it."""
-        with self.engine.begin() as conn:
-            return _append(conn, self.clock(), session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
-
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
                      posted: Sequence[str], channel_id: str | None) -> None:
         """Store the answer (with the ts of its first message) and mark its user turns answered;
         with a channel id, every message of the answer is indexed for reactions."""
         with self.engine.begin() as conn:
-            conn.execute(
-                update(turns).where(turns.c.id == reply.id).values(
-                    text=text, status=TurnStatus.COMPLETE.value, slack_ts=posted[0] if posted else None,
-                    input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                    cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens)
-            )
+            conn.execute(sql.FINISH_REPLY, {
+                "turn_id": reply.id, "text": text, "slack_ts": posted[0] if posted else None,
+                "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens})
             _settle(conn, pending, TurnStatus.ANSWERED)
             _touch(conn, reply.session_id, self.clock())
             for ts in posted if channel_id else ():
@@ -493,23 +530,12 @@ class Store:
     # leases: one worker answers a session at a time, across threads and replicas -----------
 
     def lease(self, session_id: int, owner: str, seconds: float) -> bool:
-        now = self.clock()
         with self.engine.begin() as conn:
-            return conn.execute(
-                update(sessions)
-                .where(sessions.c.id == session_id,
-                       or_(sessions.c.lease_until.is_(None), sessions.c.lease_until < now,
-                           sessions.c.lease_owner == owner))
-                .values(lease_owner=owner, lease_until=now + timedelta(seconds=seconds))
-            ).rowcount == 1
+            return _lease(conn, session_id, owner, self.clock(), seconds)
 
     def release(self, session_id: int, owner: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(
-                update(sessions)
-                .where(sessions.c.id == session_id, sessions.c.lease_owner == owner)
-                .values(lease_owner=None, lease_until=None)
-            )
+            _release(conn, session_id, owner)
 
     # accounting -------------------------------------------------------------------------
 
@@ -598,15 +624,21 @@ def _bump(conn, session_ids: set[int]) -> None:
 
 
 def _settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:
-    conn.execute(
-        update(turns)
-        .where(turns.c.id.in_([t.id for t in pending]), turns.c.status == TurnStatus.PENDING.value)
-        .values(status=status.value)
-    )
+    conn.execute(sql.SETTLE, {"ids": [t.id for t in pending], "status": status.value})
+
+
+def _lease(conn, session_id: int, owner: str, now: datetime, seconds: float) -> bool:
+    until = now + timedelta(seconds=seconds)
+    return conn.execute(sql.TAKE_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                         "until": until}).rowcount == 1
+
+
+def _release(conn, session_id: int, owner: str) -> None:
+    conn.execute(sql.RELEASE_LEASE, {"session_id": session_id, "owner": owner})
 
 
 def _touch(conn, session_id: int, now: datetime) -> None:
-    conn.execute(update(sessions).where(sessions.c.id == session_id).values(last_activity_at=now))
+    conn.execute(sql.TOUCH, {"session_id": session_id, "now": now})
 
 
 def _usage_columns(table):
@@ -628,28 +660,19 @@ def _involves(user_id: str):
 
 def _append(conn, now: datetime, session_id: int, role: Role, text: str, status: TurnStatus, *,
             author_id=None, author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None) -> Turn:
-    seq = conn.execute(
-        update(sessions)
-        .where(sessions.c.id == session_id)
-        .values(next_seq=sessions.c.next_seq + 1, last_activity_at=now)
-        .returning(sessions.c.next_seq)
-    ).scalar_one()
-    turn_id = conn.execute(
-        insert(turns)
-        .values(session_id=session_id, seq=seq, role=role.value, text=text, author_id=author_id,
-                author_name=author_name, status=status.value, slack_ts=slack_ts,
-                source_fork_id=source_fork_id, input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
-                cache_write_tokens=usage.cache_write_tokens, deleted=False, created_at=now)
-        .returning(turns.c.id)
-    ).scalar_one()
+    seq = conn.execute(sql.NEXT_SEQ, {"session_id": session_id, "now": now}).scalar_one()
+    turn_id = conn.execute(sql.INSERT_TURN, {
+        "session_id": session_id, "seq": seq, "role": role.value, "text": text, "author_id": author_id,
+        "author_name": author_name, "status": status.value, "slack_ts": slack_ts, "source_fork_id": source_fork_id,
+        "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
+        "deleted": False, "created_at": now}).scalar_one()
     return Turn(session_id, seq, role, text, author_id, author_name, status, usage, slack_ts, turn_id)
 
 
 def _index(conn, channel_id: str, ts: str, session_id: int) -> None:
-    found = conn.scalar(select(messages.c.session_id).where(messages.c.channel_id == channel_id, messages.c.ts == ts))
-    if found is None:
-        conn.execute(insert(messages).values(channel_id=channel_id, ts=ts, session_id=session_id))
+    if conn.scalar(sql.INDEXED, {"channel_id": channel_id, "ts": ts}) is None:
+        conn.execute(sql.INDEX, {"channel_id": channel_id, "ts": ts, "session_id": session_id})
 
 
 def _session(row) -> Session:

@@ -1,5 +1,6 @@
 """The repository on SQLite and on the local PostgreSQL server: every once-only transition holds
 under concurrent callers (threads with their own connections, as replicas would)."""
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -139,3 +140,64 @@ def test_migrations_run_once_however_many_replicas_start_together(database_url):
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
     assert {"sessions", "turns", "messages", "claims"} <= set(inspect(store.engine).get_table_names())
     store.engine.dispose()
+
+
+def submit(store, session_id, text, owner, claim=None):
+    return store.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None, channel_id=None,
+                             claim=claim, owner=owner, lease_seconds=60)
+
+
+def test_submitting_a_turn_leases_the_session_for_the_first_submitter_only(store):
+    parent = store.parent_id("C1", "T1")
+    assert submit(store, parent, "one", "A", claim="msg:C1:1") is True
+    assert submit(store, parent, "two", "B", claim="msg:C1:2") is False  # A answers it
+    assert submit(store, parent, "one again", "C", claim="msg:C1:1") is None  # a duplicate, not stored
+    assert [(t.text, t.status) for t in store.turns(parent)] == [("one", TurnStatus.PENDING),
+                                                                  ("two", TurnStatus.PENDING)]
+
+
+def test_the_lease_holder_gets_every_waiting_turn_with_the_replys_place_reserved_then_releases(store):
+    parent = store.parent_id("C1", "T1")
+    submit(store, parent, "one", "A")
+    submit(store, parent, "two", "B")
+    batch = store.next_answer(parent, "A", 60)
+    assert [t.text for t in batch.pending] == ["one", "two"]
+    assert (batch.reply.seq, batch.reply.status) == (3, TurnStatus.STREAMING)
+    assert [t.seq for t in batch.history] == [1, 2, 3]
+    assert store.next_answer(parent, "B", 60) is None  # not the holder
+    store.record_reply(batch.reply, batch.pending, "answer", Usage(1, 1), [], None)
+    assert store.next_answer(parent, "A", 60) is None  # nothing waits: released
+    assert submit(store, parent, "three", "B") is True
+
+
+def test_a_closed_forks_waiting_turns_fail_instead_of_being_answered(store):
+    fork = store.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    submit(store, fork.id, "hello", "A")
+    assert store.abandon(fork.id)
+    assert store.next_answer(fork.id, "A", 60) is None
+    assert [t.status for t in store.turns(fork.id)] == [TurnStatus.FAILED]
+    assert submit(store, fork.id, "again", "B") is True  # the lease was released
+
+
+def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store):
+    """A turn submitted while the holder finds nothing more and releases is either seen by the
+    holder or gets the lease itself: every turn is answered by someone, round after round."""
+    parent = store.parent_id("C1", "T1")
+    answered: list[str] = []
+
+    def answer_all(owner):
+        while (batch := store.next_answer(parent, owner, 60)) is not None:
+            answered.extend(t.text for t in batch.pending)
+            store.record_reply(batch.reply, batch.pending, "ok", Usage(1, 1), [], None)
+
+    def user(name, delay):
+        time.sleep(delay)  # arrive at a different moment of the holder's work each round
+        if submit(store, parent, name, name):
+            answer_all(name)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for n in range(60):
+            assert submit(store, parent, f"first {n}", f"holder {n}")
+            list(pool.map(lambda run: run(), [lambda: answer_all(f"holder {n}"), lambda: user(f"second {n}", n % 12 / 2000)]))
+            assert not [t.text for t in store.turns(parent) if t.status is TurnStatus.PENDING]
+    assert len(answered) == 120

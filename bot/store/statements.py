@@ -1,0 +1,61 @@
+"""The statements on every turn's path, built once.
+
+Building a Core statement and its cache key costs about twice what SQLite takes to run it; these
+are built at import with bind parameters, and only their values change per call.
+"""
+from __future__ import annotations
+
+from sqlalchemy import bindparam, insert, or_, select, update
+
+from ..domain.model import TurnStatus
+from .tables import claims, messages, sessions, turns
+
+_session = sessions.c.id == bindparam("session_id")
+
+CLAIM = insert(claims)
+
+NEXT_SEQ = (update(sessions).where(_session)
+            .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"))
+            .returning(sessions.c.next_seq))
+
+INSERT_TURN = insert(turns).returning(turns.c.id)
+
+TAKE_LEASE = (update(sessions)
+              .where(_session, or_(sessions.c.lease_until.is_(None), sessions.c.lease_until < bindparam("now"),
+                                   sessions.c.lease_owner == bindparam("owner")))
+              .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
+
+RENEW_LEASE = (update(sessions).where(_session, sessions.c.lease_owner == bindparam("owner"))
+               .values(lease_until=bindparam("until")))
+
+RELEASE_LEASE = (update(sessions).where(_session, sessions.c.lease_owner == bindparam("owner"))
+                 .values(lease_owner=None, lease_until=None))
+
+TOUCH = update(sessions).where(_session).values(last_activity_at=bindparam("now"))
+
+SESSION = select(sessions).where(_session)
+
+VERSION = select(sessions.c.version).where(_session)
+
+PENDING = (select(turns).where(turns.c.session_id == bindparam("session_id"),
+                               turns.c.status == TurnStatus.PENDING.value)
+           .order_by(turns.c.seq))
+
+TURNS_AFTER = (select(turns).where(turns.c.session_id == bindparam("session_id"), turns.c.deleted.is_(False),
+                                   turns.c.seq > bindparam("after"))
+               .order_by(turns.c.seq))
+
+SETTLE = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)),
+                              turns.c.status == TurnStatus.PENDING.value)
+          .values(status=bindparam("status")))
+
+FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
+                .values(text=bindparam("text"), status=TurnStatus.COMPLETE.value, slack_ts=bindparam("slack_ts"),
+                        input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
+                        cache_read_tokens=bindparam("cache_read_tokens"),
+                        cache_write_tokens=bindparam("cache_write_tokens")))
+
+INDEXED = select(messages.c.session_id).where(messages.c.channel_id == bindparam("channel_id"),
+                                              messages.c.ts == bindparam("ts"))
+
+INDEX = insert(messages)
