@@ -2,7 +2,9 @@
 
 Every event delivery is acknowledged at once (Slack retries anything else); the listener then
 claims the event_id in the store and drops a delivery already claimed, whichever replica saw it.
-Claiming after the ack keeps the database off the ack's path.
+Claiming after the ack keeps the database off the ack's path. A person's message needs no event
+claim: it is claimed by its own ts when it is acted on (`message` and `app_mention` deliver the same
+message under two event ids), so channel chatter the bot ignores costs no write.
 """
 from __future__ import annotations
 
@@ -74,14 +76,19 @@ def register(app: App, services: Services) -> None:
             services.home_opened(event["user"])
 
     @app.event("app_mention")
-    @once
     def on_mention(event, body):
         _message(services, event, body)
 
+    @once  # a late retry of an edit must not undo a newer one
+    def on_change(event, body):
+        _changed_message(services, event)
+
     @app.event("message")
-    @once
     def on_message(event, body):
-        _message(services, event, body)
+        if event.get("subtype") in ("message_changed", "message_deleted"):
+            on_change(event, body)
+        else:
+            _message(services, event, body)
 
     @app.event("reaction_added")
     @once
@@ -133,18 +140,17 @@ def _once_per_event(services: Services):
     return decorate
 
 
-def _message(services: Services, event: dict, body: dict) -> None:
-    subtype = event.get("subtype")
-    if subtype == "message_changed":
+def _changed_message(services: Services, event: dict) -> None:
+    if event.get("subtype") == "message_changed":
         changed = event.get("message") or {}
         if changed.get("user") and not changed.get("bot_id") and changed.get("ts"):
             services.edit_message(event["channel"], changed["ts"], changed["user"], changed.get("text") or "")
-        return
-    if subtype == "message_deleted":
-        if event.get("deleted_ts"):
-            services.delete_message(event["channel"], event["deleted_ts"])
-        return
-    if subtype not in _HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
+    elif event.get("deleted_ts"):
+        services.delete_message(event["channel"], event["deleted_ts"])
+
+
+def _message(services: Services, event: dict, body: dict) -> None:
+    if event.get("subtype") not in _HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
         return
     if event["user"] == services.bot_user_id:
         return
