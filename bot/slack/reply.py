@@ -4,9 +4,8 @@
   (slack-sdk's chat_stream), naming the team and the user whose turn is answered.
 - At a channel's top level (where streams need a thread) a message is posted at the first token
   and updated with chat.update at most about once a second.
-Until the first token an 👀 reaction on the person's message says Claude is thinking; it is
-removed when the answer is complete. Long answers continue in further messages of the same
-place (see paging.py). If Slack refuses to stream, the rest is posted plainly: never lost.
+An 👀 reaction on the person's message says Claude is thinking while no text is visible yet
+(thinking.py). Long answers continue in further messages of the same place (see paging.py). If Slack refuses to stream, the rest is posted plainly: never lost.
 """
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError
@@ -22,18 +20,17 @@ from slack_sdk.errors import SlackApiError
 from ..services.ports import Place
 from .paging import Pager, utf8_size
 from .render import neutralise
+from .thinking import Thinking
 
 if TYPE_CHECKING:
     from .gateway import SlackChat
 
 log = logging.getLogger(__name__)
 
-THINKING = "eyes"
 UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: about once a second)
 STREAM_INTERVAL = 1.5  # seconds between appendStream calls
 UPDATE_LIMIT = 3_800  # bytes; chat.update rejects roughly 4,000+
 STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
-REACTIONS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="thinking")
 _UNSETTLED_TAIL = re.compile(r"\S*[<@]\S*$")  # a trailing word that may still become a special mention
 
 
@@ -49,8 +46,7 @@ class _Reply:
         self.sent: list[str] = []
         self.ts: list[str] = []
         self._last_flush: float | None = None
-        # the reaction goes out beside the model request instead of before it
-        self._thinking = REACTIONS.submit(self._react, "reactions_add")
+        self.thinking = Thinking(chat.client, place.channel_id, place.reply_to_ts or place.thread_ts)
 
     def write(self, delta: str) -> None:
         self.text += delta
@@ -58,13 +54,14 @@ class _Reply:
         if self._last_flush is None or now - self._last_flush >= self.interval:
             if self._flush(final=False):
                 self._last_flush = now
+                self.thinking.stop()
 
     def finish(self) -> list[str]:
         if not self.text.strip():  # an empty answer still gets a visible reply
             self.text = "_(Claude returned an empty answer.)_"
         self._flush(final=True)
         self._close()
-        self._react("reactions_remove")
+        self.thinking.stop()
         return self.ts
 
     def fail(self, notice: str) -> None:
@@ -75,7 +72,7 @@ class _Reply:
         else:
             self.chat.call("chat_postMessage", channel=self.place.channel_id, thread_ts=self.place.thread_ts,
                            text=notice)
-        self._react("reactions_remove")
+        self.thinking.stop()
 
     def _flush(self, final: bool) -> bool:
         visible = neutralise(self.text if final else _UNSETTLED_TAIL.sub("", self.text))
@@ -89,17 +86,6 @@ class _Reply:
 
     def _close(self) -> None:
         pass
-
-    def _react(self, method: str) -> bool:
-        target = self.place.reply_to_ts or self.place.thread_ts
-        if not target or (method == "reactions_remove" and not self._thinking.result()):
-            return False
-        try:
-            getattr(self.chat.client, method)(channel=self.place.channel_id, timestamp=target, name=THINKING)
-            return True
-        except SlackApiError as error:
-            log.info("%s %s failed: %s", method, THINKING, error.response.get("error"))
-            return False
 
 
 class ChannelReply(_Reply):

@@ -1,5 +1,6 @@
 """Answers stream: into fork threads with Slack's streaming methods, at the top level by throttled
-chat.update; a thinking reaction until done; long answers continue in order; refusals fall back."""
+chat.update; a thinking reaction while no text is visible; long answers continue in order; refusals
+fall back."""
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, wait_until
 
@@ -40,33 +41,54 @@ def test_appends_to_a_stream_are_throttled(bot, slack, claude):
     assert all(b - a >= 1.0 for a, b in zip(times, times[1:]))
 
 
-def test_the_thinking_reaction_is_on_the_persons_message_until_the_answer_is_done(bot, slack, claude):
+def test_the_thinking_reaction_shows_while_claude_is_slow_to_start_and_goes_with_the_first_words(bot, slack, claude):
     root = open_fork(bot)
+    claude.script(Script(text="a slow start then words", chunks=4, chunk_delay=1.0))
     ts = bot.say("UBOB0001", "think about it", thread_ts=root)
-    wait_until(lambda: slack.calls_to("reactions.remove"))
+    wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
+    bot.quiesce()
     order = [c.method for c in slack.calls if c.method in
              ("reactions.add", "chat.startStream", "chat.stopStream", "reactions.remove")]
-    assert order == ["reactions.add", "chat.startStream", "chat.stopStream", "reactions.remove"]
+    assert order == ["reactions.add", "chat.startStream", "reactions.remove", "chat.stopStream"]
     assert slack.calls_to("reactions.add")[0].args == {"channel": CHANNEL, "timestamp": ts, "name": "eyes"}
+    assert slack.calls_to("reactions.remove")[0].args == {"channel": CHANNEL, "timestamp": ts, "name": "eyes"}
+
+
+def test_a_fast_answer_gets_no_thinking_reaction(bot, slack, claude):
+    root = open_fork(bot)
+    bot.say("UBOB0001", "quick one", thread_ts=root)
+    wait_until(lambda: slack.calls_to("chat.stopStream"))
+    bot.quiesce()
+    assert not [c for c in slack.calls if c.method.startswith("reactions.")]
+
+
+def test_a_failed_reply_that_showed_no_text_removes_the_thinking_reaction(bot, slack, claude):
+    # three refusals with the SDK's retry backoff in between: over a second without text
+    claude.script(*[Script(status=529, error_type="overloaded_error")] * 3)
+    bot.say("UBOB0001", "are you there?", mention=True)
+    wait_until(lambda: [p for p in slack.posts(CHANNEL) if "overloaded" in p.get("text", "")], timeout=15)
+    bot.quiesce()
+    assert [c.method for c in slack.calls if c.method.startswith("reactions.")] == ["reactions.add",
+                                                                                   "reactions.remove"]
 
 
 def test_a_top_level_reply_appears_at_the_first_token_and_updates_about_once_a_second(bot, slack, claude):
     claude.script(Script(text="token " * 60, chunks=30, chunk_delay=0.12))  # ~3.6 s of streaming
-    user_ts = bot.say("UALICE01", "long answer please", mention=True)
-    wait_until(lambda: slack.calls_to("reactions.remove"), timeout=15)
+    bot.say("UALICE01", "long answer please", mention=True)
+    wait_until(lambda: slack.posts(CHANNEL, top_level=True), timeout=15)
+    bot.quiesce()
     [message] = slack.posts(CHANNEL, top_level=True)
     assert message.created - claude.first_delta_at[0] < 1.0
     assert message["markdown_text"] == "token " * 60
     gaps = [b - a for a, b in zip([message.created] + message.updates, message.updates)]
     assert 2 <= len(message.updates) <= 5 and all(gap >= 0.9 for gap in gaps[:-1])
-    [added] = slack.calls_to("reactions.add")
-    assert added["timestamp"] == user_ts and added["name"] == "eyes"
 
 
 def test_a_long_top_level_answer_continues_in_further_messages_under_the_update_limit(bot, slack, claude):
     claude.script(Script(text=LONG, chunks=40))
     bot.say("UALICE01", "write a lot", mention=True)
-    wait_until(lambda: slack.calls_to("reactions.remove"), timeout=20)
+    wait_until(lambda: slack.posts(CHANNEL, top_level=True), timeout=20)
+    bot.quiesce()
     pages = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=True)]
     assert len(pages) >= 8
     assert all(len(p.encode()) <= 4000 for p in pages)
@@ -79,7 +101,7 @@ def test_a_long_fork_answer_continues_in_further_streamed_messages(bot, slack, c
     root = open_fork(bot)
     claude.script(Script(text=LONG, chunks=40))
     bot.say("UBOB0001", "write a lot", thread_ts=root)
-    wait_until(lambda: slack.calls_to("reactions.remove"), timeout=20)
+    wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=20)
     bot.quiesce()
     pages = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=False)]
     assert len(pages) >= 3 and all(len(p) <= 12_000 for p in pages)
@@ -94,7 +116,7 @@ def test_a_refused_stream_still_delivers_the_whole_answer(bot, slack, claude):
     slack.fail("chat.startStream", "not_allowed_token_type")
     claude.script(Script(text="the answer must arrive", chunks=5))
     bot.say("UBOB0001", "hello", thread_ts=root)
-    wait_until(lambda: slack.calls_to("reactions.remove"))
+    wait_until(lambda: slack.posts(CHANNEL, top_level=False))
     bot.quiesce()
     [message] = [m for m in slack.posts(CHANNEL, top_level=False)]
     assert message.method == "chat.postMessage" and message["markdown_text"] == "the answer must arrive"
@@ -104,7 +126,7 @@ def test_an_overload_in_the_middle_of_a_stream_says_so_and_keeps_the_turn(bot, s
     root = open_fork(bot)
     claude.script(Script(text="partial answer that breaks", chunks=5, error_after=2))
     bot.say("UBOB0001", "try me", thread_ts=root)
-    wait_until(lambda: slack.calls_to("reactions.remove"))
+    wait_until(lambda: slack.posts(CHANNEL, top_level=False))
     bot.quiesce()
     [message] = slack.posts(CHANNEL, top_level=False)
     assert "kept" in message["markdown_text"] and not message.streaming
