@@ -166,7 +166,9 @@ def test_a_fork_past_its_budget_says_so_and_asks_to_merge_abandon_or_continue(bo
     assert [e["text"]["text"] for e in notice["blocks"][1]["elements"]] == ["Merge", "Abandon", "Continue"]
     calls = len(claude.requests)
     kept_ts = bot.say("UBOB0001", "one more?", thread_ts=root)
-    [refusal] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    found = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    assert len(found) == 1, [c.args for c in found]
+    [refusal] = found
     bot.quiesce()
     assert "budget" in refusal["text"] and len(claude.requests) == calls
     fork = bot.store.fork_by_number(CHANNEL, 1)
@@ -200,7 +202,9 @@ def test_slash_context_reports_size_budget_merged_forks_and_tokens_kept_out(bot,
 def test_under_the_owner_policy_others_are_refused_privately(bot, slack, claude):
     root = talk_in_fork(bot, slack)  # opened by UALICE01
     bot.react("UCAROL01", root)
-    [refusal] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    found = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    assert len(found) == 1, [c.args for c in found]
+    [refusal] = found
     assert refusal["user"] == "UCAROL01" and "<@UALICE01>" in refusal["text"]
     assert bot.store.fork_by_number(CHANNEL, 1).status.value == "open"
     bot.react("UALICE01", root)
