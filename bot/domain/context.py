@@ -57,6 +57,23 @@ COMPACTION_HEADER = "[Summary of the earlier conversation, compacted by Threadfo
 
 
 def render_turn(turn: Turn) -> Block:
+    """A turn's block, remembered per Turn object: the store hands out the same objects for turns
+    that can no longer change, so a 1,000-turn session renders only its new turns."""
+    hit = _RENDERED.get(id(turn))
+    if hit is not None and hit[0] is turn:
+        return hit[1]
+    if len(_RENDERED) >= _RENDERED_LIMIT:
+        _RENDERED.clear()  # bounded; forgetting costs one full render per session
+    block = _render(turn)
+    _RENDERED[id(turn)] = (turn, block)
+    return block
+
+
+_RENDERED: dict[int, tuple[Turn, Block]] = {}  # id(turn) → (the turn itself, keeping the id taken, its block)
+_RENDERED_LIMIT = 200_000
+
+
+def _render(turn: Turn) -> Block:
     if turn.role is Role.USER:
         return Block("user", f"{speaker_line(turn.author_id, turn.author_name)}\n{turn.text}")
     if turn.role is Role.SUMMARY:
