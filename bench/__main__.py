@@ -23,7 +23,7 @@ from sqlalchemy import create_engine, text
 
 from bot.domain.model import Role, TurnStatus, Usage
 from bot.store import Store, make_engine
-from tests.fakes.anthropic_api import FakeAnthropic, Script, is_merge_request, request_texts
+from tests.fakes.anthropic_api import FakeAnthropic, Script
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.harness import wait_until
 from tests.processes import BotProcess
@@ -79,8 +79,20 @@ class Bench:
     def wait(self, predicate, timeout: float = 60.0, interval: float = 0.002):
         return wait_until(predicate, timeout=timeout, interval=interval, message="the bot to finish")
 
-    def reaction_removed(self, ts: str):
-        return next((c for c in self.slack.calls_to("reactions.remove") if c.get("timestamp") == ts), None)
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until no answer is waiting or being written (read from the bot's database)."""
+        def idle():
+            with self.db.connect() as conn:
+                return not conn.exec_driver_sql(
+                    "SELECT COUNT(*) FROM turns WHERE status IN ('pending', 'streaming')").scalar()
+        self.wait(idle, timeout=timeout)
+
+    def answered(self, bot: BotProcess, channel: str, text: str, thread_ts: str | None = None) -> None:
+        """Send a message and wait until its answer is complete."""
+        requests = len(self.claude.requests)
+        self.mention(bot, channel, text, thread_ts=thread_ts)
+        self.wait(lambda: len(self.claude.requests) > requests)
+        self.settle()
 
     def populate(self, url: str, channel: str, turns: int) -> None:
         store = Store(make_engine(url))
@@ -96,8 +108,7 @@ class Bench:
     # figures ----------------------------------------------------------------------------
 
     def overhead(self, bot: BotProcess, url: str, label: str) -> dict:
-        """Figure 1: signed delivery → model request sent, plus last token → final Slack call."""
-        self.claude.default_script = Script(text="ok", chunks=1)
+        """Figure 1: signed delivery → model request sent, plus last token → the turn's final Slack call."""
         results = {}
         samples = 15 if self.quick else 40
         for size in (10, 100, 1000):
@@ -106,12 +117,13 @@ class Bench:
             times = []
             for n in range(samples + 3):
                 self.progress(f"[{label}] overhead at {size:,} turns: {n + 1}/{samples + 3}")
-                before = len(self.claude.requests)
+                index, calls = len(self.claude.requests), len(self.slack.calls)
+                self.claude.script(Script(text=f"ok {n}", chunks=1))
                 ts, sent = self.mention(bot, channel, f"turn {n}")
-                done = self.wait(lambda: self.reaction_removed(ts))
-                index = before
+                self.wait(lambda: len(self.claude.requests) > index)
+                self.settle()
                 inbound = self.claude.received_at[index] - sent
-                outbound = done.at - self.claude.finished_at[index]
+                outbound = max(c.at for c in self.slack.calls[calls:]) - self.claude.finished_at[index]
                 if n >= 3:  # warm-up
                     times.append((inbound + outbound) * 1000)
             results[size] = times
@@ -148,7 +160,7 @@ class Bench:
                                             if m.get("blocks")][before:])[0].ts)
         self.claude.default_script = Script(text="streamed words " * 25, chunks=10, chunk_delay=0.5)
         stops = lambda: self.slack.counts.get("chat.stopStream", 0)  # noqa: E731
-        stops_before = stops()
+        stops_before, requests_before = stops(), len(self.claude.requests)
         acks: list[float] = []
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=32) as pool:
@@ -169,8 +181,14 @@ class Bench:
         completed = stops() - stops_before
         rss = peak_rss_mb(bot.proc.pid)
         self.claude.default_script = None
+        # where the wall time went: requests reaching Claude, streams ending, streams closed in Slack
+        sent = sorted(self.claude.received_at[requests_before:requests_before + count])
+        ended = sorted(self.claude.finished_at[i] for i in range(requests_before, requests_before + count)
+                       if i in self.claude.finished_at)
+        closed = sorted(c.at for c in self.slack.calls_to("chat.stopStream"))[-count:]
         return {"acks": acks, "wall": wall, "completed": completed, "count": count, "rss": rss,
-                "delivery": delivered - started}
+                "delivery": delivered - started, "last_request": sent[-1] - started,
+                "last_stream_end": ended[-1] - started, "last_close": closed[-1] - started}
 
     def slack_calls_and_first_token(self, bot: BotProcess) -> dict:
         """Figure 5: Slack calls for a 10-s streamed fork reply; first token → first visible text."""
@@ -181,8 +199,9 @@ class Bench:
         self.claude.script(Script(text="A thoughtful streamed answer. " * 60, chunks=50, chunk_delay=0.2))
         calls_before, requests_before = len(self.slack.calls), len(self.claude.requests)
         self.progress("[sqlite] a 10-s streamed reply")
-        ts, _ = self.mention(bot, channel, "stream please", thread_ts=root)
-        self.wait(lambda: self.reaction_removed(ts), timeout=30)
+        self.mention(bot, channel, "stream please", thread_ts=root)
+        self.wait(lambda: len(self.claude.requests) > requests_before)
+        self.settle(timeout=30)
         calls = self.slack.calls[calls_before:]
         start = next(c for c in calls if c.method == "chat.startStream")
         first_token = self.claude.first_delta_at[-1]
@@ -198,13 +217,13 @@ class Bench:
         for n in range(10):  # ~30K tokens of real parent text (the fake counts 4 characters a token)
             self.progress(f"[sqlite] token economy: parent turn {n + 1}/10")
             self.claude.script(Script(text=f"reply {n}: " + words * 80))
-            ts, _ = self.mention(bot, channel, f"point {n}: " + words * 90)
-            self.wait(lambda: self.reaction_removed(ts))
+            self.answered(bot, channel, f"point {n}: " + words * 90)
         parent_before = self.claude.requests[-1]
         first_fork_request = len(self.claude.requests)
         self.slash(bot, "/fork", "--inherit explore the options", channel)
         root = self.wait(lambda: [m for m in self.slack.posts(channel, top_level=True) if m.get("blocks")])[0].ts
-        self.wait(lambda: len(self.claude.requests) > first_fork_request and self.reaction_removed(root))
+        self.wait(lambda: len(self.claude.requests) > first_fork_request)
+        self.settle()
         fork_first = self.claude.requests[first_fork_request]
         burned = 0
         n = 0
@@ -212,16 +231,14 @@ class Bench:
             n += 1
             self.progress(f"[sqlite] token economy: fork burned {burned:,} tokens")
             self.claude.script(Script(text=f"exploration {n}: " + words * 40))
-            ts, _ = self.mention(bot, channel, f"idea {n}", thread_ts=root)
-            self.wait(lambda: self.reaction_removed(ts))
+            self.answered(bot, channel, f"idea {n}", thread_ts=root)
             burned = fork_burn(bot)
         self.claude.script(Script(text="Decision and rationale. " * 400))  # ~2.4K-token summary
         bot.event({"type": "reaction_added", "user": "UBENCH01", "reaction": "white_check_mark",
                    "item": {"type": "message", "channel": channel, "ts": root}, "event_ts": self.next_ts()},
                   f"EvMERGE{root}")
         self.wait(lambda: [p for p in self.slack.posts(channel, top_level=True) if "merged fork" in p.get("text", "")])
-        ts, _ = self.mention(bot, channel, "what did the fork decide?")
-        self.wait(lambda: self.reaction_removed(ts))
+        self.answered(bot, channel, "what did the fork decide?")
         after = self.claude.requests[-1]
         parent_tokens = len(json.dumps(parent_before["messages"])) // 4
         after_tokens = len(json.dumps(after["messages"])) // 4
@@ -236,6 +253,7 @@ class Bench:
             databases.append(("postgresql", PG_URL))
         for label, url in databases:
             bot = self.start_bot(url, label)
+            self.db = create_engine(url)
             try:
                 self.raw[label] = {"overhead": self.overhead(bot, url, label),
                                    "fork": self.fork_cost(bot, label), "load": self.load(bot, label)}
@@ -244,6 +262,7 @@ class Bench:
                     self.raw["economy"] = self.token_economy_and_cache(bot)
             finally:
                 bot.stop()
+                self.db.dispose()
         self.raw["reads"] = len([c for c in self.slack.calls if c.method.startswith("conversations.")])
         self.raw["turns"] = len(self.claude.requests)
         self.progress("")
@@ -275,7 +294,9 @@ class Bench:
                 f"({len(load['acks'])} acks)", "p99 ≤ 100 ms", percentile(load["acks"], 99) <= 100)
             row(4 if label == "sqlite" else 9, f"concurrent replies and RSS{tag}",
                 f"{load['completed']}/{load['count']} complete in {load['wall']:.2f} s wall (delivering them took "
-                f"{load['delivery']:.2f} s); peak RSS {load['rss']:.0f} MB",
+                f"{load['delivery']:.2f} s; last model request {load['last_request']:.2f} s, last stream ended "
+                f"{load['last_stream_end']:.2f} s, last closed in Slack {load['last_close']:.2f} s); "
+                f"peak RSS {load['rss']:.0f} MB",
                 "all within 6.5 s, none lost; RSS ≤ 400 MB",
                 load["completed"] == load["count"] and load["wall"] <= 6.5 and load["rss"] <= 400)
         if "stream" in r:
