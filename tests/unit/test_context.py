@@ -69,3 +69,15 @@ def test_a_request_after_the_history_moves_the_final_breakpoint_to_itself():
 def test_an_interrupted_reply_is_marked_as_incomplete():
     broken = Turn(1, 2, Role.ASSISTANT, "half an ans", status=TurnStatus.INTERRUPTED)
     assert "interrupted" in texts(parent_input([PARENT[0], broken]))[1]
+
+
+def test_a_changed_turn_renders_its_new_text_though_the_same_turn_is_rendered_once():
+    from dataclasses import replace
+
+    from bot.domain.context import render_turn
+
+    turn = Turn(1, 1, Role.USER, "before", "U1", "Ann", TurnStatus.ANSWERED, id=7)
+    assert render_turn(turn) is render_turn(turn)
+    edited = replace(turn, text="after")  # the store reads a changed turn into a new object
+    assert render_turn(edited).text == "[Ann <@U1>]\nafter"
+    assert parent_input([edited]).blocks[0].text == "[Ann <@U1>]\nafter"
