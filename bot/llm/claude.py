@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import anthropic
 import httpx2
-from anthropic import NOT_GIVEN, Stream
-from anthropic.lib.streaming import MessageStream
+from anthropic import Stream
 from anthropic.types import Message, RawMessageStreamEvent
 
 from ..domain.context import ModelInput
@@ -39,17 +38,25 @@ class Claude:
     def complete(self, model_input: ModelInput, on_text: OnText | None = None) -> Completion:
         body = encode_request(self.model, self.max_tokens, model_input)
         parts: list[str] = []
+        counts: dict[str, int] = {}
+        stop_reason = None
         try:
-            # the body goes in pre-encoded: the SDK still adds auth, retries, timeouts and parses
-            # the SSE stream, but no longer copies and re-encodes a history of hundreds of KB
-            raw = self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
-                                    stream_cls=Stream[RawMessageStreamEvent])
-            with MessageStream(raw, output_format=NOT_GIVEN) as stream:
-                for text in stream.text_stream:
-                    parts.append(text)
-                    if on_text:
-                        on_text(text)
-                final = stream.get_final_message()
+            # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses
+            # the SSE events, but no longer copies and re-encodes a history of hundreds of KB. The
+            # events are read as they come instead of through MessageStream, whose snapshot
+            # building re-creates a pydantic generic class per message (~2 ms, and garbage).
+            with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
+                                   stream_cls=Stream[RawMessageStreamEvent]) as events:
+                for event in events:
+                    if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                        parts.append(event.delta.text)
+                        if on_text:
+                            on_text(event.delta.text)
+                    elif event.type == "message_start":
+                        counts = _counts(event.message.usage)
+                    elif event.type == "message_delta":
+                        counts.update(_counts(event.usage))  # final counts override the first ones
+                        stop_reason = event.delta.stop_reason
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
@@ -57,17 +64,16 @@ class Claude:
             raise ModelUnavailable("Claude did not answer in time", kind="timeout") from None
         except (anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude could not be reached", kind="connection") from None
-        usage = final.usage
-        return Completion(
-            text="".join(parts),
-            usage=Usage(
-                input_tokens=usage.input_tokens or 0,
-                output_tokens=usage.output_tokens or 0,
-                cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-                cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-            ),
-            stop_reason=final.stop_reason,
-        )
+        return Completion(text="".join(parts), usage=Usage(**counts), stop_reason=stop_reason)
+
+
+_USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
+                 "cache_read_input_tokens": "cache_read_tokens", "cache_creation_input_tokens": "cache_write_tokens"}
+
+
+def _counts(usage) -> dict[str, int]:
+    """The token counts an event reports (a message_delta leaves out what did not change)."""
+    return {ours: value for theirs, ours in _USAGE_FIELDS.items() if (value := getattr(usage, theirs, None)) is not None}
 
 
 def _status_error(error: anthropic.APIStatusError) -> ModelUnavailable:
