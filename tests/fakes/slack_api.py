@@ -149,9 +149,10 @@ class FakeSlack:
 
     # serving ----------------------------------------------------------------------------
 
-    def handle(self, method: str, args: dict, token: str | None) -> tuple[int, dict, dict]:
+    def handle(self, method: str, args: dict, token: str | None,
+               arrived: float | None = None) -> tuple[int, dict, dict]:
         with self._lock:
-            self.calls.append(Call(method, args))
+            self.calls.append(Call(method, args, at=arrived or time.monotonic()))
             self.counts[method] = self.counts.get(method, 0) + 1
             failure = self._take_failure(method)
         if not token:
@@ -244,9 +245,11 @@ class FakeSlack:
 
 class _Handler(QuietHandler):
     def do_GET(self):
+        self.arrived = time.monotonic()
         self._dispatch(dict(parse_qsl(urlparse(self.path).query)))
 
     def do_POST(self):
+        self.arrived = time.monotonic()  # the call reached "Slack"; parsing it is the fake's own cost
         raw = self.body()
         kind = self.headers.get("Content-Type", "")
         if self.path.startswith("/response/"):
@@ -272,5 +275,5 @@ class _Handler(QuietHandler):
         token = auth.removeprefix("Bearer ").strip() or args.pop("token", None)
         args.pop("token", None)
         self.server.fake.tokens.append(token)
-        status, payload, headers = self.server.fake.handle(path[len("/api/"):], args, token)
+        status, payload, headers = self.server.fake.handle(path[len("/api/"):], args, token, self.arrived)
         self.send(status, json.dumps(payload).encode(), headers=headers)
