@@ -46,13 +46,13 @@ class Conversation:
                claim: str | None = None) -> None:
         """Store the turn (once per `claim` key) and answer it, unless someone already is."""
         owner = uuid.uuid4().hex
-        leased = self.store.submit_turn(
+        submitted = self.store.submit_turn(
             session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
             channel_id=session.channel_id if session.fork else None, claim=claim, owner=owner,
             lease_seconds=self.lease,
         )
-        if leased:
-            self._answer_all(session.id, owner)
+        if submitted.batch:
+            self._answer_all(session.id, owner, submitted.batch)
 
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
@@ -60,12 +60,15 @@ class Conversation:
         if self.store.lease(session_id, owner, self.lease):
             self._answer_all(session_id, owner)
 
-    def _answer_all(self, session_id: int, owner: str) -> None:
+    def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None) -> None:
+        """As the lease holder: answer `batch` (or the first waiting batch), then every later one."""
         answered: tuple[Session, Usage] | None = None
         try:
-            while (batch := self.store.next_answer(session_id, owner, self.lease)) is not None:
+            batch = batch or self.store.next_answer(session_id, owner, self.lease)
+            while batch is not None:
                 usage = self._answer(batch)
                 answered = (batch.session, usage) if usage else answered
+                batch = self.store.next_answer(session_id, owner, self.lease)
         except BaseException:
             self.store.release(session_id, owner)
             raise

@@ -4,6 +4,6 @@ Every state change that must happen once (claiming an event, starting a merge, l
 session) is a single conditional INSERT or UPDATE whose row count says who won.
 """
 from .engine import make_engine
-from .repository import Batch, Store
+from .repository import Batch, Store, Submitted
 
-__all__ = ["Batch", "Store", "make_engine"]
+__all__ = ["Batch", "Store", "Submitted", "make_engine"]

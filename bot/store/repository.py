@@ -44,6 +44,15 @@ class Batch:
     history: list[Turn]
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """A user's turn handed in: `stored` is False for a duplicate; `batch` is set when this caller
+    took the session's lease and must answer (and then keep answering until next_answer is None)."""
+
+    stored: bool
+    batch: Batch | None = None
+
+
 def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
@@ -437,18 +446,20 @@ class Store:
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
-                    lease_seconds: float) -> bool | None:
-        """Store a user's turn as pending and try to lease the session, in one transaction.
-        None: the claim was taken (a duplicate); True: `owner` holds the lease and must answer;
-        False: another worker is answering and will take this turn too."""
+                    lease_seconds: float) -> Submitted:
+        """Store a user's turn as pending and try to lease the session, in one transaction; the
+        lease winner gets its first batch from the same transaction (see `next_answer`)."""
+        now = self.clock()
         try:
             with self.engine.begin() as conn:
                 self._store_turn(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
                                  author_name=author_name, slack_ts=slack_ts, channel_id=channel_id, claim=claim)
-                return _lease(conn, session_id, owner, self.clock(), lease_seconds)
+                if not _lease(conn, session_id, owner, now, lease_seconds):
+                    return Submitted(stored=True)
+                return Submitted(stored=True, batch=self._batch_in(conn, session_id, owner, now))
         except IntegrityError:
             if claim:
-                return None
+                return Submitted(stored=False)
             raise
 
     def _store_turn(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id,
@@ -491,16 +502,19 @@ class Store:
             until = now + timedelta(seconds=lease_seconds)
             if not conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "until": until}).rowcount:
                 return None
-            session = _session(conn.execute(sql.SESSION, {"session_id": session_id}).one())
-            pending = [_turn(r) for r in conn.execute(sql.PENDING, {"session_id": session_id})]
-            if pending and not session.answerable:
-                _settle(conn, pending, TurnStatus.FAILED)
-                pending = []
-            if not pending:
-                _release(conn, session_id, owner)
-                return None
-            reply = _append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
-            return Batch(session, pending, reply, self._history_in(conn, session_id))
+            return self._batch_in(conn, session_id, owner, now)
+
+    def _batch_in(self, conn, session_id: int, owner: str, now: datetime) -> Batch | None:
+        session = _session(conn.execute(sql.SESSION, {"session_id": session_id}).one())
+        pending = [_turn(r) for r in conn.execute(sql.PENDING, {"session_id": session_id})]
+        if pending and not session.answerable:
+            _settle(conn, pending, TurnStatus.FAILED)
+            pending = []
+        if not pending:
+            _release(conn, session_id, owner)
+            return None
+        reply = _append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
+        return Batch(session, pending, reply, self._history_in(conn, session_id))
 
     def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
         """Mark user turns whose answer failed (or that will never be answered)."""

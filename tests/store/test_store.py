@@ -149,34 +149,37 @@ def submit(store, session_id, text, owner, claim=None):
 
 def test_submitting_a_turn_leases_the_session_for_the_first_submitter_only(store):
     parent = store.parent_id("C1", "T1")
-    assert submit(store, parent, "one", "A", claim="msg:C1:1") is True
-    assert submit(store, parent, "two", "B", claim="msg:C1:2") is False  # A answers it
-    assert submit(store, parent, "one again", "C", claim="msg:C1:1") is None  # a duplicate, not stored
-    assert [(t.text, t.status) for t in store.turns(parent)] == [("one", TurnStatus.PENDING),
-                                                                  ("two", TurnStatus.PENDING)]
+    first = submit(store, parent, "one", "A", claim="msg:C1:1")
+    assert first.stored and [t.text for t in first.batch.pending] == ["one"]
+    second = submit(store, parent, "two", "B", claim="msg:C1:2")
+    assert second.stored and second.batch is None  # A answers it
+    assert not submit(store, parent, "one again", "C", claim="msg:C1:1").stored  # a duplicate
+    assert [(t.text, t.status) for t in store.turns(parent)] == [
+        ("one", TurnStatus.PENDING), ("", TurnStatus.STREAMING), ("two", TurnStatus.PENDING)]
 
 
 def test_the_lease_holder_gets_every_waiting_turn_with_the_replys_place_reserved_then_releases(store):
     parent = store.parent_id("C1", "T1")
-    submit(store, parent, "one", "A")
+    first = submit(store, parent, "one", "A").batch
+    assert (first.reply.seq, first.reply.status) == (2, TurnStatus.STREAMING)
+    assert [t.seq for t in first.history] == [1, 2]
     submit(store, parent, "two", "B")
-    batch = store.next_answer(parent, "A", 60)
-    assert [t.text for t in batch.pending] == ["one", "two"]
-    assert (batch.reply.seq, batch.reply.status) == (3, TurnStatus.STREAMING)
-    assert [t.seq for t in batch.history] == [1, 2, 3]
+    submit(store, parent, "three", "C")
+    store.record_reply(first.reply, first.pending, "answer", Usage(1, 1), [], None)
     assert store.next_answer(parent, "B", 60) is None  # not the holder
+    batch = store.next_answer(parent, "A", 60)
+    assert [t.text for t in batch.pending] == ["two", "three"] and batch.reply.seq == 5
     store.record_reply(batch.reply, batch.pending, "answer", Usage(1, 1), [], None)
     assert store.next_answer(parent, "A", 60) is None  # nothing waits: released
-    assert submit(store, parent, "three", "B") is True
+    assert submit(store, parent, "four", "B").batch is not None
 
 
 def test_a_closed_forks_waiting_turns_fail_instead_of_being_answered(store):
     fork = store.create_fork("C1", "T1", "U1", Mode.FRESH, "")
-    submit(store, fork.id, "hello", "A")
     assert store.abandon(fork.id)
-    assert store.next_answer(fork.id, "A", 60) is None
+    assert submit(store, fork.id, "hello", "A").batch is None
     assert [t.status for t in store.turns(fork.id)] == [TurnStatus.FAILED]
-    assert submit(store, fork.id, "again", "B") is True  # the lease was released
+    assert store.lease(fork.id, "B", 60)  # the lease was released
 
 
 def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store):
@@ -185,19 +188,23 @@ def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store
     parent = store.parent_id("C1", "T1")
     answered: list[str] = []
 
-    def answer_all(owner):
-        while (batch := store.next_answer(parent, owner, 60)) is not None:
+    def answer_all(owner, batch=None):
+        batch = batch or store.next_answer(parent, owner, 60)
+        while batch is not None:
             answered.extend(t.text for t in batch.pending)
             store.record_reply(batch.reply, batch.pending, "ok", Usage(1, 1), [], None)
+            batch = store.next_answer(parent, owner, 60)
 
     def user(name, delay):
         time.sleep(delay)  # arrive at a different moment of the holder's work each round
-        if submit(store, parent, name, name):
-            answer_all(name)
+        if (batch := submit(store, parent, name, name).batch) is not None:
+            answer_all(name, batch)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         for n in range(60):
-            assert submit(store, parent, f"first {n}", f"holder {n}")
-            list(pool.map(lambda run: run(), [lambda: answer_all(f"holder {n}"), lambda: user(f"second {n}", n % 12 / 2000)]))
+            first = submit(store, parent, f"first {n}", f"holder {n}").batch
+            assert first is not None
+            list(pool.map(lambda run: run(), [lambda: answer_all(f"holder {n}", first),
+                                              lambda: user(f"second {n}", n % 12 / 2000)]))
             assert not [t.text for t in store.turns(parent) if t.status is TurnStatus.PENDING]
     assert len(answered) == 120
