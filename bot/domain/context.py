@@ -38,6 +38,7 @@ class Block:
 class ModelInput:
     system: str
     blocks: tuple[Block, ...]
+    cache_key: int | None = None  # the session it belongs to, for encoders that reuse earlier work
 
     def messages(self) -> list[dict]:
         """Messages API shape: consecutive blocks of one role share a message."""

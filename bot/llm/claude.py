@@ -13,7 +13,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..domain.model import Usage
-from .request import encode_request
+from .request import RequestEncoder
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +32,12 @@ class Claude:
                  timeout: float = 600.0, max_retries: int = 2):
         self.model = model
         self.max_tokens = max_tokens
+        self.encoder = RequestEncoder(model, max_tokens)
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries)
 
     def complete(self, model_input: ModelInput, on_text: OnText | None = None) -> Completion:
-        body = encode_request(self.model, self.max_tokens, model_input)
+        body = self.encoder.encode(model_input)
         parts: list[str] = []
         counts: dict[str, int] = {}
         stop_reason = None
