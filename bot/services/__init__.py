@@ -148,7 +148,7 @@ class Services:
             fork = self.forks.resolve(command.channel_id, command.user_id, request.number)
             self.forks.merge(fork, command.user_id, request.guidance)
         except ThreadforkError as error:
-            self.chat.tell(audience, f"{error}\n{self.forks.open_forks_text(command.channel_id)}")
+            self.chat.refuse_merge(audience, str(error), self.store.open_forks(command.channel_id))
 
     def context_command(self, command: SlashCommand) -> None:
         audience = command.audience

@@ -117,13 +117,6 @@ class Forks:
     def listings(self, forks: list[Fork]) -> list[ForkListing]:
         return [ForkListing(f, self.store.stats(f.id)) for f in forks]
 
-    def open_forks_text(self, channel_id: str) -> str:
-        forks = self.store.open_forks(channel_id)
-        if not forks:
-            return "There are no open forks in this channel."
-        lines = [f"• {f.label} — opened by <@{f.owner_id}>, {f.mode}" for f in forks]
-        return "Open forks here:\n" + "\n".join(lines)
-
     def _announce(self, fork: Fork) -> None:
         """Post the summary, then the thread note and the root update. A crash before the post
         leaves the summary on the fork for the sweep to announce."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from ..domain.errors import ThreadforkError
+from ..domain.errors import NothingToMerge, ThreadforkError
 from ..domain.merge import SYSTEM_MERGER
 from ..store import Store
 from .compaction import Compactor
@@ -81,6 +81,11 @@ class Lifecycle:
                 if self.policy.expiry_policy == "abandon":
                     self.forks.abandon(fork, SYSTEM_MERGER, idle_before=idle_before)
                 else:
-                    self.forks.merge(fork, SYSTEM_MERGER, idle_before=idle_before)
+                    try:
+                        self.forks.merge(fork, SYSTEM_MERGER, idle_before=idle_before)
+                    except NothingToMerge:
+                        # nobody ever wrote in it: there is no summary to add, and retrying
+                        # every sweep would never succeed
+                        self.forks.abandon(fork, SYSTEM_MERGER, idle_before=idle_before)
             except ThreadforkError as error:
                 log.info("expiring fork %s: %s", fork.id, error)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import OrderedDict
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -21,6 +23,9 @@ from .reply import ChannelReply, ThreadReply
 
 log = logging.getLogger(__name__)
 
+NAME_TTL = 3600.0  # people rename themselves; an hour-old name is fine beside their words
+NAMES_KEPT = 10_000
+
 _EXPLAINED = {
     "not_in_channel": "I'm not in this channel — invite me with `/invite @Threadfork` and try again.",
     "channel_not_found": "I can't see this channel — invite me with `/invite @Threadfork` and try again.",
@@ -32,13 +37,15 @@ _EXPLAINED = {
 class SlackChat:
     def __init__(self, client: WebClient):
         self.client = client
-        self._names: dict[str, str | None] = {}
+        self._names: OrderedDict[str, tuple[str | None, float]] = OrderedDict()  # user → (name, fetched at)
         self._names_lock = threading.Lock()
 
     def display_name(self, user_id: str) -> str | None:
+        """The name Claude sees beside a person's words; users.info once an hour per person at most."""
         with self._names_lock:
-            if user_id in self._names:
-                return self._names[user_id]
+            cached = self._names.get(user_id)
+            if cached and time.monotonic() - cached[1] < NAME_TTL:
+                return cached[0]
         try:
             user = self.client.users_info(user=user_id)["user"]
             profile = user.get("profile") or {}
@@ -47,7 +54,10 @@ class SlackChat:
             log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
             return None
         with self._names_lock:
-            self._names[user_id] = name
+            self._names[user_id] = (name, time.monotonic())
+            self._names.move_to_end(user_id)
+            while len(self._names) > NAMES_KEPT:
+                self._names.popitem(last=False)
         return name
 
     def begin_reply(self, place: Place) -> ChannelReply | ThreadReply:
@@ -89,6 +99,9 @@ class SlackChat:
 
     def show_forks(self, audience: Audience, listings: list[ForkListing], counts: dict[ForkStatus, int]) -> None:
         self.tell(audience, views.forks_text(listings, counts))
+
+    def refuse_merge(self, audience: Audience, reason: str, open_forks: list[Fork]) -> None:
+        self.tell(audience, f"{reason}\n{views.open_forks_text(open_forks)}")
 
     def publish_home(self, user_id: str, listings: list[ForkListing], economy: list[ChannelEconomy]) -> None:
         self.call("views_publish", user_id=user_id, view=views.home_view(listings, economy))

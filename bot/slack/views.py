@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..domain.model import ChannelEconomy, ContextReport, ForkListing, ForkStatus
+from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
 from .render import permalink, quoted_topic
 
 
@@ -30,6 +30,13 @@ def forks_text(listings: list[ForkListing], counts: dict[ForkStatus, int]) -> st
     lines = [head] + [fork_line(item) for item in listings]
     lines.append(f"Merged: {counts.get(ForkStatus.MERGED, 0)} · Abandoned: {counts.get(ForkStatus.ABANDONED, 0)}")
     return "\n".join(lines)
+
+
+def open_forks_text(forks: list[Fork]) -> str:
+    """The short list shown beside a refused `/merge`, to say which forks could be merged."""
+    if not forks:
+        return "There are no open forks in this channel."
+    return "Open forks here:\n" + "\n".join(f"• {f.label} — opened by <@{f.owner_id}>, {f.mode}" for f in forks)
 
 
 def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dict:

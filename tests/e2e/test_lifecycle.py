@@ -70,6 +70,22 @@ def test_after_the_expiry_a_fork_is_merged_like_any_merge(bot, slack, claude):
     assert [t.role.value for t in bot.store.turns(fork.parent_id)] == ["summary"]
 
 
+def test_an_idle_fork_nobody_wrote_in_is_closed_at_expiry_not_retried_every_sweep(bot, slack, claude):
+    bot.slash("/fork", "never used")
+    root = bot.fork_root()
+    bot.quiesce(quiet=0.1)
+    bot.clock.advance(days=7, seconds=1)
+    bot.services.sweep()
+    fork = bot.store.fork_by_number(CHANNEL, 1)
+    assert fork.status.value == "abandoned" and not claude.requests
+    assert bot.store.turns(fork.parent_id) == []  # nothing was added to the channel's conversation
+    notes = [m for m in slack.posts(CHANNEL, top_level=False) if m.get("thread_ts") == root]
+    assert any("closed after sitting idle" in m.get("text", "") for m in notes)
+    calls = len(slack.calls)
+    bot.services.sweep()
+    assert len(slack.calls) == calls
+
+
 @pytest.mark.settings(threadfork_fork_expiry_policy="abandon")
 def test_under_the_abandon_policy_expiry_calls_no_model_and_neither_do_later_messages(bot, slack, claude):
     root = talk_in_fork(bot, slack)
