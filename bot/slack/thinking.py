@@ -47,7 +47,10 @@ class _Later:
                 while not self._due or self._due[0][0] > time.monotonic():
                     self._wake.wait(self._due[0][0] - time.monotonic() if self._due else None)
                 _, _, fn = heapq.heappop(self._due)
-            fn()
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - the one timer thread must outlive any callback
+                log.exception("a delayed call failed")
 
 
 LATER = _Later()

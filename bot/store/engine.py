@@ -1,6 +1,7 @@
 """Engine construction: SQLite gets WAL, a busy timeout and immediate write transactions."""
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 
@@ -17,15 +18,25 @@ def make_engine(url: str) -> Engine:
         return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    # readers each need a connection of their own; SQLite connections are cheap
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=16,
+                           max_overflow=48)
     _configure_sqlite(engine)
     return engine
+
+
+def writer_queue(engine: Engine):
+    """What a write transaction should hold before it takes a connection: SQLite's one-writer lock
+    (re-entrant, also taken when the transaction begins), or nothing for PostgreSQL. Queuing here
+    keeps waiting writers from holding pooled connections that readers need."""
+    return engine.info_writer if hasattr(engine, "info_writer") else contextlib.nullcontext()
 
 
 def _configure_sqlite(engine: Engine) -> None:
     # one writer at a time inside this process, queued on a lock: SQLite's own busy handler
     # sleeps in growing steps (up to 100 ms) and makes write latency explode under load
-    writer = threading.Lock()
+    writer = threading.RLock()
+    engine.info_writer = writer
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -25,7 +26,7 @@ from ..domain.model import (
     Usage,
 )
 from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
-from .engine import READ_ONLY
+from .engine import READ_ONLY, writer_queue
 from . import statements as sql
 from .migrate import migrate
 from .tables import messages, sessions, turns
@@ -61,9 +62,16 @@ class Store:
     def __init__(self, engine: Engine, clock: Clock = utcnow):
         self.engine = engine
         self.reader = engine.execution_options(**{READ_ONLY: True})  # for transactions that only read
+        self._writer = writer_queue(engine)
         self.clock = clock
         self._parents: dict[str, int] = {}  # channel → parent session id; never changes once made
         self._history = _HistoryCache()
+
+    @contextmanager
+    def _writing(self):
+        """A write transaction, queued for the writer before it takes a connection."""
+        with self._writer, self.engine.begin() as conn:
+            yield conn
 
     def create_schema(self) -> None:
         """Bring the database to the current schema (Alembic; safe with replicas starting together)."""
@@ -78,7 +86,7 @@ class Store:
     def claim(self, key: str) -> bool:
         """True for the first caller with this key, False for every later one (any replica)."""
         try:
-            with self.engine.begin() as conn:
+            with self._writing() as conn:
                 conn.execute(sql.CLAIM, {"key": key, "created_at": self.clock()})
             return True
         except IntegrityError:
@@ -98,7 +106,7 @@ class Store:
             if found is not None:
                 return found
         try:
-            with self.engine.begin() as conn:
+            with self._writing() as conn:
                 now = self.clock()
                 return conn.execute(
                     insert(sessions)
@@ -107,7 +115,7 @@ class Store:
                     .returning(sessions.c.id)
                 ).scalar_one()
         except IntegrityError:  # another delivery created it first
-            with self.engine.begin() as conn:
+            with self._writing() as conn:
                 return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
 
     def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
@@ -115,7 +123,7 @@ class Store:
         """A new open fork; from a message (`origin_ts`) its fork point is that message's turn."""
         parent = self.parent_id(channel_id, team_id)
         origin_seq = self.seq_at(parent, origin_ts) if origin_ts else None
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             # the counter row lock serialises fork numbering and pins the fork point
             number = conn.execute(
                 update(sessions)
@@ -137,7 +145,7 @@ class Store:
             return _fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())
 
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(update(sessions).where(sessions.c.id == fork_id).values(
                 root_ts=root_ts, inherited_turns=inherited.turns, inherited_tokens=inherited.tokens))
             row = conn.execute(select(sessions.c.channel_id).where(sessions.c.id == fork_id)).one()
@@ -213,7 +221,7 @@ class Store:
                                     turns.c.session_id.in_(in_channel))
         if author_id:
             query = query.where(turns.c.author_id == author_id)
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             changed = conn.execute(query.values(**values).returning(turns.c.session_id)).scalars().all()
             _bump(conn, set(changed))
             return bool(changed)
@@ -284,7 +292,7 @@ class Store:
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
         """Append the summary to the parent and mark the fork merged, in one transaction. The raw
         summary stays on the fork until it has been posted, so a crash cannot lose it."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             moved = conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork.id, sessions.c.status == ForkStatus.MERGING.value)
@@ -296,7 +304,7 @@ class Store:
                            usage=usage, source_fork_id=fork.id)
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts, merge_until=None))
 
     def summary_of(self, fork_id: int) -> str:
@@ -318,7 +326,7 @@ class Store:
     def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool:
         """Take over a stuck merge; exactly one sweeper wins."""
         now = self.clock()
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             return conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork_id, sessions.c.merge_until < now,
@@ -328,7 +336,7 @@ class Store:
             ).rowcount == 1
 
     def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, *conditions, **values) -> bool:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             return conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork_id, sessions.c.status == source.value, *conditions)
@@ -356,7 +364,7 @@ class Store:
             ))
 
     def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             turn = _append(conn, self.clock(), session_id, Role.COMPACTION, text, TurnStatus.COMPLETE, usage=usage)
             conn.execute(update(turns).where(turns.c.id == turn.id).values(covers_seq=covers_seq))
             return Turn(**{**turn.__dict__, "covers_seq": covers_seq})
@@ -373,7 +381,7 @@ class Store:
 
     def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
         """At most one reminder per fork, whichever replica gets here first."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             return conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork_id, sessions.c.status == ForkStatus.OPEN.value,
@@ -382,7 +390,7 @@ class Store:
             ).rowcount == 1
 
     def raise_budget(self, fork_id: int, by: int) -> None:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(update(sessions).where(sessions.c.id == fork_id)
                          .values(budget_extra=sessions.c.budget_extra + by))
 
@@ -405,7 +413,7 @@ class Store:
 
     def interrupt_streaming(self, session_id: int) -> int:
         """Answers left half-written by a dead worker leave the context; returns how many."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             return conn.execute(
                 update(turns)
                 .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.STREAMING.value)
@@ -415,7 +423,7 @@ class Store:
     def retry_turn(self, channel_id: str, ts: str) -> int | None:
         """A failed user turn (by its Slack ts) goes back to pending; returns its session."""
         in_channel = select(sessions.c.id).where(sessions.c.channel_id == channel_id)
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             row = conn.execute(
                 update(turns)
                 .where(turns.c.slack_ts == ts, turns.c.status == TurnStatus.FAILED.value,
@@ -435,7 +443,7 @@ class Store:
                     claim: str | None = None) -> Turn | None:
         """Store a turn; with `claim`, only if that key was never claimed (else None), atomically."""
         try:
-            with self.engine.begin() as conn:
+            with self._writing() as conn:
                 return self._store_turn(conn, session_id, role, text, status, author_id=author_id,
                                         author_name=author_name, slack_ts=slack_ts, usage=usage,
                                         channel_id=channel_id, claim=claim)
@@ -451,7 +459,7 @@ class Store:
         lease winner gets its first batch from the same transaction (see `next_answer`)."""
         now = self.clock()
         try:
-            with self.engine.begin() as conn:
+            with self._writing() as conn:
                 self._store_turn(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
                                  author_name=author_name, slack_ts=slack_ts, channel_id=channel_id, claim=claim)
                 if not _lease(conn, session_id, owner, now, lease_seconds):
@@ -498,7 +506,7 @@ class Store:
         Renewing first locks the session row, so a turn submitted concurrently is either seen here
         or finds the lease free."""
         now = self.clock()
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             until = now + timedelta(seconds=lease_seconds)
             if not conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "until": until}).rowcount:
                 return None
@@ -518,14 +526,14 @@ class Store:
 
     def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
         """Mark user turns whose answer failed (or that will never be answered)."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             _settle(conn, pending, status)
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
                      posted: Sequence[str], channel_id: str | None) -> None:
         """Store the answer (with the ts of its first message) and mark its user turns answered;
         with a channel id, every message of the answer is indexed for reactions."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(sql.FINISH_REPLY, {
                 "turn_id": reply.id, "text": text, "slack_ts": posted[0] if posted else None,
                 "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
@@ -537,18 +545,18 @@ class Store:
 
     def abort_reply(self, reply: Turn, pending: Sequence[Turn]) -> None:
         """The call failed: the answer is dropped from the context, the user turns stay, marked failed."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))
             _settle(conn, pending, TurnStatus.FAILED)
 
     # leases: one worker answers a session at a time, across threads and replicas -----------
 
     def lease(self, session_id: int, owner: str, seconds: float) -> bool:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             return _lease(conn, session_id, owner, self.clock(), seconds)
 
     def release(self, session_id: int, owner: str) -> None:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             _release(conn, session_id, owner)
 
     # accounting -------------------------------------------------------------------------

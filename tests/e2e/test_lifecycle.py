@@ -71,7 +71,7 @@ def test_after_the_expiry_a_fork_is_merged_like_any_merge(bot, slack, claude):
 
 
 def test_an_idle_fork_nobody_wrote_in_is_closed_at_expiry_not_retried_every_sweep(bot, slack, claude):
-    bot.slash("/fork", "never used")
+    bot.slash("/fork", "--fresh")  # a topic would be its first turn
     root = bot.fork_root()
     bot.quiesce(quiet=0.1)
     bot.clock.advance(days=7, seconds=1)
