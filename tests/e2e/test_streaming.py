@@ -1,6 +1,8 @@
 """Answers stream: into fork threads with Slack's streaming methods, at the top level by throttled
 chat.update; a thinking reaction while no text is visible; long answers continue in order; refusals
 fall back."""
+import json
+
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, wait_until
 
@@ -120,6 +122,27 @@ def test_a_refused_stream_still_delivers_the_whole_answer(bot, slack, claude):
     bot.quiesce()
     [message] = [m for m in slack.posts(CHANNEL, top_level=False)]
     assert message.method == "chat.postMessage" and message["markdown_text"] == "the answer must arrive"
+
+
+def test_a_streamed_answers_last_words_ride_on_stop_stream_and_survive_its_refusal(bot, slack, claude):
+    root = open_fork(bot)
+    claude.script(Script(text="first part, then the final words", chunks=2, chunk_delay=0.8))
+    bot.say("UBOB0001", "go", thread_ts=root)
+    wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
+    bot.quiesce()
+    [stop] = slack.calls_to("chat.stopStream")
+    assert "final words" in json.dumps(stop.args.get("chunks"))
+    assert not slack.calls_to("chat.appendStream")  # start at the first token, stop with the rest
+    [message] = slack.posts(CHANNEL, top_level=False)
+    assert message["markdown_text"] == "first part, then the final words" and not message.streaming
+
+    slack.fail("chat.stopStream", "internal_error")
+    claude.script(Script(text="second answer, whose ending must not be lost", chunks=2, chunk_delay=0.8))
+    bot.say("UBOB0001", "again", thread_ts=root)
+    wait_until(lambda: len(slack.calls_to("chat.stopStream")) == 2, timeout=15)
+    bot.quiesce()
+    texts = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=False)][1:]
+    assert "".join(texts) == "second answer, whose ending must not be lost"
 
 
 def test_an_overload_in_the_middle_of_a_stream_says_so_and_keeps_the_turn(bot, slack, claude):
