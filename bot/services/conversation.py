@@ -66,9 +66,9 @@ class Conversation:
         try:
             batch = batch or self.store.next_answer(session_id, owner, self.lease)
             while batch is not None:
-                usage = self._answer(batch)
-                answered = (batch.session, usage) if usage else answered
-                batch = self.store.next_answer(session_id, owner, self.lease)
+                session = batch.session
+                usage, batch = self._answer(batch, owner)
+                answered = (session, usage) if usage else answered
         except BaseException:
             self.store.release(session_id, owner)
             raise
@@ -78,7 +78,8 @@ class Conversation:
             except Exception:
                 log.exception("after-answer work failed in session %s", session_id)
 
-    def _answer(self, batch: Batch) -> Usage | None:
+    def _answer(self, batch: Batch, owner: str) -> tuple[Usage | None, Batch | None]:
+        """Answer one batch; returns its usage (None if it failed) and the next batch, if any."""
         session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
@@ -89,18 +90,17 @@ class Conversation:
         except Exception as error:
             if not isinstance(error, ModelUnavailable):
                 log.exception("reply failed in session %s", session.id)
-            self.store.abort_reply(reply, pending)
             self._safely_fail(writer, failure_notice(error))
-            return None
+            return None, self.store.abort_reply(reply, pending, owner, self.lease)
         try:
             posted = writer.finish()
         except Exception:
             # the answer stays in the history even if Slack refused it; the log says why
             log.exception("posting the reply failed in session %s", session.id)
             posted = []
-        self.store.record_reply(reply, pending, completion.text, completion.usage, posted,
-                                session.channel_id if session.fork else None)
-        return completion.usage
+        following = self.store.record_reply(reply, pending, completion.text, completion.usage, posted,
+                                            session.channel_id if session.fork else None, owner, self.lease)
+        return completion.usage, following
 
     @staticmethod
     def _safely_fail(writer, notice: str) -> None:

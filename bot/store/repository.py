@@ -507,10 +507,13 @@ class Store:
         or finds the lease free."""
         now = self.clock()
         with self._writing() as conn:
-            until = now + timedelta(seconds=lease_seconds)
-            if not conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "until": until}).rowcount:
-                return None
-            return self._batch_in(conn, session_id, owner, now)
+            return self._next_in(conn, session_id, owner, lease_seconds, now)
+
+    def _next_in(self, conn, session_id: int, owner: str, lease_seconds: float, now: datetime) -> Batch | None:
+        # renewing also stamps the session's activity, and locks its row before pending is read
+        renewed = conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                                 "until": now + timedelta(seconds=lease_seconds)}).rowcount
+        return self._batch_in(conn, session_id, owner, now) if renewed else None
 
     def _batch_in(self, conn, session_id: int, owner: str, now: datetime) -> Batch | None:
         session = _session(conn.execute(sql.SESSION, {"session_id": session_id}).one())
@@ -530,24 +533,30 @@ class Store:
             _settle(conn, pending, status)
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
-                     posted: Sequence[str], channel_id: str | None) -> None:
+                     posted: Sequence[str], channel_id: str | None, owner: str,
+                     lease_seconds: float) -> Batch | None:
         """Store the answer (with the ts of its first message) and mark its user turns answered;
-        with a channel id, every message of the answer is indexed for reactions."""
+        with a channel id, every message of the answer is indexed for reactions. In the same
+        transaction, the lease holder's next batch (see `next_answer`)."""
+        now = self.clock()
         with self._writing() as conn:
             conn.execute(sql.FINISH_REPLY, {
                 "turn_id": reply.id, "text": text, "slack_ts": posted[0] if posted else None,
                 "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                 "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens})
             _settle(conn, pending, TurnStatus.ANSWERED)
-            _touch(conn, reply.session_id, self.clock())
             for ts in posted if channel_id else ():
                 _index(conn, channel_id, ts, reply.session_id)
+            return self._next_in(conn, reply.session_id, owner, lease_seconds, now)
 
-    def abort_reply(self, reply: Turn, pending: Sequence[Turn]) -> None:
-        """The call failed: the answer is dropped from the context, the user turns stay, marked failed."""
+    def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float) -> Batch | None:
+        """The call failed: the answer is dropped from the context, the user turns stay, marked
+        failed; then, in the same transaction, the lease holder's next batch."""
+        now = self.clock()
         with self._writing() as conn:
             conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))
             _settle(conn, pending, TurnStatus.FAILED)
+            return self._next_in(conn, reply.session_id, owner, lease_seconds, now)
 
     # leases: one worker answers a session at a time, across threads and replicas -----------
 
@@ -657,10 +666,6 @@ def _lease(conn, session_id: int, owner: str, now: datetime, seconds: float) -> 
 
 def _release(conn, session_id: int, owner: str) -> None:
     conn.execute(sql.RELEASE_LEASE, {"session_id": session_id, "owner": owner})
-
-
-def _touch(conn, session_id: int, now: datetime) -> None:
-    conn.execute(sql.TOUCH, {"session_id": session_id, "now": now})
 
 
 def _usage_columns(table):

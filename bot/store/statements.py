@@ -26,12 +26,10 @@ TAKE_LEASE = (update(sessions)
               .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
 
 RENEW_LEASE = (update(sessions).where(_session, sessions.c.lease_owner == bindparam("owner"))
-               .values(lease_until=bindparam("until")))
+               .values(lease_until=bindparam("until"), last_activity_at=bindparam("now")))
 
 RELEASE_LEASE = (update(sessions).where(_session, sessions.c.lease_owner == bindparam("owner"))
                  .values(lease_owner=None, lease_until=None))
-
-TOUCH = update(sessions).where(_session).values(last_activity_at=bindparam("now"))
 
 SESSION = select(sessions).where(_session)
 

@@ -165,12 +165,11 @@ def test_the_lease_holder_gets_every_waiting_turn_with_the_replys_place_reserved
     assert [t.seq for t in first.history] == [1, 2]
     submit(store, parent, "two", "B")
     submit(store, parent, "three", "C")
-    store.record_reply(first.reply, first.pending, "answer", Usage(1, 1), [], None)
     assert store.next_answer(parent, "B", 60) is None  # not the holder
-    batch = store.next_answer(parent, "A", 60)
+    batch = store.record_reply(first.reply, first.pending, "answer", Usage(1, 1), [], None, "A", 60)
     assert [t.text for t in batch.pending] == ["two", "three"] and batch.reply.seq == 5
-    store.record_reply(batch.reply, batch.pending, "answer", Usage(1, 1), [], None)
-    assert store.next_answer(parent, "A", 60) is None  # nothing waits: released
+    assert store.record_reply(batch.reply, batch.pending, "answer", Usage(1, 1), [], None, "A", 60) is None
+    assert store.next_answer(parent, "A", 60) is None  # nothing waited: released
     assert submit(store, parent, "four", "B").batch is not None
 
 
@@ -192,8 +191,7 @@ def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store
         batch = batch or store.next_answer(parent, owner, 60)
         while batch is not None:
             answered.extend(t.text for t in batch.pending)
-            store.record_reply(batch.reply, batch.pending, "ok", Usage(1, 1), [], None)
-            batch = store.next_answer(parent, owner, 60)
+            batch = store.record_reply(batch.reply, batch.pending, "ok", Usage(1, 1), [], None, owner, 60)
 
     def user(name, delay):
         time.sleep(delay)  # arrive at a different moment of the holder's work each round
