@@ -68,8 +68,14 @@ class BotProcess:
         return time.monotonic() - started
 
     def post(self, body: bytes, content_type: str) -> int:
-        request = urllib.request.Request(self.url + "/slack/events", data=body, method="POST",
-                                         headers={"Content-Type": content_type, **sign(body)})
+        return self.send(self.signed(body, content_type))
+
+    def signed(self, body: bytes, content_type: str) -> urllib.request.Request:
+        """A request to /slack/events signed as Slack signs it, ready to send."""
+        return urllib.request.Request(self.url + "/slack/events", data=body, method="POST",
+                                      headers={"Content-Type": content_type, **sign(body)})
+
+    def send(self, request: urllib.request.Request) -> int:
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 return response.status
@@ -77,9 +83,12 @@ class BotProcess:
             return error.code
 
     def event(self, event: dict, event_id: str) -> int:
+        return self.send(self.signed_event(event, event_id))
+
+    def signed_event(self, event: dict, event_id: str) -> urllib.request.Request:
         body = json.dumps({"type": "event_callback", "event_id": event_id, "team_id": "T0TEAM001",
                            "api_app_id": "A0THREADFORK", "event": event, "event_time": int(time.time())})
-        return self.post(body.encode(), "application/json")
+        return self.signed(body.encode(), "application/json")
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)

@@ -486,12 +486,13 @@ class Store:
             history = self._history_in(conn, session_id)
         return history if upto_seq is None else [t for t in history if t.seq <= upto_seq]
 
-    def _history_in(self, conn, session_id: int) -> list[Turn]:
+    def _history_in(self, conn, session_id: int, version: int | None = None) -> list[Turn]:
         """Turns whose state is final are kept in memory, so a long session costs one small query
         per request; the session's version, bumped whenever a stored turn is edited, deleted or
         retried, keeps it honest across replicas."""
         cached = self._history.get(session_id)
-        version = conn.scalar(sql.VERSION, {"session_id": session_id}) or 0
+        if version is None:
+            version = conn.scalar(sql.VERSION, {"session_id": session_id}) or 0
         if cached is None or cached.version != version:
             cached = _History(version)
         rows = conn.execute(sql.TURNS_AFTER, {"session_id": session_id, "after": cached.settled})
@@ -516,7 +517,8 @@ class Store:
         return self._batch_in(conn, session_id, owner, now) if renewed else None
 
     def _batch_in(self, conn, session_id: int, owner: str, now: datetime) -> Batch | None:
-        session = _session(conn.execute(sql.SESSION, {"session_id": session_id}).one())
+        row = conn.execute(sql.SESSION, {"session_id": session_id}).one()
+        session = _session(row)
         pending = [_turn(r) for r in conn.execute(sql.PENDING, {"session_id": session_id})]
         if pending and not session.answerable:
             _settle(conn, pending, TurnStatus.FAILED)
@@ -525,7 +527,7 @@ class Store:
             _release(conn, session_id, owner)
             return None
         reply = _append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
-        return Batch(session, pending, reply, self._history_in(conn, session_id))
+        return Batch(session, pending, reply, self._history_in(conn, session_id, row.version or 0))
 
     def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
         """Mark user turns whose answer failed (or that will never be answered)."""
