@@ -8,6 +8,11 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
+try:
+    import fcntl
+except ImportError:  # Windows: there, processes queue on SQLite's busy handler instead
+    fcntl = None
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 READ_ONLY = "threadfork_read_only"
 
@@ -21,7 +26,7 @@ def make_engine(url: str) -> Engine:
     # readers each need a connection of their own; SQLite connections are cheap
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=16,
                            max_overflow=48)
-    _configure_sqlite(engine)
+    _configure_sqlite(engine, parsed.database if parsed.database not in (None, "", ":memory:") else None)
     return engine
 
 
@@ -32,10 +37,39 @@ def writer_queue(engine: Engine):
     return engine.info_writer if hasattr(engine, "info_writer") else contextlib.nullcontext()
 
 
-def _configure_sqlite(engine: Engine) -> None:
-    # one writer at a time inside this process, queued on a lock: SQLite's own busy handler
-    # sleeps in growing steps (up to 100 ms) and makes write latency explode under load
-    writer = threading.RLock()
+class _WriterLock:
+    """SQLite's one writer, queued: threads on a lock, processes on flock(2) of a file beside the
+    database. SQLite's own busy handler sleeps in growing steps (up to 100 ms) instead of queuing,
+    which makes write latency explode under load. Re-entrant within a thread."""
+
+    def __init__(self, database: str | None):
+        self._threads = threading.RLock()
+        self._depth = threading.local()
+        self._file = open(f"{database}.writer", "a+b") if database and fcntl else None  # noqa: SIM115
+
+    def acquire(self) -> None:
+        self._threads.acquire()
+        depth = getattr(self._depth, "n", 0)
+        if depth == 0 and self._file:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)  # waits without the GIL
+        self._depth.n = depth + 1
+
+    def release(self) -> None:
+        self._depth.n -= 1
+        if self._depth.n == 0 and self._file:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+        self._threads.release()
+
+    def __enter__(self) -> _WriterLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.release()
+
+
+def _configure_sqlite(engine: Engine, database: str | None) -> None:
+    writer = _WriterLock(database)
     engine.info_writer = writer
 
     @event.listens_for(engine, "connect")

@@ -1,5 +1,6 @@
 """The repository on SQLite and on the local PostgreSQL server: every once-only transition holds
 under concurrent callers (threads with their own connections, as replicas would)."""
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -206,3 +207,34 @@ def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store
                                               lambda: user(f"second {n}", n % 12 / 2000)]))
             assert not [t.text for t in store.turns(parent) if t.status is TurnStatus.PENDING]
     assert len(answered) == 120
+
+
+def _hold_the_writer(database: str, held, release) -> None:
+    from bot.store.engine import writer_queue
+
+    with writer_queue(make_engine(f"sqlite:///{database}")):
+        held.set()
+        release.wait(10)
+
+
+def test_sqlite_writers_in_different_processes_queue_for_the_one_writer(tmp_path):
+    """Processes on one SQLite file wait in turn (flock) instead of polling in SQLite's busy handler."""
+    import multiprocessing
+
+    from bot.store.engine import writer_queue
+
+    database = str(tmp_path / "shared.db")
+    context = multiprocessing.get_context("spawn")
+    held, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold_the_writer, args=(database, held, release))
+    holder.start()
+    try:
+        assert held.wait(30)
+        started = time.monotonic()
+        threading.Timer(0.4, release.set).start()
+        with writer_queue(make_engine(f"sqlite:///{database}")):
+            waited = time.monotonic() - started
+        assert waited >= 0.35  # it waited for the other process's release
+    finally:
+        release.set()
+        holder.join(10)
