@@ -34,7 +34,7 @@ def writer_queue(engine: Engine):
     """What a write transaction should hold before it takes a connection: SQLite's one-writer lock
     (re-entrant, also taken when the transaction begins), or nothing for PostgreSQL. Queuing here
     keeps waiting writers from holding pooled connections that readers need."""
-    return engine.info_writer if hasattr(engine, "info_writer") else contextlib.nullcontext()
+    return getattr(engine, "threadfork_writer", None) or contextlib.nullcontext()
 
 
 class _WriterLock:
@@ -70,7 +70,7 @@ class _WriterLock:
 
 def _configure_sqlite(engine: Engine, database: str | None) -> None:
     writer = _WriterLock(database)
-    engine.info_writer = writer
+    engine.threadfork_writer = writer
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):

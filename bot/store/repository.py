@@ -26,8 +26,8 @@ from ..domain.model import (
     Usage,
 )
 from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
-from .engine import READ_ONLY, writer_queue
 from . import statements as sql
+from .engine import READ_ONLY, writer_queue
 from .migrate import migrate
 from .tables import messages, sessions, turns
 
