@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     threadfork_model: str = "claude-sonnet-5-5"
     threadfork_max_tokens: int = Field(8192, gt=0)
     threadfork_workers: int = Field(256, gt=0)
+    threadfork_processes: int = Field(1, gt=0, le=64)  # HTTP mode: worker processes sharing PORT
     threadfork_context_window: int = Field(200_000, gt=0)
     threadfork_compact_at: int | None = Field(None, gt=0)  # default: 80 % of the context window
     threadfork_fork_token_budget: int | None = Field(None, gt=0)

@@ -89,7 +89,9 @@ def _reply(start_response, status: int, body: str, content_type: str):
     return [data]
 
 
-def make_server(wiring: Wiring, host: str, port: int):
+def make_server(wiring: Wiring, host: str, port: int, listener=None):
+    """waitress on host:port, or on an already bound `listener` (shared by worker processes)."""
     from waitress import create_server
 
-    return create_server(HttpApp(wiring), host=host, port=port, threads=16, ident="threadfork")
+    where = {"sockets": [listener]} if listener is not None else {"host": host, "port": port}
+    return create_server(HttpApp(wiring), threads=16, ident="threadfork", **where)

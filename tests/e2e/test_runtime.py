@@ -1,5 +1,7 @@
 """The runtime contract, on the real `python -m bot` process and on the HTTP endpoint."""
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -62,6 +64,49 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
         output = bot.stop()
     for secret in (BOT_TOKEN, SIGNING_SECRET, API_KEY):
         assert secret not in output
+
+
+def _workers(pid: int) -> set[int]:
+    return {int(p) for p in open(f"/proc/{pid}/task/{pid}/children").read().split()}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
+def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker_is_replaced(
+        tmp_path, slack, claude, database_url):
+    bot = BotProcess(tmp_path, slack, claude, database_url, threadfork_processes=2)
+    try:
+        wait_until(bot.healthy, timeout=60, interval=0.1, message="/healthz")
+        first = wait_until(lambda: len(_workers(bot.proc.pid)) == 2 and _workers(bot.proc.pid), timeout=30)
+        channels = [f"CPROC{n:04d}" for n in range(12)]  # one session each, so no two are batched
+        for n, channel in enumerate(channels):
+            ts = f"1700000{n:03d}.000100"
+            assert bot.event({"type": "app_mention", "channel": channel, "user": "UALICE01",
+                              "text": f"<@UBOT0001> question {n}", "ts": ts, "event_ts": ts}, f"EvMP{n:04d}") == 200
+        wait_until(lambda: all(slack.posts(c) for c in channels), timeout=60)
+        time.sleep(0.5)
+        assert [len(slack.posts(c)) for c in channels] == [1] * 12  # each answered once
+        assert len(claude.requests) == 12
+
+        victim = sorted(first)[0]
+        os.kill(victim, signal.SIGKILL)
+        wait_until(lambda: len(_workers(bot.proc.pid)) == 2 and victim not in _workers(bot.proc.pid), timeout=30)
+        wait_until(bot.healthy, timeout=30, interval=0.1, message="/healthz after a worker died")
+    finally:
+        workers = _workers(bot.proc.pid) if bot.proc.poll() is None else set()
+        bot.proc.terminate()
+        assert bot.proc.wait(timeout=20) == 0  # SIGTERM stops the supervisor and its workers
+    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
+                "zombie" not in open(f"/proc/{pid}/status").read().lower()]
+
+
+def test_with_several_processes_a_start_up_failure_stops_them_all(tmp_path, slack, claude):
+    slack.fail("auth.test", "invalid_auth", times=10)
+    env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
+                    SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, PORT=str(free_port()),
+                    THREADFORK_PROCESSES="2")
+    done = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 3 and "invalid_auth" in done.stderr
 
 
 @pytest.mark.parametrize("headers", [
