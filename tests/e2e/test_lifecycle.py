@@ -177,7 +177,9 @@ def test_a_parent_over_its_budget_is_compacted_keeping_recent_turns_verbatim(bot
 @pytest.mark.settings(threadfork_fork_token_budget=1_000)
 def test_a_fork_past_its_budget_says_so_and_asks_to_merge_abandon_or_continue(bot, slack, claude):
     claude.script(Script(text="expensive", usage={"input_tokens": 1_500}))
-    root = talk_in_fork(bot, slack, topic="--fresh costly")
+    # no topic: a topic would be the fork's first turn, and whether "an idea" arrived before or after
+    # that answer used up the budget would decide whether it too is refused
+    root = talk_in_fork(bot, slack, topic="--fresh")
     [notice] = [m for m in slack.posts(CHANNEL, top_level=False) if "budget" in m.get("text", "")]
     assert [e["text"]["text"] for e in notice["blocks"][1]["elements"]] == ["Merge", "Abandon", "Continue"]
     calls = len(claude.requests)
