@@ -69,13 +69,15 @@ class Bench:
         assert bot.send(request) == 200
         return ts, started
 
-    def slash(self, bot: BotProcess, command: str, text: str, channel: str) -> float:
+    def slash(self, bot: BotProcess, command: str, text: str, channel: str) -> tuple[float, float]:
+        """Send a signed slash command; (when it was handed over, how long the ack took)."""
         form = {"command": command, "text": text, "user_id": "UBENCH01", "user_name": "bench", "channel_id": channel,
                 "team_id": TEAM_ID, "response_url": self.slack.response_url("bench"), "trigger_id": "1.t",
                 "api_app_id": "A0BENCH", "token": "unused"}
+        request = bot.signed(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
         started = time.monotonic()
-        assert bot.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded") == 200
-        return time.monotonic() - started
+        assert bot.send(request) == 200
+        return started, time.monotonic() - started
 
     def wait(self, predicate, timeout: float = 60.0, interval: float = 0.002):
         return wait_until(predicate, timeout=timeout, interval=interval, message="the bot to finish")
@@ -110,15 +112,16 @@ class Bench:
     # figures ----------------------------------------------------------------------------
 
     def overhead(self, bot: BotProcess, url: str, label: str) -> dict:
-        """Figure 1: signed delivery → model request sent, plus last token → the turn's final Slack call."""
-        results = {}
-        samples = 15 if self.quick else 40
-        for size in (10, 100, 1000):
-            channel = f"C{label[:2].upper()}{size}"
+        """Figure 1: signed delivery → model request sent, plus last token → the turn's final Slack call.
+        Sizes take turns, round after round, so a drift in the machine's speed hits all alike."""
+        sizes, samples = (10, 100, 1000), 15 if self.quick else 40
+        channels = {size: f"C{label[:2].upper()}{size}" for size in sizes}
+        for size, channel in channels.items():
             self.populate(url, channel, size)
-            times = []
-            for n in range(samples + 3):
-                self.progress(f"[{label}] overhead at {size:,} turns: {n + 1}/{samples + 3}")
+        results: dict[int, list[float]] = {size: [] for size in sizes}
+        for n in range(samples + 3):
+            self.progress(f"[{label}] overhead at 10 / 100 / 1,000 turns: round {n + 1}/{samples + 3}")
+            for size, channel in channels.items():
                 index, calls = len(self.claude.requests), len(self.slack.calls)
                 self.claude.script(Script(text=f"ok {n}", chunks=1))
                 ts, sent = self.mention(bot, channel, f"turn {n}")
@@ -127,26 +130,23 @@ class Bench:
                 inbound = self.claude.received_at[index] - sent
                 outbound = max(c.at for c in self.slack.calls[calls:]) - self.claude.finished_at[index]
                 if n >= 3:  # warm-up
-                    times.append((inbound + outbound) * 1000)
-            results[size] = times
+                    results[size].append((inbound + outbound) * 1000)
         return results
 
     def fork_cost(self, bot: BotProcess, label: str) -> dict:
-        """Figure 2: /fork on a 1,000-turn parent against a 10-turn parent (delivery → root posted)."""
-        results = {}
-        samples = 10 if self.quick else 25
-        for size in (10, 1000):
-            channel = f"C{label[:2].upper()}{size}"
-            times = []
-            for n in range(samples):
-                self.progress(f"[{label}] /fork on a {size:,}-turn parent: {n + 1}/{samples}")
+        """Figure 2: /fork on a 1,000-turn parent against a 10-turn parent (delivery → root posted),
+        alternating between the two."""
+        sizes, samples = (10, 1000), 10 if self.quick else 40
+        results: dict[int, list[float]] = {size: [] for size in sizes}
+        for n in range(samples):
+            self.progress(f"[{label}] /fork on a 10- and a 1,000-turn parent: {n + 1}/{samples}")
+            for size in sizes:
+                channel = f"C{label[:2].upper()}{size}"
                 roots_before = len([m for m in self.slack.posts(channel, top_level=True) if m.get("blocks")])
-                started = time.monotonic()
-                self.slash(bot, "/fork", "--inherit", channel)
+                started, _ = self.slash(bot, "/fork", "--inherit", channel)
                 root = self.wait(lambda: [m for m in self.slack.posts(channel, top_level=True)
                                           if m.get("blocks")][roots_before:])
-                times.append((root[0].created - started) * 1000)
-            results[size] = times
+                results[size].append((root[0].created - started) * 1000)
         return results
 
     def load(self, bot: BotProcess, label: str) -> dict:
@@ -176,7 +176,7 @@ class Bench:
                 t0 = time.monotonic()
                 bot.event(chatter, f"EvA{ts}")
                 acks.append((time.monotonic() - t0) * 1000)
-                acks.append(self.slash(bot, "/fork", "help", channel) * 1000)
+                acks.append(self.slash(bot, "/fork", "help", channel)[1] * 1000)
                 time.sleep(0.05)
             self.wait(lambda: stops() - stops_before >= count, timeout=60, interval=0.02)
         wall = time.monotonic() - started
