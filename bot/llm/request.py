@@ -110,7 +110,3 @@ def _shared_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
             return i
     return n
 
-
-def encode_request(model: str, max_tokens: int, model_input: ModelInput) -> bytes:
-    """The streaming request's JSON body, encoded afresh."""
-    return orjson.dumps(build_request(model, max_tokens, model_input))

@@ -21,12 +21,13 @@ def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    database = parsed.database if parsed.database not in (None, "", ":memory:") else None  # a file
+    if database:
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
     # readers each need a connection of their own; SQLite connections are cheap
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=16,
                            max_overflow=48)
-    _configure_sqlite(engine, parsed.database if parsed.database not in (None, "", ":memory:") else None)
+    _configure_sqlite(engine, database)
     return engine
 
 

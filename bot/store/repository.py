@@ -115,7 +115,7 @@ class Store:
                     .returning(sessions.c.id)
                 ).scalar_one()
         except IntegrityError:  # another delivery created it first
-            with self._writing() as conn:
+            with self.reader.begin() as conn:
                 return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
 
     def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
@@ -439,18 +439,11 @@ class Store:
 
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
-                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None,
-                    claim: str | None = None) -> Turn | None:
-        """Store a turn; with `claim`, only if that key was never claimed (else None), atomically."""
-        try:
-            with self._writing() as conn:
-                return self._store_turn(conn, session_id, role, text, status, author_id=author_id,
-                                        author_name=author_name, slack_ts=slack_ts, usage=usage,
-                                        channel_id=channel_id, claim=claim)
-        except IntegrityError:
-            if claim:
-                return None
-            raise
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None) -> Turn:
+        with self._writing() as conn:
+            return self._store_turn(conn, session_id, role, text, status, author_id=author_id,
+                                    author_name=author_name, slack_ts=slack_ts, usage=usage,
+                                    channel_id=channel_id, claim=None)
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
@@ -528,11 +521,6 @@ class Store:
             return None
         reply = _append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
         return Batch(session, pending, reply, self._history_in(conn, session_id, row.version or 0))
-
-    def settle(self, pending: Sequence[Turn], status: TurnStatus) -> None:
-        """Mark user turns whose answer failed (or that will never be answered)."""
-        with self._writing() as conn:
-            _settle(conn, pending, status)
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
                      posted: Sequence[str], channel_id: str | None, owner: str,
