@@ -25,8 +25,8 @@ from bot.domain.model import Role, TurnStatus, Usage
 from bot.store import Store, make_engine
 from tests.fakes.anthropic_api import FakeAnthropic, Script
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlack
-from tests.harness import wait_until
-from tests.processes import BotProcess
+from tests.harness import answering, wait_until
+from tests.processes import BotProcess, worker_pids
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = os.environ.get("THREADFORK_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/threadfork_test")
@@ -84,12 +84,8 @@ class Bench:
 
     def settle(self, timeout: float = 60.0) -> None:
         """Wait until no answer is waiting or being written (read from the bot's database)."""
-        def idle():
-            with self.db.connect() as conn:
-                return not conn.exec_driver_sql(
-                    "SELECT COUNT(*) FROM turns WHERE status IN ('pending', 'streaming')").scalar()
         # a table scan: polled gently, so the bench process does not steal the fakes' time
-        self.wait(idle, timeout=timeout, interval=0.01)
+        self.wait(lambda: not answering(self.db), timeout=timeout, interval=0.01)
 
     def answered(self, bot: BotProcess, channel: str, text: str, thread_ts: str | None = None) -> None:
         """Send a message and wait until its answer is complete."""
@@ -181,7 +177,7 @@ class Bench:
             self.wait(lambda: stops() - stops_before >= count, timeout=60, interval=0.02)
         wall = time.monotonic() - started
         completed = stops() - stops_before
-        parts = [peak_rss_mb(pid) for pid in process_tree(bot.proc.pid)]
+        parts = [peak_rss_mb(pid) for pid in [bot.proc.pid, *sorted(worker_pids(bot.proc.pid))]]
         rss = sum(parts)
         self.claude.default_script = None
         # where the wall time went: requests reaching Claude, streams ending, streams closed in Slack
@@ -349,12 +345,6 @@ class Bench:
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
-def process_tree(pid: int) -> list[int]:
-    """The bot's process and its worker processes, if any."""
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    return [pid] + ([int(p) for p in children.read_text().split()] if children.exists() else [])
 
 
 def peak_rss_mb(pid: int) -> float:

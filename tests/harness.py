@@ -77,6 +77,13 @@ class FakeClock:
         self.now += timedelta(**delta)
 
 
+def answering(engine) -> bool:
+    """Some answer is still being written or waiting (read straight from the bot's database)."""
+    with engine.connect() as conn:
+        return bool(conn.exec_driver_sql(
+            "SELECT COUNT(*) FROM turns WHERE status IN ('pending', 'streaming')").scalar())
+
+
 class RunningBot:
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, database_url: str, clock=None, **settings):
         self.slack = slack
@@ -198,10 +205,7 @@ class RunningBot:
     # waiting ----------------------------------------------------------------------------
 
     def busy(self) -> bool:
-        """Some answer is still being written or waiting (read straight from the database)."""
-        with self.store.engine.connect() as conn:
-            return bool(conn.exec_driver_sql(
-                "SELECT COUNT(*) FROM turns WHERE status IN ('pending', 'streaming')").scalar())
+        return answering(self.store.engine)
 
     def quiesce(self, quiet: float = 0.3, timeout: float = 15.0) -> None:
         """Wait until no answer is in progress and neither fake has seen a call for `quiet` seconds."""

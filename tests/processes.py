@@ -38,6 +38,12 @@ def bot_env(slack, claude, database_url: str, **settings) -> dict:
                      PORT=free_port(), **{k.upper(): v for k, v in settings.items()})
 
 
+def worker_pids(pid: int) -> set[int]:
+    """The worker processes a `THREADFORK_PROCESSES` supervisor has forked (Linux /proc)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    return {int(p) for p in children.read_text().split()} if children.exists() else set()
+
+
 class BotProcess:
     def __init__(self, workdir: Path, slack=None, claude=None, database_url: str = "", name: str = "bot",
                  env: dict | None = None, **settings):

@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, sign, wait_until
-from ..processes import BotProcess, clean_env, free_port
+from ..processes import BotProcess, clean_env, free_port, worker_pids
 
 def test_a_missing_secret_stops_start_up_naming_the_variable(tmp_path):
     env = clean_env(SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY)
@@ -66,17 +66,13 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
         assert secret not in output
 
 
-def _workers(pid: int) -> set[int]:
-    return {int(p) for p in open(f"/proc/{pid}/task/{pid}/children").read().split()}
-
-
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
 def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker_is_replaced(
         tmp_path, slack, claude, database_url):
     bot = BotProcess(tmp_path, slack, claude, database_url, threadfork_processes=2)
     try:
         wait_until(bot.healthy, timeout=60, interval=0.1, message="/healthz")
-        first = wait_until(lambda: len(_workers(bot.proc.pid)) == 2 and _workers(bot.proc.pid), timeout=30)
+        first = wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and worker_pids(bot.proc.pid), timeout=30)
         channels = [f"CPROC{n:04d}" for n in range(12)]  # one session each, so no two are batched
         for n, channel in enumerate(channels):
             ts = f"1700000{n:03d}.000100"
@@ -89,10 +85,10 @@ def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker
 
         victim = sorted(first)[0]
         os.kill(victim, signal.SIGKILL)
-        wait_until(lambda: len(_workers(bot.proc.pid)) == 2 and victim not in _workers(bot.proc.pid), timeout=30)
+        wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and victim not in worker_pids(bot.proc.pid), timeout=30)
         wait_until(bot.healthy, timeout=30, interval=0.1, message="/healthz after a worker died")
     finally:
-        workers = _workers(bot.proc.pid) if bot.proc.poll() is None else set()
+        workers = worker_pids(bot.proc.pid) if bot.proc.poll() is None else set()
         bot.proc.terminate()
         assert bot.proc.wait(timeout=20) == 0  # SIGTERM stops the supervisor and its workers
     assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
