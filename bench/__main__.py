@@ -22,7 +22,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 
 from bot.domain.model import Role, TurnStatus, Usage
-from bot.store import Store, make_engine
+from bot.store import open_store
 from tests.fakes.anthropic_api import FakeAnthropic, Script
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.harness import answering, wait_until
@@ -95,15 +95,15 @@ class Bench:
         self.settle()
 
     def populate(self, url: str, channel: str, turns: int) -> None:
-        store = Store(make_engine(url))
-        store.create_schema()
-        parent = store.parent_id(channel, TEAM_ID)
+        db, store = open_store(url)
+        db.create_schema()
+        parent = store.sessions.parent_id(channel, TEAM_ID)
         for n in range(turns // 2):
-            store.append_turn(parent, Role.USER, f"question {n}: " + "context words " * 20, TurnStatus.ANSWERED,
-                              author_id="UBENCH01", author_name="bench")
-            store.append_turn(parent, Role.ASSISTANT, f"answer {n}: " + "considered reply " * 30,
-                              TurnStatus.COMPLETE, usage=Usage(1000 + n * 60, 80))
-        store.engine.dispose()
+            store.turns.append_turn(parent, Role.USER, f"question {n}: " + "context words " * 20,
+                                    TurnStatus.ANSWERED, author_id="UBENCH01", author_name="bench")
+            store.turns.append_turn(parent, Role.ASSISTANT, f"answer {n}: " + "considered reply " * 30,
+                                    TurnStatus.COMPLETE, usage=Usage(1000 + n * 60, 80))
+        db.engine.dispose()
 
     # figures ----------------------------------------------------------------------------
 

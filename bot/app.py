@@ -16,12 +16,12 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 
 from .config import Settings
 from .llm import Claude
-from .services import Services
+from .services.facade import Services
 from .services.policy import Policy
+from .services.ports import Clock, Store
 from .slack.gateway import SlackChat
 from .slack.listeners import register
-from .store import Store, make_engine
-from .store.repository import Clock, utcnow
+from .store import Database, open_store, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +36,14 @@ class Wiring:
     app: App
     services: Services
     store: Store
+    db: Database
     executor: ThreadPoolExecutor
 
 
 def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
-    store = Store(make_engine(settings.database_url), clock=clock)
+    db, store = open_store(settings.database_url, clock)
     try:
-        store.create_schema()
+        db.create_schema()
     except Exception as error:
         raise StartupError(f"the database is not usable: {type(error).__name__}") from None
     client = WebClient(
@@ -83,4 +84,4 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     )
     register(app, services)
     log.info("Threadfork ready as %s (model %s)", identity.get("user_id"), settings.threadfork_model)
-    return Wiring(settings, app, services, store, executor)
+    return Wiring(settings, app, services, store, db, executor)

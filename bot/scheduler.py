@@ -6,7 +6,7 @@ import logging
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from .services import Services
+from .services.facade import Services
 
 log = logging.getLogger(__name__)
 

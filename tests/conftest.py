@@ -25,7 +25,7 @@ def postgres_reason() -> str | None:
 _PG_REASON = postgres_reason()
 
 
-def _fresh_postgres() -> str:
+def fresh_postgres() -> str:
     from bot.store.tables import metadata
 
     if _PG_REASON:
@@ -44,7 +44,7 @@ def _fresh_postgres() -> str:
 def database_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'threadfork.db'}"
-    return _fresh_postgres()
+    return fresh_postgres()
 
 
 @pytest.fixture
@@ -78,6 +78,6 @@ def bot(request, slack, claude, sqlite_url):
 
 @pytest.fixture
 def pg_bot(slack, claude):
-    running = RunningBot(slack, claude, _fresh_postgres())
+    running = RunningBot(slack, claude, fresh_postgres())
     yield running
     running.stop()

@@ -12,13 +12,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 
 from bot.app import build
 from bot.config import load_settings
 from bot.http import make_server
 
 from .fakes.anthropic_api import FakeAnthropic
+from .fakes.clock import FakeClock
 from .fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlack
 
 SIGNING_SECRET = "test-signing-secret-not-real"
@@ -60,23 +60,6 @@ def sign(body: bytes, secret: str = SIGNING_SECRET, timestamp: int | None = None
     return {"X-Slack-Request-Timestamp": str(timestamp), "X-Slack-Signature": signature}
 
 
-class FakeClock:
-    """The store's clock, moved by tests instead of sleeping; each reading ticks a microsecond so
-    that events keep their order."""
-
-    def __init__(self):
-        self.now = datetime.now(timezone.utc).replace(tzinfo=None)
-        self._lock = threading.Lock()
-
-    def __call__(self) -> datetime:
-        with self._lock:
-            self.now += timedelta(microseconds=1)
-            return self.now
-
-    def advance(self, **delta) -> None:
-        self.now += timedelta(**delta)
-
-
 def answering(engine) -> bool:
     """Some answer is still being written or waiting (read straight from the bot's database)."""
     with engine.connect() as conn:
@@ -97,6 +80,7 @@ class RunningBot:
         self.wiring = build(self.settings, clock=self.clock)
         self.services = self.wiring.services
         self.store = self.wiring.store
+        self.db = self.wiring.db
         self.server = make_server(self.wiring, "127.0.0.1", 0)
         self._stopping = False
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -117,7 +101,7 @@ class RunningBot:
         self.server.close()
         self.thread.join(timeout=5)
         self.wiring.executor.shutdown(wait=True, cancel_futures=False)
-        self.store.engine.dispose()
+        self.db.engine.dispose()
 
     # raw HTTP ---------------------------------------------------------------------------
 
@@ -205,7 +189,7 @@ class RunningBot:
     # waiting ----------------------------------------------------------------------------
 
     def busy(self) -> bool:
-        return answering(self.store.engine)
+        return answering(self.db.engine)
 
     def quiesce(self, quiet: float = 0.3, timeout: float = 15.0) -> None:
         """Wait until no answer is in progress and neither fake has seen a call for `quiet` seconds."""
@@ -223,5 +207,5 @@ class RunningBot:
         raise AssertionError("the bot never went quiet")
 
     def fork_root(self, number: int = 1, channel: str = CHANNEL) -> str:
-        fork = wait_until(lambda: self.store.fork_by_number(channel, number), message=f"fork #{number}")
-        return wait_until(lambda: self.store.fork(fork.id).root_ts, message="fork root")
+        fork = wait_until(lambda: self.store.sessions.fork_by_number(channel, number), message=f"fork #{number}")
+        return wait_until(lambda: self.store.sessions.fork(fork.id).root_ts, message="fork root")

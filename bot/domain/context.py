@@ -11,9 +11,10 @@ request reads the parent's prompt cache.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .memo import IdentityMemo
 from .model import Fork, Mode, Role, Turn, TurnStatus
 
 SYSTEM_PROMPT = (
@@ -38,7 +39,6 @@ class Block:
 class ModelInput:
     system: str
     blocks: tuple[Block, ...]
-    cache_key: int | None = None  # the session it belongs to, for encoders that reuse earlier work
 
     def messages(self) -> list[dict]:
         """Messages API shape: consecutive blocks of one role share a message."""
@@ -57,23 +57,6 @@ class ModelInput:
 COMPACTION_HEADER = "[Summary of the earlier conversation, compacted by Threadfork to save context:]"
 
 
-def render_turn(turn: Turn) -> Block:
-    """A turn's block, remembered per Turn object: the store hands out the same objects for turns
-    that can no longer change, so a 1,000-turn session renders only its new turns."""
-    hit = _RENDERED.get(id(turn))
-    if hit is not None and hit[0] is turn:
-        return hit[1]
-    if len(_RENDERED) >= _RENDERED_LIMIT:
-        _RENDERED.clear()  # bounded; forgetting costs one full render per session
-    block = _render(turn)
-    _RENDERED[id(turn)] = (turn, block)
-    return block
-
-
-_RENDERED: dict[int, tuple[Turn, Block]] = {}  # id(turn) → (the turn itself, keeping the id taken, its block)
-_RENDERED_LIMIT = 200_000
-
-
 def _render(turn: Turn) -> Block:
     if turn.role is Role.USER:
         return Block("user", f"{speaker_line(turn.author_id, turn.author_name)}\n{turn.text}")
@@ -85,6 +68,10 @@ def _render(turn: Turn) -> Block:
     if turn.status is TurnStatus.INTERRUPTED:
         text = f"{text}\n\n[This reply was interrupted and is incomplete.]"
     return Block("assistant", text)
+
+
+# a turn's block, remembered per Turn object (see memo.py): a 1,000-turn session renders only its new turns
+render_turn: Callable[[Turn], Block] = IdentityMemo(_render)
 
 
 def speaker_line(author_id: str | None, author_name: str | None) -> str:

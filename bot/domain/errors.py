@@ -28,10 +28,6 @@ class NotAllowed(ThreadforkError):
 class ModelUnavailable(ThreadforkError):
     """Claude could not answer (overload, rate limit, timeout, server error)."""
 
-    def __init__(self, message: str, *, kind: str = "error"):
-        super().__init__(message)
-        self.kind = kind
-
 
 class ChatUnavailable(ThreadforkError):
     """Slack refused a call that a person is waiting on (not in channel, rate limited…)."""

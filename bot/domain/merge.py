@@ -10,7 +10,7 @@ from .errors import ForkClosed
 from .model import Fork, ForkStatus
 
 MERGEABLE_FROM = (ForkStatus.OPEN,)
-SYSTEM_MERGER = "threadfork:expiry"  # merged_by of a fork merged because it sat idle
+EXPIRY_ACTOR = "threadfork:expiry"  # who merged or abandoned a fork closed because it sat idle
 
 MERGE_PROMPT = (
     "[Merge request] This thread is being merged back into the channel's main conversation. "

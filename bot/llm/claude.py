@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import anthropic
 import httpx2
@@ -13,18 +12,12 @@ from anthropic.types import Message, RawMessageStreamEvent
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..domain.model import Usage
+from ..services.ports import Completion
 from .request import RequestEncoder
 
 log = logging.getLogger(__name__)
 
 OnText = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    usage: Usage
-    stop_reason: str | None
 
 
 class Claude:
@@ -40,7 +33,6 @@ class Claude:
         body = self.encoder.encode(model_input)
         parts: list[str] = []
         counts: dict[str, int] = {}
-        stop_reason = None
         try:
             # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses
             # the SSE events, but no longer copies and re-encodes a history of hundreds of KB. The
@@ -57,15 +49,14 @@ class Claude:
                         counts = _counts(event.message.usage)
                     elif event.type == "message_delta":
                         counts.update(_counts(event.usage))  # final counts override the first ones
-                        stop_reason = event.delta.stop_reason
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
             # a timeout while the stream is being read arrives unwrapped
-            raise ModelUnavailable("Claude did not answer in time", kind="timeout") from None
+            raise ModelUnavailable("Claude did not answer in time") from None
         except (anthropic.APIConnectionError, httpx2.TransportError):
-            raise ModelUnavailable("Claude could not be reached", kind="connection") from None
-        return Completion(text="".join(parts), usage=Usage(**counts), stop_reason=stop_reason)
+            raise ModelUnavailable("Claude could not be reached") from None
+        return Completion(text="".join(parts), usage=Usage(**counts))
 
 
 _USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
@@ -83,9 +74,9 @@ def _status_error(error: anthropic.APIStatusError) -> ModelUnavailable:
     kind = body.get("error", {}).get("type") if isinstance(body, dict) else None
     log.warning("Claude API error: status=%s type=%s", status, kind)
     if status == 529 or kind == "overloaded_error":
-        return ModelUnavailable("Claude is overloaded", kind="overloaded")
+        return ModelUnavailable("Claude is overloaded")
     if status == 429:
-        return ModelUnavailable("Claude's rate limit was reached", kind="rate_limited")
+        return ModelUnavailable("Claude's rate limit was reached")
     if status and status >= 500:
-        return ModelUnavailable(f"Claude had a server error ({status})", kind="server")
-    return ModelUnavailable(f"Claude refused the request ({status or kind})", kind="refused")
+        return ModelUnavailable(f"Claude had a server error ({status})")
+    return ModelUnavailable(f"Claude refused the request ({status or kind})")

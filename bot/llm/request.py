@@ -9,6 +9,8 @@ import orjson
 
 from ..domain.context import Block, ModelInput
 
+KEPT_PER_START = 8  # encodings kept per first block: a channel's parent and its inherited forks share one
+
 
 def build_request(model: str, max_tokens: int, model_input: ModelInput) -> dict:
     return {
@@ -26,8 +28,8 @@ def _system(model_input: ModelInput) -> list[dict]:
 
 @dataclass(frozen=True)
 class _Encoded:
-    """A history's encoded messages: `blocks` rendered as `data`; `ends` lists, per message, how
-    many blocks and bytes lie up to its end."""
+    """Encoded messages: `blocks` rendered as `data`; `ends` lists, per message, how many blocks and
+    bytes lie up to its end."""
 
     blocks: tuple[Block, ...]
     data: bytes
@@ -38,22 +40,24 @@ class RequestEncoder:
     """Encodes streaming requests as JSON bytes (orjson: a 1,000-turn history in a fraction of a
     millisecond, where the SDK's copy and stdlib encoding took ~15 ms).
 
-    Each session's encoded messages are kept (up to `budget` bytes in all, least recently used
-    dropped first), and its next request reuses them as far as its blocks are the very same Block
-    objects: settled turns render to shared, immutable blocks, so identity proves the bytes right.
+    The encoded messages of recent requests are kept (up to `budget` bytes, least recently used
+    dropped first), found again by their first Block object, and a new request reuses the longest
+    run of whole messages whose blocks are the same objects (see bot/domain/memo.py): settled turns
+    render to shared, immutable blocks, so a long session encodes only its new turns, and an
+    inherited fork's first request reuses its parent's encoding.
     """
 
     def __init__(self, model: str, max_tokens: int, budget: int = 64 << 20):
         self.model = model
         self.max_tokens = max_tokens
         self.budget = budget
-        self._kept: OrderedDict[int, _Encoded] = OrderedDict()
+        self._kept: OrderedDict[int, list[_Encoded]] = OrderedDict()  # id(first block) → newest first
         self._size = 0
         self._lock = threading.Lock()
 
     def encode(self, model_input: ModelInput) -> bytes:
         blocks = model_input.blocks
-        known = self._reusable(model_input.cache_key, blocks)
+        known = self._reusable(blocks)
         parts, ends = [known.data] if known.data else [], list(known.ends)
         count, size = (ends[-1] if ends else (0, -1))
         for message in ModelInput("", blocks[count:]).messages():
@@ -62,51 +66,65 @@ class RequestEncoder:
             count, size = count + len(message["content"]), size + 1 + len(data)  # 1: the comma before it
             ends.append((count, size))
         history = b",".join(parts)
-        if model_input.cache_key is not None and len(ends) > 1:
+        if len(ends) > 1:
             # everything but the last message, which may still grow or lose its breakpoint
             kept_blocks, kept_bytes = ends[-2]
-            self._keep(model_input.cache_key,
-                       _Encoded(blocks[:kept_blocks], history[:kept_bytes], tuple(ends[:-1])))
+            self._keep(_Encoded(blocks[:kept_blocks], history[:kept_bytes], tuple(ends[:-1])))
         head = orjson.dumps({"model": self.model, "max_tokens": self.max_tokens, "stream": True,
                              "system": _system(model_input)})
         return b"".join((head[:-1], b',"messages":[', history, b"]}"))
 
-    def _reusable(self, key: int | None, blocks: tuple[Block, ...]) -> _Encoded:
-        with self._lock:
-            kept = self._kept.get(key) if key is not None else None
-            if kept is not None:
-                self._kept.move_to_end(key)
-        if kept is None:
+    def _reusable(self, blocks: tuple[Block, ...]) -> _Encoded:
+        if not blocks:
             return _NOTHING
-        same = _shared_prefix(blocks, kept.blocks)
-        # the longest kept run of whole messages inside the shared blocks, after which a new
-        # message starts (the next block has another role, or there is none)
-        for i in range(len(kept.ends) - 1, -1, -1):
-            count, size = kept.ends[i]
-            if count <= same and (count == len(blocks) or blocks[count].role != blocks[count - 1].role):
-                return _Encoded(blocks[:count], kept.data[:size], kept.ends[:i + 1])
-        return _NOTHING
-
-    def _keep(self, key: int, encoded: _Encoded) -> None:
         with self._lock:
-            old = self._kept.pop(key, None)
-            self._size -= len(old.data) if old else 0
-            if len(encoded.data) <= self.budget:
-                self._kept[key] = encoded
-                self._size += len(encoded.data)
-            while self._size > self.budget:
+            candidates = [c for c in self._kept.get(id(blocks[0]), ()) if c.blocks[0] is blocks[0]]
+            if candidates:
+                self._kept.move_to_end(id(blocks[0]))
+        # whole earlier requests first: a tuple comparison checks identity at C speed
+        whole = [c for c in candidates if blocks[:len(c.blocks)] == c.blocks]
+        if whole:
+            longest = max(whole, key=lambda c: len(c.blocks))
+            return _whole_messages(longest, blocks, len(longest.blocks))
+        return _whole_messages(candidates[0], blocks, _shared_prefix(blocks, candidates[0].blocks)) \
+            if candidates else _NOTHING
+
+    def _keep(self, encoded: _Encoded) -> None:
+        key = id(encoded.blocks[0])
+        with self._lock:
+            old = self._kept.pop(key, [])
+            self._size -= _bytes(old)
+            # forget what the new encoding extends, and what belonged to another object with that id
+            others = [c for c in old
+                      if c.blocks[0] is encoded.blocks[0] and encoded.blocks[:len(c.blocks)] != c.blocks]
+            self._kept[key] = group = [encoded, *others][:KEPT_PER_START]
+            self._size += _bytes(group)
+            while self._size > self.budget and self._kept:
                 _, dropped = self._kept.popitem(last=False)
-                self._size -= len(dropped.data)
+                self._size -= _bytes(dropped)
+
+
+def _bytes(group: list[_Encoded]) -> int:
+    return sum(len(c.data) for c in group)
 
 
 _NOTHING = _Encoded((), b"", ())
 
 
+def _whole_messages(kept: _Encoded, blocks: tuple[Block, ...], same: int) -> _Encoded:
+    """The longest kept run of whole messages inside the first `same` shared blocks, after which a
+    new message starts (the next block has another role, or there is none)."""
+    for i in range(len(kept.ends) - 1, -1, -1):
+        count, size = kept.ends[i]
+        if count <= same and (count == len(blocks) or blocks[count].role != blocks[count - 1].role):
+            return _Encoded(blocks[:count], kept.data[:size], kept.ends[:i + 1])
+    return _NOTHING
+
+
 def _shared_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
-    """How many leading blocks are the same objects."""
+    """How many leading blocks are the same (identical objects, or equal ones)."""
     n = min(len(a), len(b))
     for i in range(n):
-        if a[i] is not b[i]:
+        if a[i] is not b[i] and a[i] != b[i]:
             return i
     return n
-

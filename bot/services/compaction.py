@@ -10,9 +10,8 @@ import logging
 
 from ..domain.context import compaction_input, estimate_tokens, in_context
 from ..domain.model import Role, Turn
-from ..store import Store
-from .ports import Model
 from .policy import Policy
+from .ports import Model, Store
 
 log = logging.getLogger(__name__)
 
@@ -27,20 +26,20 @@ class Compactor:
         self.policy = policy
 
     def sweep(self) -> None:
-        for session_id in self.store.sessions_over(self.policy.compact_at):
+        for session_id in self.store.upkeep.sessions_over(self.policy.compact_at):
             self.compact(session_id)
 
     def compact(self, session_id: int) -> Turn | None:
-        older = self._older_turns(in_context(self.store.turns(session_id)))
+        older = self._older_turns(in_context(self.store.turns.turns(session_id)))
         if not older:
             return None
         covers = older[-1].seq
-        if not self.store.claim(f"compact:{session_id}:{covers}"):
+        if not self.store.claims.claim(f"compact:{session_id}:{covers}"):
             return None
         completion = self.model.complete(compaction_input(older))
         log.info("compacted session %s up to turn %s into %s tokens", session_id, covers,
                  completion.usage.output_tokens)
-        return self.store.add_compaction(session_id, completion.text, covers, completion.usage)
+        return self.store.upkeep.add_compaction(session_id, completion.text, covers, completion.usage)
 
     def _older_turns(self, visible: list[Turn]) -> list[Turn]:
         """What the model sees minus a recent tail worth RECENT_SHARE of the budget (at least

@@ -15,13 +15,10 @@ from dataclasses import dataclass
 
 from ..domain.errors import ModelUnavailable
 from ..domain.model import Session, Usage
-from ..store import Batch, Store
-from .ports import Chat, Model, Place
-from .sessions import model_input
+from .model_inputs import model_input
+from .ports import Batch, Chat, Model, Place, TurnQueue
 
 log = logging.getLogger(__name__)
-
-DEFAULT_LEASE = 900.0  # longer than any single model call; expired leases are swept
 
 
 @dataclass(frozen=True)
@@ -34,10 +31,10 @@ OnAnswered = Callable[[Session, Usage], None]
 
 
 class Conversation:
-    def __init__(self, store: Store, chat: Chat, model: Model, on_answered: OnAnswered | None = None,
-                 lease: float = DEFAULT_LEASE):
+    def __init__(self, turns: TurnQueue, chat: Chat, model: Model, lease: float,
+                 on_answered: OnAnswered | None = None):
         self.lease = lease
-        self.store = store
+        self.turns = turns
         self.chat = chat
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
@@ -46,7 +43,7 @@ class Conversation:
                claim: str | None = None) -> None:
         """Store the turn (once per `claim` key) and answer it, unless someone already is."""
         owner = uuid.uuid4().hex
-        submitted = self.store.submit_turn(
+        submitted = self.turns.submit_turn(
             session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
             channel_id=session.channel_id if session.fork else None, claim=claim, owner=owner,
             lease_seconds=self.lease,
@@ -57,20 +54,20 @@ class Conversation:
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
         owner = uuid.uuid4().hex
-        if self.store.lease(session_id, owner, self.lease):
+        if self.turns.lease(session_id, owner, self.lease):
             self._answer_all(session_id, owner)
 
     def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None) -> None:
         """As the lease holder: answer `batch` (or the first waiting batch), then every later one."""
         answered: tuple[Session, Usage] | None = None
         try:
-            batch = batch or self.store.next_answer(session_id, owner, self.lease)
+            batch = batch or self.turns.next_answer(session_id, owner, self.lease)
             while batch is not None:
                 session = batch.session
                 usage, batch = self._answer(batch, owner)
                 answered = (session, usage) if usage else answered
         except BaseException:
-            self.store.release(session_id, owner)
+            self.turns.release(session_id, owner)
             raise
         if answered and self.on_answered:
             try:
@@ -83,7 +80,7 @@ class Conversation:
         session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
-        request = model_input(self.store, session, history=batch.history)
+        request = model_input(self.turns, session, history=batch.history)
         writer = self.chat.begin_reply(place)
         try:
             completion = self.model.complete(request, writer.write)
@@ -91,14 +88,14 @@ class Conversation:
             if not isinstance(error, ModelUnavailable):
                 log.exception("reply failed in session %s", session.id)
             self._safely_fail(writer, failure_notice(error))
-            return None, self.store.abort_reply(reply, pending, owner, self.lease)
+            return None, self.turns.abort_reply(reply, pending, owner, self.lease)
         try:
             posted = writer.finish()
         except Exception:
             # the answer stays in the history even if Slack refused it; the log says why
             log.exception("posting the reply failed in session %s", session.id)
             posted = []
-        following = self.store.record_reply(reply, pending, completion.text, completion.usage, posted,
+        following = self.turns.record_reply(reply, pending, completion.text, completion.usage, posted,
                                             session.channel_id if session.fork else None, owner, self.lease)
         return completion.usage, following
 

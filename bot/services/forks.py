@@ -12,13 +12,12 @@ from dataclasses import replace
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.context import with_request
 from ..domain.errors import ForkClosed, ForkNotFound, NotAllowed, NothingToMerge
-from ..domain.merge import closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
+from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
 from ..domain.model import Fork, ForkListing, ForkStatus, Role, Session
-from ..store import Store
 from .conversation import Conversation, Speaker
-from .policy import SYSTEM_MERGER, Policy
-from .ports import Chat, Model
-from .sessions import fork_model_input
+from .model_inputs import fork_model_input
+from .policy import Policy
+from .ports import Chat, Model, Store
 
 log = logging.getLogger(__name__)
 
@@ -38,28 +37,28 @@ class Forks:
         command = parse_fork(text)
         if isinstance(command, HelpCommand):
             return FORK_USAGE
-        fork = self.store.create_fork(channel_id, team_id, speaker.user_id, command.mode, command.topic,
+        fork = self.store.sessions.create_fork(channel_id, team_id, speaker.user_id, command.mode, command.topic,
                                       origin_ts=origin_ts)
         if fork.fork_point_seq:
-            fork = replace(fork, inherited=self.store.context_size(fork.parent_id, fork.fork_point_seq))
+            fork = replace(fork, inherited=self.store.views.context_size(fork.parent_id, fork.fork_point_seq))
         try:
             root_ts = self.chat.post_fork_root(fork)
         except Exception:
-            self.store.abandon(fork.id)  # a fork nobody can see must not stay open
+            self.store.merges.abandon(fork.id)  # a fork nobody can see must not stay open
             raise
-        self.store.set_root(fork.id, root_ts, fork.inherited)
-        fork = self.store.fork(fork.id)
+        self.store.sessions.set_root(fork.id, root_ts, fork.inherited)
+        fork = self.store.sessions.fork(fork.id)
         if command.topic:
             self.conversation.submit(Session(fork.id, channel_id, team_id, fork), speaker, command.topic, None)
         return fork
 
     def resolve(self, channel_id: str, user_id: str, number: int | None) -> Fork:
         if number is not None:
-            fork = self.store.fork_by_number(channel_id, number)
+            fork = self.store.sessions.fork_by_number(channel_id, number)
             if fork is None:
                 raise ForkNotFound(f"There is no fork #{number} in this channel.")
             return fork
-        fork = self.store.latest_open_fork_of(channel_id, user_id)
+        fork = self.store.sessions.latest_open_fork_of(channel_id, user_id)
         if fork is None:
             raise ForkNotFound("You have no open fork in this channel. Name one: `/merge N`.")
         return fork
@@ -67,28 +66,28 @@ class Forks:
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
         self._check_allowed(fork, user_id, "merge")
         ensure_mergeable(fork)
-        if not self.store.begin_merge(fork.id, user_id, self.policy.lease, idle_before):
-            raise ForkClosed(closed_reason(self.store.fork(fork.id)))
-        return self._summarise(self.store.fork(fork.id), user_id, guidance)
+        if not self.store.merges.begin_merge(fork.id, user_id, self.policy.lease, idle_before):
+            raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
+        return self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
 
     def resume(self, fork: Fork) -> None:
         """Finish a merge whose worker died (the sweep calls this), exactly once."""
-        if not self.store.reclaim_merge(fork.id, self.policy.lease):
+        if not self.store.merges.reclaim_merge(fork.id, self.policy.lease):
             return
-        fork = self.store.fork(fork.id)
+        fork = self.store.sessions.fork(fork.id)
         if fork.status is ForkStatus.MERGING:
             log.info("resuming the merge of fork %s", fork.id)
-            self._summarise(fork, fork.merged_by or SYSTEM_MERGER, "")
+            self._summarise(fork, fork.merged_by or EXPIRY_ACTOR, "")
         else:
             log.info("announcing the merge of fork %s", fork.id)
             self._announce(fork)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self._check_allowed(fork, user_id, "abandon")
-        if fork.status is not ForkStatus.OPEN or not self.store.abandon(fork.id, idle_before):
-            raise ForkClosed(closed_reason(self.store.fork(fork.id)))
-        abandoned = self.store.fork(fork.id)
-        who = "It was closed after sitting idle" if user_id == SYSTEM_MERGER else f"<@{user_id}> abandoned this fork"
+        if fork.status is not ForkStatus.OPEN or not self.store.merges.abandon(fork.id, idle_before):
+            raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
+        abandoned = self.store.sessions.fork(fork.id)
+        who = "It was closed after sitting idle" if user_id == EXPIRY_ACTOR else f"<@{user_id}> abandoned this fork"
         self._safely(self.chat.note_in_thread, abandoned,
                      f"{who}. Nothing was added to the channel's conversation.")
         self._safely(self.chat.refresh_fork_root, abandoned)
@@ -96,38 +95,38 @@ class Forks:
 
     def _summarise(self, fork: Fork, user_id: str, guidance: str) -> Fork:
         try:
-            if not any(t.role in (Role.USER, Role.ASSISTANT) for t in self.store.turns(fork.id)):
+            if not any(t.role in (Role.USER, Role.ASSISTANT) for t in self.store.turns.turns(fork.id)):
                 raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
                                      "Talk in its thread first, or abandon it.")
-            request = with_request(fork_model_input(self.store, fork), merge_prompt(user_id, guidance))
+            request = with_request(fork_model_input(self.store.turns, fork), merge_prompt(user_id, guidance))
             completion = self.model.complete(request)
         except Exception:
-            self.store.cancel_merge(fork.id)
+            self.store.merges.cancel_merge(fork.id)
             raise
-        self.store.complete_merge(fork, summary_turn_text(fork, user_id, completion.text), completion.text,
+        self.store.merges.complete_merge(fork, summary_turn_text(fork, user_id, completion.text), completion.text,
                                   completion.usage)
-        merged = self.store.fork(fork.id)
+        merged = self.store.sessions.fork(fork.id)
         self._announce(merged)
         return merged
 
     def _check_allowed(self, fork: Fork, user_id: str, verb: str) -> None:
-        if self.policy.merge_policy == "owner" and user_id not in (fork.owner_id, SYSTEM_MERGER):
+        if self.policy.merge_policy == "owner" and user_id not in (fork.owner_id, EXPIRY_ACTOR):
             raise NotAllowed(f"Only <@{fork.owner_id}>, who opened fork {fork.label}, may {verb} it here.")
 
     def listings(self, forks: list[Fork]) -> list[ForkListing]:
-        return [ForkListing(f, self.store.stats(f.id)) for f in forks]
+        return [ForkListing(f, self.store.views.stats(f.id)) for f in forks]
 
     def _announce(self, fork: Fork) -> None:
         """Post the summary, then the thread note and the root update. A crash before the post
         leaves the summary on the fork for the sweep to announce."""
         try:
-            ts = self.chat.post_merge(fork, self.store.stats(fork.id), self.store.summary_of(fork.id))
+            ts = self.chat.post_merge(fork, self.store.views.stats(fork.id), self.store.merges.summary_of(fork.id))
         except Exception:
             log.exception("posting the summary of fork %s failed; the sweep will retry", fork.id)
             return
-        self.store.set_summary_ts(fork.id, ts)
-        fork = self.store.fork(fork.id)
-        who = ("Merged automatically after sitting idle" if fork.merged_by == SYSTEM_MERGER
+        self.store.merges.set_summary_ts(fork.id, ts)
+        fork = self.store.sessions.fork(fork.id)
+        who = ("Merged automatically after sitting idle" if fork.merged_by == EXPIRY_ACTOR
                else f"<@{fork.merged_by}> merged this fork into the channel")
         self._safely(self.chat.note_in_thread, fork, f"{who}.")
         self._safely(self.chat.refresh_fork_root, fork)

@@ -13,13 +13,12 @@ import logging
 from datetime import timedelta
 
 from ..domain.errors import NothingToMerge, ThreadforkError
-from ..domain.merge import SYSTEM_MERGER
-from ..store import Store
+from ..domain.merge import EXPIRY_ACTOR
 from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
 from .policy import Policy
-from .ports import Chat, Place
+from .ports import Chat, Place, Store
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +42,7 @@ class Lifecycle:
                 log.exception("sweep step %s failed", step.__name__)
 
     def recover_merges(self) -> None:
-        for fork in self.store.stuck_merges():
+        for fork in self.store.merges.stuck_merges():
             try:
                 self.forks.resume(fork)
             except ThreadforkError as error:
@@ -51,41 +50,41 @@ class Lifecycle:
 
     def recover_replies(self) -> None:
         grace = self.store.clock() - timedelta(seconds=self.policy.stall_grace)
-        for session_id in self.store.stalled_sessions(grace):
+        for session_id in self.store.upkeep.stalled_sessions(grace):
             owner = f"sweep-{session_id}"
-            if not self.store.lease(session_id, owner, 60):
+            if not self.store.turns.lease(session_id, owner, 60):
                 continue
             try:
-                if self.store.interrupt_streaming(session_id):
-                    session = self.store.session(session_id)
+                if self.store.upkeep.interrupt_streaming(session_id):
+                    session = self.store.sessions.session(session_id)
                     self.chat.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
                                           "⚠️ My previous answer here was interrupted (the bot restarted). "
                                           "Answering again now.")
             finally:
-                self.store.release(session_id, owner)
+                self.store.turns.release(session_id, owner)
             self.conversation.drain(session_id)
 
     def remind_idle_forks(self) -> None:
         idle_before = self.store.clock() - timedelta(seconds=self.policy.idle_reminder)
         expire_before = self.store.clock() - timedelta(seconds=self.policy.expiry)
-        for fork in self.store.idle_forks(idle_before, unreminded=True):
+        for fork in self.store.upkeep.idle_forks(idle_before, unreminded=True):
             if fork.last_activity_at <= expire_before:
                 continue  # expiring now; a reminder would come too late
-            if self.store.claim_reminder(fork.id, idle_before):
+            if self.store.upkeep.claim_reminder(fork.id, idle_before):
                 self.chat.remind(fork, self.policy.expiry_policy, self.policy.expiry)
 
     def expire_idle_forks(self) -> None:
         idle_before = self.store.clock() - timedelta(seconds=self.policy.expiry)
-        for fork in self.store.idle_forks(idle_before):
+        for fork in self.store.upkeep.idle_forks(idle_before):
             try:
                 if self.policy.expiry_policy == "abandon":
-                    self.forks.abandon(fork, SYSTEM_MERGER, idle_before=idle_before)
+                    self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)
                 else:
                     try:
-                        self.forks.merge(fork, SYSTEM_MERGER, idle_before=idle_before)
+                        self.forks.merge(fork, EXPIRY_ACTOR, idle_before=idle_before)
                     except NothingToMerge:
                         # nobody ever wrote in it: there is no summary to add, and retrying
                         # every sweep would never succeed
-                        self.forks.abandon(fork, SYSTEM_MERGER, idle_before=idle_before)
+                        self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)
             except ThreadforkError as error:
                 log.info("expiring fork %s: %s", fork.id, error)

@@ -1,11 +1,8 @@
-"""The knobs use cases obey, taken from Settings at wiring time (defaults match the README)."""
+"""The knobs use cases obey, taken from Settings at wiring time; the defaults here are the only ones
+(Settings and the README state the same)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from ..domain.merge import SYSTEM_MERGER
-
-__all__ = ["Policy", "SYSTEM_MERGER"]
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,70 @@
-"""What the use cases need from the outside world, as protocols the adapters implement."""
+"""What the use cases need from the outside world, as protocols the adapters implement.
+
+The store is split by concern, one protocol each, bundled in `Store`:
+- `Claims`: once-only keys (Slack event ids, a message's channel + ts, one-off notices);
+- `Sessions`: channel parents and forks, found by id, number or any Slack message of a fork;
+- `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure,
+  edits, deletions and retries;
+- `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
+- `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
+- `Views`: read-only figures — a fork's stats, a context's size, the token economy.
+Every move that must happen once (a claim, a lease, a state change) is atomic in every
+implementation: its result says whether this caller won. The SQL store (bot/store) and the
+in-memory one the unit tests use pass the same contract tests.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from ..domain.context import ModelInput
-from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
-from ..llm.claude import Completion
+from ..domain.model import (
+    ChannelEconomy,
+    ContextReport,
+    ContextSize,
+    Fork,
+    ForkListing,
+    ForkStats,
+    ForkStatus,
+    Mode,
+    Role,
+    Session,
+    Turn,
+    TurnStatus,
+    Usage,
+)
+
+Clock = Callable[[], datetime]  # naive UTC
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one model call produced."""
+
+    text: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Turns to answer in one model call, with the reply's reserved place and the session's history
+    (pending turns and the reserved reply included)."""
+
+    session: Session
+    pending: list[Turn]
+    reply: Turn
+    history: list[Turn]
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """A user's turn handed in: `stored` is False for a duplicate; `batch` is set when this caller
+    took the session's lease and must answer (and then keep answering until next_answer is None)."""
+
+    stored: bool
+    batch: Batch | None = None
 
 
 @dataclass(frozen=True)
@@ -30,6 +87,110 @@ class Audience:
     thread_ts: str | None = None
     response_url: str | None = None
 
+
+# the store ------------------------------------------------------------------------------
+
+class Claims(Protocol):
+    def claim(self, key: str) -> bool:
+        """True for the first caller with this key, False for every later one (any replica)."""
+
+
+class Sessions(Protocol):
+    def parent_id(self, channel_id: str, team_id: str | None) -> int: ...
+    def session(self, session_id: int) -> Session: ...
+    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
+                    origin_ts: str | None = None) -> Fork:
+        """A new open fork, numbered in the channel's sequence; its fork point is the parent's last
+        turn, or with `origin_ts` the last turn posted at or before that message."""
+    def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
+    def fork(self, fork_id: int) -> Fork | None: ...
+    def fork_by_number(self, channel_id: str, number: int) -> Fork | None: ...
+    def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
+        """The fork whose root, reply or user message has this ts (reactions carry only that)."""
+    def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
+        """The caller's most recently active open fork: one they opened or wrote in."""
+    def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]: ...
+    def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]: ...
+    def open_forks_of(self, user_id: str) -> list[Fork]: ...
+    def raise_budget(self, fork_id: int, by: int) -> None: ...
+    def budget_extra(self, fork_id: int) -> int: ...
+
+
+class TurnQueue(Protocol):
+    def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
+                    slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
+                    lease_seconds: float) -> Submitted:
+        """Store a user's turn as pending (once per `claim`) and try to lease the session, atomically;
+        the lease winner gets its first batch at once. With `channel_id`, the ts is indexed."""
+    def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
+        """For the lease holder: the waiting turns with the reply's place reserved and the lease
+        renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
+    def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
+                     channel_id: str | None, owner: str, lease_seconds: float) -> Batch | None:
+        """Store the answer and mark its turns answered; then, atomically, the holder's next batch."""
+    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
+        """The call failed: the answer leaves the context, its turns stay, failed; then the next batch."""
+    def lease(self, session_id: int, owner: str, seconds: float) -> bool: ...
+    def release(self, session_id: int, owner: str) -> None: ...
+    def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
+        """The session's stored turns in order, deleted ones left out. Turns that can no longer
+        change come back as the same objects every time (see bot/domain/memo.py)."""
+    def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
+                    author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
+                    usage: Usage = Usage(), channel_id: str | None = None) -> Turn: ...
+    def edit_turn(self, channel_id: str, ts: str, author_id: str, text: str) -> bool: ...
+    def delete_turn(self, channel_id: str, ts: str) -> bool: ...
+    def retry_turn(self, channel_id: str, ts: str) -> int | None:
+        """A failed user turn goes back to pending; returns its session."""
+
+
+class Merges(Protocol):
+    def begin_merge(self, fork_id: int, user_id: str, lease_seconds: float,
+                    idle_before: datetime | None = None) -> bool:
+        """open → merging; with `idle_before`, only if the fork has been idle since then."""
+    def cancel_merge(self, fork_id: int) -> bool: ...
+    def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool: ...
+    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
+        """merging → merged and the summary appended to the parent, atomically."""
+    def set_summary_ts(self, fork_id: int, ts: str) -> None: ...
+    def summary_of(self, fork_id: int) -> str: ...
+    def stuck_merges(self) -> list[Fork]:
+        """Merges whose worker died: merging, or merged but never announced, with an expired lease."""
+    def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool: ...
+
+
+class Upkeep(Protocol):
+    def idle_forks(self, idle_before: datetime, unreminded: bool = False) -> list[Fork]: ...
+    def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool: ...
+    def stalled_sessions(self, created_before: datetime) -> list[int]:
+        """Sessions nobody is answering although a turn waits, or an answer was cut off."""
+    def interrupt_streaming(self, session_id: int) -> int:
+        """Answers left half-written by a dead worker leave the context; returns how many."""
+    def sessions_over(self, tokens: int) -> list[int]:
+        """Sessions whose latest answer reported a context of at least `tokens`, not compacted since."""
+    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn: ...
+
+
+class Views(Protocol):
+    def stats(self, fork_id: int) -> ForkStats: ...
+    def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
+        """Turns and tokens the model sees: the last reply's reported usage plus estimates after it."""
+    def economy(self) -> list[ChannelEconomy]: ...
+
+
+@dataclass(frozen=True)
+class Store:
+    claims: Claims
+    sessions: Sessions
+    turns: TurnQueue
+    merges: Merges
+    upkeep: Upkeep
+    views: Views
+    clock: Clock
+    ping: Callable[[], None]  # raises when the store cannot be reached
+
+
+# Slack and Claude -----------------------------------------------------------------------
 
 class ReplyWriter(Protocol):
     def write(self, delta: str) -> None: ...

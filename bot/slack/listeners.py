@@ -14,7 +14,9 @@ import re
 
 from slack_bolt import App
 
-from ..services import IncomingMessage, Services, SlashCommand
+from ..services.commands import SlashCommand
+from ..services.facade import Services
+from ..services.routing import IncomingMessage
 from .render import ABANDON_ACTION, CONTINUE_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
@@ -25,55 +27,37 @@ _HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}
 
 def register(app: App, services: Services) -> None:
     once = _once_per_event(services)
-
-    @app.command("/fork")
-    def fork_command(ack, command):
-        ack()
-        services.fork_command(_slash(command))
-
-    @app.command("/merge")
-    def merge_command(ack, command):
-        ack()
-        services.merge_command(_slash(command))
-
-    @app.command("/context")
-    def context_command(ack, command):
-        ack()
-        services.context_command(_slash(command))
-
-    @app.action(CONTINUE_ACTION)
-    def on_continue_button(ack, body, action):
-        ack()
-        fork_id = _fork_id(action)
-        if fork_id is not None:
-            services.raise_budget(fork_id, body["user"]["id"], _channel(body))
-
-    @app.command("/forks")
-    def forks_command(ack, command):
-        ack()
-        services.forks_command(_slash(command))
+    slash_commands = {"/fork": services.commands.fork, "/merge": services.commands.merge,
+                      "/context": services.commands.context, "/forks": services.commands.forks_list}
+    for name, use_case in slash_commands.items():
+        app.command(name)(_slash_listener(use_case))
+    buttons = {MERGE_ACTION: functools.partial(services.gestures.button, verb="merge"),
+               ABANDON_ACTION: functools.partial(services.gestures.button, verb="abandon"),
+               CONTINUE_ACTION: services.budgets.raise_limit}
+    for action_id, use_case in buttons.items():
+        app.action(action_id)(_button_listener(use_case))
 
     @app.shortcut(FORK_FROM_HERE)
     def fork_from_here(ack, shortcut):
         ack()
         message = shortcut.get("message") or {}
-        services.fork_from_message((shortcut.get("team") or {}).get("id"), shortcut["channel"]["id"],
-                                   shortcut["user"]["id"], message.get("ts") or shortcut.get("message_ts"),
-                                   message.get("thread_ts"), shortcut.get("response_url"))
+        services.gestures.fork_from_message(
+            (shortcut.get("team") or {}).get("id"), shortcut["channel"]["id"], shortcut["user"]["id"],
+            message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"), shortcut.get("response_url"))
 
     @app.shortcut(MERGE_THIS_FORK)
     def merge_this_fork(ack, shortcut):
         ack()
         message = shortcut.get("message") or {}
-        services.merge_from_message(shortcut["channel"]["id"], shortcut["user"]["id"],
-                                    message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
-                                    shortcut.get("response_url"))
+        services.gestures.merge_from_message(
+            shortcut["channel"]["id"], shortcut["user"]["id"], message.get("ts") or shortcut.get("message_ts"),
+            message.get("thread_ts"), shortcut.get("response_url"))
 
     @app.event("app_home_opened")
     @once
     def on_home(event, body):
         if event.get("tab", "home") == "home":
-            services.home_opened(event["user"])
+            services.gestures.home_opened(event["user"])
 
     @app.event("app_mention")
     def on_mention(event, body):
@@ -96,17 +80,7 @@ def register(app: App, services: Services) -> None:
         item = event.get("item") or {}
         if item.get("type") != "message" or event.get("user") == services.bot_user_id:
             return
-        services.reaction(item["channel"], item["ts"], event["user"], event["reaction"])
-
-    @app.action(MERGE_ACTION)
-    def on_merge_button(ack, body, action):
-        ack()
-        _button(services, body, action, "merge")
-
-    @app.action(ABANDON_ACTION)
-    def on_abandon_button(ack, body, action):
-        ack()
-        _button(services, body, action, "abandon")
+        services.gestures.reaction(item["channel"], item["ts"], event["user"], event["reaction"])
 
     # whatever else Slack sends is acknowledged (else it retries or shows an error) and logged
     @app.event(re.compile(".*"))
@@ -124,13 +98,34 @@ def register(app: App, services: Services) -> None:
         log.warning("unknown shortcut %s ignored", shortcut.get("callback_id"))
 
 
+def _slash_listener(use_case):
+    def listener(ack, command):
+        ack()
+        use_case(SlashCommand(team_id=command.get("team_id"), channel_id=command["channel_id"],
+                              user_id=command["user_id"], text=command.get("text") or "",
+                              response_url=command.get("response_url")))
+
+    return listener
+
+
+def _button_listener(use_case):
+    """A button whose value is a fork id: `use_case(fork_id, user_id, channel_id)`."""
+    def listener(ack, body, action):
+        ack()
+        fork_id = _fork_id(action)
+        if fork_id is not None:
+            use_case(fork_id, body["user"]["id"], channel_id=_channel(body))
+
+    return listener
+
+
 def _once_per_event(services: Services):
     """Run an event listener once per event_id, however often Slack delivers the event."""
     def decorate(listener):
         @functools.wraps(listener)
         def once(event, body):
             event_id = body.get("event_id")
-            if event_id and not services.store.claim(f"event:{event_id}"):
+            if event_id and not services.first_delivery(event_id):
                 log.info("duplicate delivery of %s dropped", event_id)
                 return
             listener(event, body)
@@ -144,9 +139,9 @@ def _changed_message(services: Services, event: dict) -> None:
     if event.get("subtype") == "message_changed":
         changed = event.get("message") or {}
         if changed.get("user") and not changed.get("bot_id") and changed.get("ts"):
-            services.edit_message(event["channel"], changed["ts"], changed["user"], changed.get("text") or "")
+            services.gestures.edit_message(event["channel"], changed["ts"], changed["user"], changed.get("text") or "")
     elif event.get("deleted_ts"):
-        services.delete_message(event["channel"], event["deleted_ts"])
+        services.gestures.delete_message(event["channel"], event["deleted_ts"])
 
 
 def _message(services: Services, event: dict, body: dict) -> None:
@@ -154,7 +149,7 @@ def _message(services: Services, event: dict, body: dict) -> None:
         return
     if event["user"] == services.bot_user_id:
         return
-    services.receive_message(IncomingMessage(
+    services.router.receive(IncomingMessage(
         team_id=body.get("team_id") or event.get("team"),
         channel_id=event["channel"],
         channel_type=event.get("channel_type"),
@@ -163,23 +158,6 @@ def _message(services: Services, event: dict, body: dict) -> None:
         ts=event["ts"],
         thread_ts=event.get("thread_ts"),
     ))
-
-
-def _slash(command: dict) -> SlashCommand:
-    return SlashCommand(
-        team_id=command.get("team_id"),
-        channel_id=command["channel_id"],
-        user_id=command["user_id"],
-        user_name=None,
-        text=command.get("text") or "",
-        response_url=command.get("response_url"),
-    )
-
-
-def _button(services: Services, body: dict, action: dict, verb: str) -> None:
-    fork_id = _fork_id(action)
-    if fork_id is not None:
-        services.button(fork_id, body["user"]["id"], verb, _channel(body))
 
 
 def _fork_id(action: dict) -> int | None:

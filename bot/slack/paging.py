@@ -37,11 +37,6 @@ class Pager:
         self._prefix = ""  # reopened fence at the top of the open page
         self._shown = 0  # offset in the full text up to which the open page has been shown
 
-    @property
-    def sealed(self) -> int:
-        """How many pages are final (all but the open one)."""
-        return len(self.pages) - 1
-
     def update(self, text: str, final: bool = False) -> list[str]:
         """Fit the whole text so far into pages; returns the pages.
 

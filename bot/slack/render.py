@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from ..domain.model import Fork, ForkStats, ForkStatus
-from ..domain.merge import SYSTEM_MERGER
+from ..domain.merge import EXPIRY_ACTOR
 
 MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
@@ -60,7 +60,7 @@ def fork_root_blocks(fork: Fork) -> list[dict]:
 
 
 def merge_header(fork: Fork, stats: ForkStats) -> str:
-    who = "⏰ Threadfork merged idle" if fork.merged_by == SYSTEM_MERGER else f"✅ <@{fork.merged_by}> merged"
+    who = "⏰ Threadfork merged idle" if fork.merged_by == EXPIRY_ACTOR else f"✅ <@{fork.merged_by}> merged"
     return (f"{who} fork #{fork.number}"
             + quoted_topic(fork)
             + f" — {stats.turns} turns, {stats.burned.total:,} tokens burned in the fork → "
@@ -107,7 +107,7 @@ def budget_notice(fork: Fork, burned: int, limit: int) -> tuple[str, list[dict]]
 def _closed_line(fork: Fork) -> str:
     if fork.status is ForkStatus.MERGED:
         link = f" — <{permalink(fork.channel_id, fork.summary_ts)}|summary>" if fork.summary_ts else ""
-        who = "automatically after sitting idle" if fork.merged_by == SYSTEM_MERGER else f"by <@{fork.merged_by}>"
+        who = "automatically after sitting idle" if fork.merged_by == EXPIRY_ACTOR else f"by <@{fork.merged_by}>"
         return f"✅ *Merged* {who}{link}"
     if fork.status is ForkStatus.MERGING:
         return "⏳ *Merging…* Claude is writing the summary."

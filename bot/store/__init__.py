@@ -1,9 +1,28 @@
-"""Persistence: SQLAlchemy 2 Core tables and one repository. SQLite by default, PostgreSQL via DATABASE_URL.
+"""Persistence: SQLAlchemy 2 Core on SQLite (default) or PostgreSQL (DATABASE_URL), one module per
+concern of the store ports (bot/services/ports.py). Every state change that must happen once is a
+single conditional INSERT or UPDATE whose row count says who won."""
+from __future__ import annotations
 
-Every state change that must happen once (claiming an event, starting a merge, leasing a
-session) is a single conditional INSERT or UPDATE whose row count says who won.
-"""
+from ..services.ports import Clock, Store
+from .claims import SqlClaims
+from .database import Database, utcnow
 from .engine import make_engine
-from .repository import Batch, Store, Submitted
+from .merges import SqlMerges
+from .queue import SqlTurnQueue
+from .sessions import SqlSessions
+from .upkeep import SqlUpkeep
+from .views import SqlViews
 
-__all__ = ["Batch", "Store", "Submitted", "make_engine"]
+__all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
+
+
+def sql_store(db: Database) -> Store:
+    """The store ports over one database."""
+    return Store(claims=SqlClaims(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db), merges=SqlMerges(db),
+                 upkeep=SqlUpkeep(db), views=SqlViews(db), clock=db.clock, ping=db.ping)
+
+
+def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:
+    """The database at `database_url` (schema not yet migrated: see Database.create_schema) and its store."""
+    db = Database(make_engine(database_url), clock)
+    return db, sql_store(db)

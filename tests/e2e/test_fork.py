@@ -1,6 +1,8 @@
 """`/fork` and fork turns, with the isolation invariants checked on the requests Claude receives."""
 import time
 
+from bot.domain.model import ForkStatus
+
 from ..fakes.anthropic_api import request_texts
 from ..harness import CHANNEL, wait_until
 
@@ -123,7 +125,7 @@ def test_an_unknown_flag_gets_the_usage_and_creates_nothing(bot, slack, claude):
     bot.quiesce()
     assert answer["response_type"] == "ephemeral" and "--frsh" in answer["text"] and "/merge" in answer["text"]
     assert slack.posts() == [] and claude.requests == []
-    assert bot.store.fork_by_number(CHANNEL, 1) is None
+    assert bot.store.sessions.fork_by_number(CHANNEL, 1) is None
 
 
 def test_fork_help_shows_usage_and_opens_nothing(bot, slack, claude):
@@ -140,7 +142,7 @@ def test_fork_in_a_channel_the_bot_is_not_in_explains_and_leaves_no_open_fork(bo
     [answer] = wait_until(lambda: slack.responses)
     assert "/invite" in answer["text"]
     bot.quiesce()
-    assert bot.store.open_forks(CHANNEL) == [] and claude.requests == []
+    assert bot.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN) == [] and claude.requests == []
 
 
 def test_fork_numbers_count_up_per_channel(bot, slack, claude):

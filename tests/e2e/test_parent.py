@@ -124,8 +124,8 @@ def test_token_usage_of_every_reply_is_stored(bot, slack, claude):
     bot.say("UALICE01", "count me", mention=True)
     wait_until(lambda: slack.posts())
     bot.quiesce()
-    parent = bot.store.parent_id(CHANNEL, TEAM_ID)
-    reply = bot.store.turns(parent)[-1]
+    parent = bot.store.sessions.parent_id(CHANNEL, TEAM_ID)
+    reply = bot.store.turns.turns(parent)[-1]
     assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cache_read_tokens,
             reply.usage.cache_write_tokens) == (11, 7, 900, 50)
 
@@ -171,8 +171,8 @@ def test_each_kind_of_claude_failure_is_retried_then_explained(bot, slack, claud
     bot.quiesce()
     assert len(claude.requests) == 3  # the first try and two retries with backoff
     assert words in notice["text"] and "kept" in notice["text"] and "🔁" in notice["text"]
-    parent = bot.store.parent_id(CHANNEL, None)
-    assert [(t.role.value, t.status.value) for t in bot.store.turns(parent)] == [("user", "failed"),
+    parent = bot.store.sessions.parent_id(CHANNEL, None)
+    assert [(t.role.value, t.status.value) for t in bot.store.turns.turns(parent)] == [("user", "failed"),
                                                                                 ("assistant", "aborted")]
 
 
@@ -203,4 +203,4 @@ def test_a_file_only_message_in_a_fork_is_explained_and_stores_nothing(bot, slac
     [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
     bot.quiesce()
     assert "no text" in notice["text"] and claude.requests == []
-    assert bot.store.turns(bot.store.fork_by_message(CHANNEL, root).id) == []
+    assert bot.store.turns.turns(bot.store.sessions.fork_by_message(CHANNEL, root).id) == []

@@ -48,7 +48,7 @@ def run(bot, slack, claude, steps):
         elif kind == "fork":
             bot.slash("/fork", step[1])
         elif kind in ("fork_turn", "merge", "abandon"):
-            fork = bot.store.fork_by_number(CHANNEL, step[1])
+            fork = bot.store.sessions.fork_by_number(CHANNEL, step[1])
             if fork is None or fork.root_ts is None:
                 continue
             if kind == "fork_turn":
@@ -76,7 +76,7 @@ def run(bot, slack, claude, steps):
 def check(bot, claude, parent_words, fork_words):
     from sqlalchemy import text
 
-    with bot.store.engine.connect() as conn:
+    with bot.db.engine.connect() as conn:
         rows = conn.execute(text("SELECT session_id, role, status, text, slack_ts FROM turns ORDER BY session_id, seq"))
         turns = [dict(r._mapping) for r in rows]
         forks = [dict(r._mapping) for r in conn.execute(text("SELECT id, status FROM sessions WHERE kind='fork'"))]

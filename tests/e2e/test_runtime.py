@@ -123,7 +123,7 @@ def test_requests_without_a_valid_signature_are_rejected_and_change_nothing(bot,
     assert reply.status == 401
     bot.quiesce(quiet=0.2)
     assert claude.requests == [] and slack.posts() == []
-    assert bot.store.claim("event:EvFORGED01") is True  # the forged id was never recorded
+    assert bot.store.claims.claim("event:EvFORGED01") is True  # the forged id was never recorded
 
 
 def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, claude):

@@ -29,3 +29,16 @@ def test_the_domain_does_not_reach_into_the_adapters():
     for path in Path(bot.domain.__file__).parent.rglob("*.py"):
         source = path.read_text()
         assert "from .." not in source, f"{path} imports outside the domain"
+
+
+def test_the_use_cases_depend_on_ports_not_on_adapters():
+    import bot.services
+
+    adapters = FORBIDDEN | {"bot.store", "bot.llm", "bot.slack", "bot.app", "bot.config"}
+    for path in Path(bot.services.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        relative = {("bot." + node.module.lstrip(".")) if node.level == 2 else "bot.services"
+                    for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level and node.module}
+        adapter_modules = tuple(adapters - FORBIDDEN)
+        offenders = (imported_roots(path) & FORBIDDEN) | {m for m in relative if m.startswith(adapter_modules)}
+        assert offenders == set(), f"{path.name} imports {offenders}"

@@ -1,4 +1,4 @@
-"""The request encoder reuses a session's encoded history only where it is provably unchanged."""
+"""The request encoder reuses earlier requests' encoded messages only where they are provably unchanged."""
 import json
 
 from hypothesis import given, settings
@@ -19,27 +19,37 @@ def wire(encoder, model_input):
 
 
 def test_an_encoded_request_is_the_request_the_messages_api_expects():
-    model_input = ModelInput("sys", (block("user", "a"), block("user", "b"), block("assistant", "c", True)), 1)
+    model_input = ModelInput("sys", (block("user", "a"), block("user", "b"), block("assistant", "c", True)))
     assert wire(RequestEncoder(MODEL, MAX), model_input) == build_request(MODEL, MAX, model_input)
 
 
 def test_a_sessions_next_request_reuses_its_history_and_is_still_exact():
     encoder = RequestEncoder(MODEL, MAX)
     history = (block("user", "q1"), block("assistant", "a1"), block("user", "q2"), block("assistant", "a2"))
-    first = ModelInput("sys", history + (block("user", "q3", True),), 7)
+    first = ModelInput("sys", history + (block("user", "q3", True),))
     encoder.encode(first)
-    kept = encoder._kept[7]
+    [kept] = encoder._kept[id(history[0])]
     assert kept.blocks == history and all(a is b for a, b in zip(kept.blocks, history))
-    second = ModelInput("sys", history + (block("user", "q3"), block("assistant", "a3"), block("user", "q4", True)), 7)
+    second = ModelInput("sys", history + (block("user", "q3"), block("assistant", "a3"), block("user", "q4", True)))
+    assert encoder._reusable(second.blocks).blocks == history  # reused, not re-encoded
     assert wire(encoder, second) == build_request(MODEL, MAX, second)
+
+
+def test_an_inherited_forks_first_request_reuses_its_parents_encoding():
+    encoder = RequestEncoder(MODEL, MAX)
+    parent = (block("user", "q1"), block("assistant", "a1"), block("user", "q2"), block("assistant", "a2"))
+    encoder.encode(ModelInput("sys", parent + (block("user", "q3", True),)))
+    fork = parent[:-1] + (block("assistant", "a2", True), block("user", "[boundary]"), block("user", "f1", True))
+    assert encoder._reusable(fork).blocks == parent[:3]  # every whole message both share
+    assert wire(encoder, ModelInput("sys", fork)) == build_request(MODEL, MAX, ModelInput("sys", fork))
 
 
 def test_a_changed_block_in_the_middle_is_re_encoded():
     encoder = RequestEncoder(MODEL, MAX)
     history = [block("user", "q1"), block("assistant", "a1"), block("user", "q2"), block("assistant", "a2")]
-    encoder.encode(ModelInput("sys", tuple(history) + (block("user", "q3", True),), 7))
+    encoder.encode(ModelInput("sys", tuple(history) + (block("user", "q3", True),)))
     history[2] = block("user", "q2 edited")  # an edit renders to a new block object
-    changed = ModelInput("sys", tuple(history) + (block("user", "q3", True),), 7)
+    changed = ModelInput("sys", tuple(history) + (block("user", "q3", True),))
     assert wire(encoder, changed) == build_request(MODEL, MAX, changed)
 
 
@@ -47,7 +57,7 @@ def test_the_kept_bytes_stay_within_the_budget():
     encoder = RequestEncoder(MODEL, MAX, budget=2_000)
     for key in range(20):
         blocks = tuple(block("user" if i % 2 == 0 else "assistant", f"{key}-{i} " * 20) for i in range(6))
-        encoder.encode(ModelInput("sys", blocks, key))
+        encoder.encode(ModelInput("sys", blocks))
     assert 0 < encoder._size <= 2_000 and len(encoder._kept) < 20
 
 
@@ -57,12 +67,12 @@ pool = [block(role, text) for role in ("user", "assistant") for text in ("x", "y
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.sampled_from(range(len(pool))), min_size=1, max_size=8), st.booleans(),
-                          texts), min_size=1, max_size=6))
+                          texts), min_size=1, max_size=8))
 def test_any_sequence_of_requests_encodes_exactly_what_a_fresh_encoding_gives(requests):
-    """Shared blocks, reordered blocks, new blocks and breakpoints, in any order: byte reuse
-    never changes what goes on the wire."""
+    """Shared blocks, reordered blocks, new and equal-but-new blocks, breakpoints, several requests
+    starting with the same block, in any order: byte reuse never changes what goes on the wire."""
     encoder = RequestEncoder(MODEL, MAX)
     for picks, mark_last, tail in requests:
         blocks = [pool[i] for i in picks] + [block("user", tail, mark_last)]
-        model_input = ModelInput("sys", tuple(blocks), 1)
+        model_input = ModelInput("sys", tuple(blocks))
         assert wire(encoder, model_input) == build_request(MODEL, MAX, model_input)

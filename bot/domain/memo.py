@@ -1,0 +1,56 @@
+"""Identity caches: where "the same object" means "the same bytes".
+
+Three caches let a long session cost only its new turns. All rest on one rule: a turn whose state
+can no longer change is handed out as the same immutable object every time, so identity (`is`)
+proves equality without comparing a byte.
+1. The history cache (bot/store/history.py) keeps each session's settled turns and returns the same
+   Turn objects on every read; a session's version bump (an edit, deletion or retry) starts it afresh.
+2. The render memo (here) renders each Turn object to its Block once.
+3. The request encoder (bot/llm/request.py) keeps the encoded bytes of recent requests' messages and
+   reuses them for as long as a new request's blocks are the very same Block objects (or equal ones).
+A changed turn is a new object and misses every cache, so nothing can serve stale bytes. Each cache
+is bounded (512 sessions; bytes; bytes) and forgetting costs one re-render or re-encode, never
+correctness.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+Key = TypeVar("Key")
+Value = TypeVar("Value")
+
+
+class IdentityMemo(Generic[Key, Value]):
+    """`compute(key)` once per key object, up to `budget` bytes of keys and values (what
+    sys.getsizeof reports for their `text`), oldest entries forgotten first. An entry keeps its key
+    alive, so the key's id cannot be reused by another object while it is remembered."""
+
+    def __init__(self, compute: Callable[[Key], Value], budget: int = 64 << 20):
+        self.compute = compute
+        self.budget = budget
+        self.size = 0
+        self._items: OrderedDict[int, tuple[Key, Value, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, key: Key) -> Value:
+        hit = self._items.get(id(key))
+        if hit is not None and hit[0] is key:
+            return hit[1]
+        value = self.compute(key)
+        cost = _cost(key) + _cost(value)
+        with self._lock:
+            if id(key) not in self._items:
+                self._items[id(key)] = (key, value, cost)
+                self.size += cost
+            while self.size > self.budget and self._items:
+                _, (_, _, dropped) = self._items.popitem(last=False)
+                self.size -= dropped
+        return value
+
+
+def _cost(item) -> int:
+    return sys.getsizeof(getattr(item, "text", "")) + 64  # the object and its slot in the table

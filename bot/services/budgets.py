@@ -1,0 +1,44 @@
+"""Fork token budgets: a fork that has burned its budget stops answering until someone merges,
+abandons, or presses Continue (which raises the budget by the configured amount)."""
+from __future__ import annotations
+
+from ..domain.model import Fork
+from .policy import Policy
+from .ports import Audience, Chat, Store
+
+
+class Budgets:
+    def __init__(self, store: Store, chat: Chat, policy: Policy):
+        self.store = store
+        self.chat = chat
+        self.policy = policy
+
+    def exhausted(self, fork: Fork) -> bool:
+        if not self.policy.fork_token_budget:
+            return False
+        burned, limit = self.standing(fork)
+        return burned >= limit
+
+    def standing(self, fork: Fork) -> tuple[int, int]:
+        """Tokens the fork has burned, and its budget as raised by Continue so far."""
+        limit = self.policy.fork_token_budget + self.store.sessions.budget_extra(fork.id)
+        return self.store.views.stats(fork.id).burned.total, limit
+
+    def notify_if_reached(self, fork: Fork) -> None:
+        """After an answer: one notice (with Merge, Abandon, Continue) per budget reached."""
+        if not self.policy.fork_token_budget:
+            return
+        burned, limit = self.standing(fork)
+        if burned >= limit and self.store.claims.claim(f"budget:{fork.id}:{limit}"):
+            self.chat.budget_reached(fork, burned, limit)
+
+    def raise_limit(self, fork_id: int, user_id: str, channel_id: str) -> None:
+        """The Continue button."""
+        fork = self.store.sessions.fork(fork_id)
+        if fork is None or fork.channel_id != channel_id or not self.policy.fork_token_budget:
+            self.chat.tell(Audience(channel_id, user_id), "That fork no longer has a budget to raise.")
+            return
+        self.store.sessions.raise_budget(fork.id, self.policy.fork_token_budget)
+        _, limit = self.standing(fork)
+        self.chat.note_in_thread(fork, f"<@{user_id}> raised this fork's token budget to {limit:,}. Carry on — "
+                                       "react 🔁 to a message I didn't answer to get its answer now.")

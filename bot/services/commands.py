@@ -1,0 +1,70 @@
+"""Slash commands: `/fork`, `/merge`, `/context`, `/forks`. Slack delivers them only at a channel's
+top level (never inside a thread); every answer to the caller is private, through the command's
+response_url."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..domain.commands import parse_merge
+from ..domain.errors import ThreadforkError
+from ..domain.model import ContextReport, ForkStatus, Role
+from .conversation import Speaker
+from .forks import Forks
+from .policy import Policy
+from .ports import Audience, Chat, Store
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    team_id: str | None
+    channel_id: str
+    user_id: str
+    text: str
+    response_url: str | None
+
+    @property
+    def audience(self) -> Audience:
+        """The caller, answered privately through the command's response_url."""
+        return Audience(self.channel_id, self.user_id, response_url=self.response_url)
+
+
+class SlashCommands:
+    def __init__(self, store: Store, chat: Chat, forks: Forks, policy: Policy):
+        self.store = store
+        self.chat = chat
+        self.forks = forks
+        self.policy = policy
+
+    def fork(self, command: SlashCommand) -> None:
+        try:
+            speaker = Speaker(command.user_id, self.chat.display_name(command.user_id))
+            result = self.forks.open(command.channel_id, command.team_id, speaker, command.text)
+            if isinstance(result, str):
+                self.chat.tell(command.audience, result)
+        except ThreadforkError as error:
+            self.chat.tell(command.audience, str(error))
+
+    def merge(self, command: SlashCommand) -> None:
+        request = parse_merge(command.text)
+        try:
+            fork = self.forks.resolve(command.channel_id, command.user_id, request.number)
+            self.forks.merge(fork, command.user_id, request.guidance)
+        except ThreadforkError as error:
+            open_forks = self.store.sessions.forks_in(command.channel_id, ForkStatus.OPEN)
+            self.chat.refuse_merge(command.audience, str(error), open_forks)
+
+    def context(self, command: SlashCommand) -> None:
+        parent = self.store.sessions.parent_id(command.channel_id, command.team_id)
+        sessions = self.store.sessions
+        report = ContextReport(
+            size=self.store.views.context_size(parent), budget=self.policy.compact_at,
+            compactions=sum(1 for t in self.store.turns.turns(parent) if t.role is Role.COMPACTION),
+            merged=self.forks.listings(sessions.forks_in(command.channel_id, ForkStatus.MERGED)),
+            open=sessions.forks_in(command.channel_id, ForkStatus.OPEN),
+        )
+        self.chat.show_context(command.audience, report)
+
+    def forks_list(self, command: SlashCommand) -> None:
+        sessions = self.store.sessions
+        listings = self.forks.listings(sessions.forks_in(command.channel_id, ForkStatus.OPEN))
+        self.chat.show_forks(command.audience, listings, sessions.fork_counts(command.channel_id))

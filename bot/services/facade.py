@@ -1,0 +1,49 @@
+"""The use cases, wired together once: what the Slack listeners and the scheduler call.
+
+Each attribute is one concern: `router` (people's messages), `commands` (slash commands),
+`gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`, `forks`, `conversation`,
+`lifecycle` (the sweep). Domain errors become a private answer to the person at the edge of each
+use case; nothing else changes when one is raised.
+"""
+from __future__ import annotations
+
+from ..domain.model import Session, Usage
+from .budgets import Budgets
+from .commands import SlashCommands
+from .compaction import Compactor
+from .conversation import Conversation
+from .forks import Forks
+from .gestures import Gestures
+from .lifecycle import Lifecycle
+from .policy import Policy
+from .ports import Chat, Model, Store
+from .routing import Router
+
+
+class Services:
+    def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None, policy: Policy = Policy()):
+        self.store = store
+        self.bot_user_id = bot_user_id
+        self.policy = policy
+        self.compactor = Compactor(store, model, policy)
+        self.budgets = Budgets(store, chat, policy)
+        self.conversation = Conversation(store.turns, chat, model, policy.lease, on_answered=self._after_answer)
+        self.forks = Forks(store, chat, model, self.conversation, policy)
+        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, policy)
+        self.router = Router(store, chat, self.conversation, self.forks, self.budgets, bot_user_id)
+        self.commands = SlashCommands(store, chat, self.forks, policy)
+        self.gestures = Gestures(store, chat, self.conversation, self.forks, bot_user_id)
+
+    def sweep(self) -> None:
+        """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""
+        self.lifecycle.sweep()
+
+    def first_delivery(self, event_id: str) -> bool:
+        """True once per Slack event id, whichever replica sees it first."""
+        return self.store.claims.claim(f"event:{event_id}")
+
+    def _after_answer(self, session: Session, usage: Usage) -> None:
+        if usage.total >= self.policy.compact_at:
+            self.compactor.compact(session.id)
+        if session.fork:
+            self.budgets.notify_if_reached(session.fork)

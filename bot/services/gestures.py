@@ -1,0 +1,88 @@
+"""Everything people do to messages rather than in them: reactions (✅ merge, ❌ abandon, 🔁 retry),
+the Merge/Abandon buttons, the message shortcuts, edits and deletions, and opening App Home."""
+from __future__ import annotations
+
+from ..domain.commands import strip_mention
+from ..domain.errors import ThreadforkError
+from ..domain.model import Fork
+from .conversation import Conversation, Speaker
+from .forks import Forks
+from .ports import Audience, Chat, Store
+
+MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
+ABANDON_REACTIONS = frozenset({"x"})
+RETRY_REACTIONS = frozenset({"repeat"})
+
+
+class Gestures:
+    def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks,
+                 bot_user_id: str | None):
+        self.store = store
+        self.chat = chat
+        self.conversation = conversation
+        self.forks = forks
+        self.bot_user_id = bot_user_id
+
+    def reaction(self, channel_id: str, ts: str, user_id: str, name: str) -> None:
+        base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
+        if base in RETRY_REACTIONS:
+            session_id = self.store.turns.retry_turn(channel_id, ts)
+            if session_id is not None:
+                self.conversation.drain(session_id)
+            return
+        if base not in MERGE_REACTIONS | ABANDON_REACTIONS:
+            return
+        fork = self.store.sessions.fork_by_message(channel_id, ts)
+        if fork is None or (base in ABANDON_REACTIONS and fork.root_ts != ts):
+            return
+        audience = Audience(channel_id, user_id, thread_ts=fork.root_ts)
+        self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience)
+
+    def button(self, fork_id: int, user_id: str, verb: str, channel_id: str) -> None:
+        """The Merge or Abandon button on a fork root, reminder or budget notice."""
+        fork = self.store.sessions.fork(fork_id)
+        audience = Audience(channel_id, user_id)
+        if fork is None or fork.channel_id != channel_id:
+            self.chat.tell(audience, "That fork no longer exists.")
+            return
+        self._act(fork, user_id, verb, audience)
+
+    def fork_from_message(self, team_id: str | None, channel_id: str, user_id: str, message_ts: str,
+                          thread_ts: str | None, response_url: str | None) -> None:
+        audience = Audience(channel_id, user_id, response_url=response_url)
+        if (thread_ts and thread_ts != message_ts) or self.store.sessions.fork_by_message(channel_id, message_ts):
+            self.chat.tell(audience, "“Fork from here” works on the channel's conversation, not inside a thread.")
+            return
+        try:
+            speaker = Speaker(user_id, self.chat.display_name(user_id))
+            self.forks.open(channel_id, team_id, speaker, "--inherit", origin_ts=message_ts)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))
+
+    def merge_from_message(self, channel_id: str, user_id: str, message_ts: str, thread_ts: str | None,
+                           response_url: str | None) -> None:
+        audience = Audience(channel_id, user_id, response_url=response_url)
+        fork = self.store.sessions.fork_by_message(channel_id, thread_ts or message_ts)
+        if fork is None:
+            self.chat.tell(audience, "“Merge this fork” works on the messages of a fork's thread.")
+            return
+        self._act(fork, user_id, "merge", audience)
+
+    def edit_message(self, channel_id: str, ts: str, user_id: str, text: str) -> None:
+        self.store.turns.edit_turn(channel_id, ts, user_id, strip_mention(text, self.bot_user_id))
+
+    def delete_message(self, channel_id: str, ts: str) -> None:
+        self.store.turns.delete_turn(channel_id, ts)
+
+    def home_opened(self, user_id: str) -> None:
+        listings = self.forks.listings(self.store.sessions.open_forks_of(user_id))
+        self.chat.publish_home(user_id, listings, self.store.views.economy())
+
+    def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
+        try:
+            if verb == "merge":
+                self.forks.merge(fork, user_id)
+            else:
+                self.forks.abandon(fork, user_id)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))

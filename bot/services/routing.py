@@ -1,0 +1,101 @@
+"""Where a person's message goes: a fork's thread turn, a parent turn (a mention, or any DM), an
+in-thread command (`@Threadfork merge|abandon`), or a short private answer.
+
+`message` and `app_mention` deliver a mention under two event ids: each message is claimed once by
+its channel + ts, atomically with storing its turn (or before any other action), so it is acted on
+once whatever arrives twice. Channel chatter that mentions nobody costs no write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..domain.commands import mentions, parse_thread_command, strip_mention
+from ..domain.errors import ThreadforkError
+from ..domain.model import Fork, ForkStatus, Role, Session, TurnStatus
+from .budgets import Budgets
+from .conversation import Conversation, Speaker
+from .forks import Forks
+from .ports import Audience, Chat, Store
+
+NOT_A_FORK = ("Threads here are forks, and this one isn't. Mention me at the channel's top level, "
+              "or open a fork with `/fork [topic]`.")
+EMPTY_MENTION = "I got an empty message — write your question after the mention."
+
+
+@dataclass(frozen=True)
+class IncomingMessage:
+    team_id: str | None
+    channel_id: str
+    channel_type: str | None
+    user_id: str
+    text: str
+    ts: str
+    thread_ts: str | None = None
+
+    @property
+    def in_thread(self) -> bool:
+        return bool(self.thread_ts) and self.thread_ts != self.ts
+
+
+class Router:
+    def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, budgets: Budgets,
+                 bot_user_id: str | None):
+        self.store = store
+        self.chat = chat
+        self.conversation = conversation
+        self.forks = forks
+        self.budgets = budgets
+        self.bot_user_id = bot_user_id
+
+    def receive(self, message: IncomingMessage) -> None:
+        mentioned = mentions(message.text, self.bot_user_id)
+        fork = self.store.sessions.fork_by_message(message.channel_id, message.thread_ts) \
+            if message.in_thread else None
+        if fork is None and not (mentioned or message.channel_type == "im"):
+            return  # ordinary channel chatter; the parent listens only when mentioned
+        key = f"msg:{message.channel_id}:{message.ts}"
+        text = strip_mention(message.text, self.bot_user_id)
+        audience = Audience(message.channel_id, message.user_id,
+                            thread_ts=message.thread_ts if message.in_thread else None)
+        foreign_thread = message.in_thread and message.channel_type != "im"
+        try:
+            if fork is not None:
+                self._in_fork(fork, message, text, mentioned, audience, key)
+            elif text and not foreign_thread:
+                session = Session(self.store.sessions.parent_id(message.channel_id, message.team_id),
+                                  message.channel_id, message.team_id)
+                self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key)
+            elif self.store.claims.claim(key):
+                self.chat.tell(audience, NOT_A_FORK if foreign_thread else EMPTY_MENTION)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))
+
+    def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
+                 key: str) -> None:
+        command = parse_thread_command(text) if mentioned else None
+        if not command and fork.status is ForkStatus.OPEN and text and not self.budgets.exhausted(fork):
+            session = Session(fork.id, fork.channel_id, fork.team_id, fork)
+            self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key)
+            return
+        if not self.store.claims.claim(key):
+            return
+        if command and command.verb == "merge":
+            self.forks.merge(fork, message.user_id, command.guidance)
+        elif command:
+            self.forks.abandon(fork, message.user_id)
+        elif fork.status is not ForkStatus.OPEN:
+            state = "merged" if fork.status in (ForkStatus.MERGED, ForkStatus.MERGING) else "abandoned"
+            self.chat.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
+                                     "Open a new one with `/fork [topic]` at the channel's top level.")
+        elif text:
+            self.store.turns.append_turn(fork.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
+                                         author_name=self.chat.display_name(message.user_id),
+                                         slack_ts=message.ts, channel_id=fork.channel_id)
+            self.chat.tell(audience, f"Fork {fork.label} has used up its token budget, so I kept your message "
+                                     "without answering. Merge it, abandon it, or press *Continue* on the budget "
+                                     "notice in this thread to raise the budget.")
+        else:
+            self.chat.tell(audience, "That message had no text, so I left it out of the fork.")
+
+    def _speaker(self, user_id: str) -> Speaker:
+        return Speaker(user_id, self.chat.display_name(user_id))

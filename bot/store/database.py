@@ -1,0 +1,47 @@
+"""One database, shared by the store's parts: its engine, read and write transactions, its clock.
+
+Writes queue for the writer before they take a pooled connection (SQLite has one writer; see
+engine.py), reads run in deferred transactions that never wait behind writers.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from datetime import datetime, timezone
+
+from sqlalchemy import Engine
+
+from ..services.ports import Clock
+from .engine import READ_ONLY, writer_queue
+from .migrate import migrate
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Database:
+    def __init__(self, engine: Engine, clock: Clock = utcnow):
+        self.engine = engine
+        self.reader = engine.execution_options(**{READ_ONLY: True})  # for transactions that only read
+        self._writer = writer_queue(engine)
+        self.clock = clock
+
+    @contextmanager
+    def writing(self):
+        """A write transaction, queued for the writer before it takes a connection."""
+        with self._writer, self.engine.begin() as conn:
+            yield conn
+
+    def reading(self):
+        return self.reader.begin()
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    def create_schema(self) -> None:
+        """Bring the database to the current schema (Alembic; safe with replicas starting together)."""
+        migrate(self.engine)
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")

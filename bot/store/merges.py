@@ -1,0 +1,84 @@
+"""The fork state machine: open → merging → merged, or open → abandoned. Each move is one conditional
+UPDATE whose row count says who won; the summary enters the parent in the transaction that marks
+the fork merged, and the raw summary stays on the fork until it has been posted, so a crash cannot
+lose it (`stuck_merges` finds it for the sweep)."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select, update
+
+from ..domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
+from .database import Database
+from .rows import append, to_fork
+from .tables import sessions
+
+
+class SqlMerges:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def begin_merge(self, fork_id: int, user_id: str, lease_seconds: float,
+                    idle_before: datetime | None = None) -> bool:
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, *_idle_since(idle_before),
+                          merged_by=user_id, merge_until=self.db.now() + timedelta(seconds=lease_seconds))
+
+    def cancel_merge(self, fork_id: int) -> bool:
+        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None, merge_until=None)
+
+    def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *_idle_since(idle_before))
+
+    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
+        with self.db.writing() as conn:
+            moved = conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork.id, sessions.c.status == ForkStatus.MERGING.value)
+                .values(status=ForkStatus.MERGED.value, summary=summary, summary_tokens=usage.output_tokens)
+            ).rowcount
+            if moved != 1:
+                raise RuntimeError(f"fork {fork.id} left the merging state")
+            return append(conn, self.db.now(), fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
+                          usage=usage, source_fork_id=fork.id)
+
+    def set_summary_ts(self, fork_id: int, ts: str) -> None:
+        with self.db.writing() as conn:
+            conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts, merge_until=None))
+
+    def summary_of(self, fork_id: int) -> str:
+        with self.db.reading() as conn:
+            return conn.scalar(select(sessions.c.summary).where(sessions.c.id == fork_id)) or ""
+
+    def stuck_merges(self) -> list[Fork]:
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                select(sessions).where(
+                    sessions.c.kind == "fork", sessions.c.merge_until < self.db.now(),
+                    or_(sessions.c.status == ForkStatus.MERGING.value,
+                        (sessions.c.status == ForkStatus.MERGED.value) & sessions.c.summary_ts.is_(None)))
+            ).all()
+            return [to_fork(r) for r in rows]
+
+    def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool:
+        """Take over a stuck merge; exactly one sweeper wins."""
+        now = self.db.now()
+        with self.db.writing() as conn:
+            return conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork_id, sessions.c.merge_until < now,
+                       sessions.c.status.in_([ForkStatus.MERGING.value, ForkStatus.MERGED.value]),
+                       sessions.c.summary_ts.is_(None))
+                .values(merge_until=now + timedelta(seconds=lease_seconds))
+            ).rowcount == 1
+
+    def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, *conditions, **values) -> bool:
+        with self.db.writing() as conn:
+            return conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork_id, sessions.c.status == source.value, *conditions)
+                .values(status=target.value, **values)
+            ).rowcount == 1
+
+
+def _idle_since(idle_before: datetime | None) -> list:
+    return [sessions.c.last_activity_at <= idle_before] if idle_before else []

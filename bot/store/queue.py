@@ -1,0 +1,159 @@
+"""The turn queue: a user's turn is stored as pending and the session leased in one transaction;
+the lease holder answers every pending turn in order, one batch per model call.
+
+Each write that hands the holder work (submit, record reply, abort) finds the next batch in the same
+transaction, and finding none releases the lease there too. Renewing the lease first locks the
+session row, so a turn submitted concurrently is either in the batch or finds the lease free.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..domain.model import Role, Turn, TurnStatus, Usage
+from ..services.ports import Batch, Submitted
+from . import statements as sql
+from .database import Database
+from .history import HistoryCache
+from .rows import append, bump, index, release_lease, settle, take_lease, to_session, to_turn
+from .tables import sessions, turns
+
+
+class SqlTurnQueue:
+    def __init__(self, db: Database):
+        self.db = db
+        self._history = HistoryCache()
+
+    def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
+                    slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
+                    lease_seconds: float) -> Submitted:
+        now = self.db.now()
+        try:
+            with self.db.writing() as conn:
+                if claim:
+                    conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
+                self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
+                            author_name=author_name, slack_ts=slack_ts, channel_id=channel_id)
+                if not take_lease(conn, session_id, owner, now, lease_seconds):
+                    return Submitted(stored=True)
+                return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now))
+        except IntegrityError:
+            if claim:
+                return Submitted(stored=False)
+            raise
+
+    def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
+                    author_id: str | None = None, author_name: str | None = None,
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None) -> Turn:
+        with self.db.writing() as conn:
+            return self._store(conn, session_id, role, text, status, author_id=author_id,
+                               author_name=author_name, slack_ts=slack_ts, usage=usage, channel_id=channel_id)
+
+    def _store(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id, author_name,
+               slack_ts, channel_id, usage: Usage = Usage()) -> Turn:
+        turn = append(conn, self.db.now(), session_id, role, text, status, author_id=author_id,
+                      author_name=author_name, slack_ts=slack_ts, usage=usage)
+        if slack_ts and channel_id:
+            index(conn, channel_id, slack_ts, session_id)
+        return turn
+
+    def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
+        now = self.db.now()
+        with self.db.writing() as conn:
+            return self._renew_and_batch(conn, session_id, owner, lease_seconds, now)
+
+    def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
+                     posted: Sequence[str], channel_id: str | None, owner: str,
+                     lease_seconds: float) -> Batch | None:
+        """With a channel id, every message of the answer is indexed for reactions."""
+        now = self.db.now()
+        with self.db.writing() as conn:
+            conn.execute(sql.FINISH_REPLY, {
+                "turn_id": reply.id, "text": text, "slack_ts": posted[0] if posted else None,
+                "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens})
+            settle(conn, pending, TurnStatus.ANSWERED)
+            for ts in posted if channel_id else ():
+                index(conn, channel_id, ts, reply.session_id)
+            return self._renew_and_batch(conn, reply.session_id, owner, lease_seconds, now)
+
+    def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float) -> Batch | None:
+        now = self.db.now()
+        with self.db.writing() as conn:
+            conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))
+            settle(conn, pending, TurnStatus.FAILED)
+            return self._renew_and_batch(conn, reply.session_id, owner, lease_seconds, now)
+
+    def _renew_and_batch(self, conn, session_id: int, owner: str, lease_seconds: float,
+                         now: datetime) -> Batch | None:
+        # renewing also stamps the session's activity, and locks its row before pending is read
+        renewed = conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                                 "until": now + timedelta(seconds=lease_seconds)}).rowcount
+        return self._batch(conn, session_id, owner, now) if renewed else None
+
+    def _batch(self, conn, session_id: int, owner: str, now: datetime) -> Batch | None:
+        row = conn.execute(sql.SESSION, {"session_id": session_id}).one()
+        session = to_session(row)
+        pending = [to_turn(r) for r in conn.execute(sql.PENDING, {"session_id": session_id})]
+        if pending and not session.answerable:
+            settle(conn, pending, TurnStatus.FAILED)
+            pending = []
+        if not pending:
+            release_lease(conn, session_id, owner)
+            return None
+        reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
+        return Batch(session, pending, reply, self._history_in(conn, session_id, row.version or 0))
+
+    def lease(self, session_id: int, owner: str, seconds: float) -> bool:
+        with self.db.writing() as conn:
+            return take_lease(conn, session_id, owner, self.db.now(), seconds)
+
+    def release(self, session_id: int, owner: str) -> None:
+        with self.db.writing() as conn:
+            release_lease(conn, session_id, owner)
+
+    def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
+        with self.db.reading() as conn:
+            history = self._history_in(conn, session_id, conn.scalar(sql.VERSION, {"session_id": session_id}) or 0)
+        return history if upto_seq is None else [t for t in history if t.seq <= upto_seq]
+
+    def _history_in(self, conn, session_id: int, version: int) -> list[Turn]:
+        settled = self._history.at(session_id, version)
+        rows = conn.execute(sql.TURNS_AFTER, {"session_id": session_id, "after": settled.upto})
+        history = settled.extend([to_turn(r) for r in rows])
+        self._history.put(session_id, settled)
+        return history
+
+    def edit_turn(self, channel_id: str, ts: str, author_id: str, text: str) -> bool:
+        return self._change(channel_id, ts, author_id, text=text)
+
+    def delete_turn(self, channel_id: str, ts: str) -> bool:
+        return self._change(channel_id, ts, None, deleted=True)
+
+    def _change(self, channel_id: str, ts: str, author_id: str | None, **values) -> bool:
+        in_channel = select(sessions.c.id).where(sessions.c.channel_id == channel_id)
+        query = update(turns).where(turns.c.slack_ts == ts, turns.c.role == Role.USER.value,
+                                    turns.c.session_id.in_(in_channel))
+        if author_id:
+            query = query.where(turns.c.author_id == author_id)
+        with self.db.writing() as conn:
+            changed = conn.execute(query.values(**values).returning(turns.c.session_id)).scalars().all()
+            bump(conn, set(changed))
+            return bool(changed)
+
+    def retry_turn(self, channel_id: str, ts: str) -> int | None:
+        in_channel = select(sessions.c.id).where(sessions.c.channel_id == channel_id)
+        with self.db.writing() as conn:
+            row = conn.execute(
+                update(turns)
+                .where(turns.c.slack_ts == ts, turns.c.status == TurnStatus.FAILED.value,
+                       turns.c.session_id.in_(in_channel))
+                .values(status=TurnStatus.PENDING.value)
+                .returning(turns.c.session_id)
+            ).first()
+            if row:
+                bump(conn, {row.session_id})
+            return row.session_id if row else None

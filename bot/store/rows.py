@@ -1,0 +1,92 @@
+"""Rows to domain objects, and the few writes several parts of the store share (appending a turn,
+indexing a message, settling turns, leases), each run inside the caller's transaction."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import exists, or_, update
+
+from ..domain.model import ContextSize, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
+from . import statements as sql
+from .tables import sessions, turns
+
+
+def append(conn, now: datetime, session_id: int, role: Role, text: str, status: TurnStatus, *,
+           author_id=None, author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None,
+           covers_seq=None) -> Turn:
+    seq = conn.execute(sql.NEXT_SEQ, {"session_id": session_id, "now": now}).scalar_one()
+    turn_id = conn.execute(sql.INSERT_TURN, {
+        "session_id": session_id, "seq": seq, "role": role.value, "text": text, "author_id": author_id,
+        "author_name": author_name, "status": status.value, "slack_ts": slack_ts, "source_fork_id": source_fork_id,
+        "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
+        "covers_seq": covers_seq, "deleted": False, "created_at": now}).scalar_one()
+    return Turn(session_id, seq, role, text, author_id, author_name, status, usage, slack_ts, turn_id, covers_seq)
+
+
+def index(conn, channel_id: str, ts: str, session_id: int) -> None:
+    """Remember that Slack message `ts` belongs to the session (reactions carry only channel + ts)."""
+    if conn.scalar(sql.INDEXED, {"channel_id": channel_id, "ts": ts}) is None:
+        conn.execute(sql.INDEX, {"channel_id": channel_id, "ts": ts, "session_id": session_id})
+
+
+def bump(conn, session_ids: set[int]) -> None:
+    """A stored turn changed: caches of these sessions' history are stale."""
+    if session_ids:
+        conn.execute(update(sessions).where(sessions.c.id.in_(session_ids)).values(version=sessions.c.version + 1))
+
+
+def settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:
+    conn.execute(sql.SETTLE, {"ids": [t.id for t in pending], "status": status.value})
+
+
+def take_lease(conn, session_id: int, owner: str, now: datetime, seconds: float) -> bool:
+    until = now + timedelta(seconds=seconds)
+    return conn.execute(sql.TAKE_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                         "until": until}).rowcount == 1
+
+
+def release_lease(conn, session_id: int, owner: str) -> None:
+    conn.execute(sql.RELEASE_LEASE, {"session_id": session_id, "owner": owner})
+
+
+def usage_columns(table):
+    """In Usage's field order."""
+    return (table.c.input_tokens, table.c.output_tokens, table.c.cache_read_tokens, table.c.cache_write_tokens)
+
+
+def usage_total(table):
+    """Everything a model call read and wrote (Usage.total), as SQL."""
+    inputs, outputs, cache_reads, cache_writes = usage_columns(table)
+    return inputs + outputs + cache_reads + cache_writes
+
+
+def involves(user_id: str):
+    """A session the user opened or wrote in."""
+    wrote = exists().where(turns.c.session_id == sessions.c.id, turns.c.author_id == user_id)
+    return or_(sessions.c.owner_id == user_id, wrote)
+
+
+def to_session(row) -> Session:
+    return Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id,
+                   fork=to_fork(row) if row.kind == "fork" else None)
+
+
+def to_turn(row) -> Turn:
+    return Turn(
+        session_id=row.session_id, seq=row.seq, role=Role(row.role), text=row.text,
+        author_id=row.author_id, author_name=row.author_name, status=TurnStatus(row.status),
+        usage=Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens),
+        slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq,
+    )
+
+
+def to_fork(row) -> Fork:
+    return Fork(
+        id=row.id, channel_id=row.channel_id, team_id=row.team_id, number=row.number, parent_id=row.parent_id,
+        mode=Mode(row.mode), topic=row.topic or "", owner_id=row.owner_id, fork_point_seq=row.fork_point_seq,
+        status=ForkStatus(row.status), root_ts=row.root_ts, merged_by=row.merged_by,
+        summary_ts=row.summary_ts, last_activity_at=row.last_activity_at,
+        inherited=ContextSize(row.inherited_turns or 0, row.inherited_tokens or 0), origin_ts=row.origin_ts,
+    )

@@ -1,0 +1,143 @@
+"""Channel parents and forks. A fork is a row pointing at its parent and at the seq of the parent's
+last turn when it was opened (the fork point); fork numbers come from a counter on the parent's row,
+whose lock also pins the fork point."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..domain.model import ContextSize, Fork, ForkStatus, Mode, Session
+from .database import Database
+from .rows import index, involves, to_fork, to_session
+from .tables import messages, sessions, turns
+
+
+class SqlSessions:
+    def __init__(self, db: Database):
+        self.db = db
+        self._parents: dict[str, int] = {}  # channel → parent session id; never changes once made
+
+    def parent_id(self, channel_id: str, team_id: str | None) -> int:
+        if channel_id not in self._parents:
+            self._parents[channel_id] = self._find_or_create_parent(channel_id, team_id)
+        return self._parents[channel_id]
+
+    def _find_or_create_parent(self, channel_id: str, team_id: str | None) -> int:
+        with self.db.reading() as conn:
+            found = conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
+        if found is not None:
+            return found
+        try:
+            with self.db.writing() as conn:
+                now = self.db.now()
+                return conn.execute(
+                    insert(sessions)
+                    .values(kind="parent", channel_id=channel_id, team_id=team_id, parent_key=channel_id,
+                            status="open", created_at=now, last_activity_at=now)
+                    .returning(sessions.c.id)
+                ).scalar_one()
+        except IntegrityError:  # another delivery created it first
+            with self.db.reading() as conn:
+                return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
+
+    def session(self, session_id: int) -> Session:
+        with self.db.reading() as conn:
+            return to_session(conn.execute(select(sessions).where(sessions.c.id == session_id)).one())
+
+    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
+                    origin_ts: str | None = None) -> Fork:
+        parent = self.parent_id(channel_id, team_id)
+        origin_seq = self._seq_at(parent, origin_ts) if origin_ts else None
+        with self.db.writing() as conn:
+            counter = conn.execute(
+                update(sessions)
+                .where(sessions.c.id == parent)
+                .values(next_fork_number=sessions.c.next_fork_number + 1)
+                .returning(sessions.c.next_fork_number, sessions.c.next_seq)
+            ).one()
+            fork_point = counter.next_seq if origin_seq is None else origin_seq
+            fork_point = fork_point if (mode is Mode.INHERIT and fork_point > 0) else None
+            now = self.db.now()
+            fork_id = conn.execute(
+                insert(sessions)
+                .values(kind="fork", channel_id=channel_id, team_id=team_id, parent_id=parent,
+                        number=counter.next_fork_number, mode=mode.value, topic=topic, owner_id=owner_id,
+                        fork_point_seq=fork_point, status=ForkStatus.OPEN.value, origin_ts=origin_ts,
+                        created_at=now, last_activity_at=now)
+                .returning(sessions.c.id)
+            ).scalar_one()
+            return to_fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())
+
+    def _seq_at(self, session_id: int, ts: str) -> int:
+        """The seq of the session's last turn posted at or before Slack time `ts` (0: none)."""
+        target = Decimal(ts)
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                select(turns.c.seq, turns.c.slack_ts)
+                .where(turns.c.session_id == session_id, turns.c.slack_ts.is_not(None))
+                .order_by(turns.c.seq.desc())
+            )
+            for row in rows:
+                if Decimal(row.slack_ts) <= target:
+                    return row.seq
+        return 0
+
+    def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None:
+        with self.db.writing() as conn:
+            conn.execute(update(sessions).where(sessions.c.id == fork_id).values(
+                root_ts=root_ts, inherited_turns=inherited.turns, inherited_tokens=inherited.tokens))
+            row = conn.execute(select(sessions.c.channel_id).where(sessions.c.id == fork_id)).one()
+            index(conn, row.channel_id, root_ts, fork_id)
+
+    def fork(self, fork_id: int) -> Fork | None:
+        return self._one_fork(sessions.c.id == fork_id)
+
+    def fork_by_number(self, channel_id: str, number: int) -> Fork | None:
+        return self._one_fork(sessions.c.channel_id == channel_id, sessions.c.number == number)
+
+    def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
+        mine = select(messages.c.session_id).where(messages.c.channel_id == channel_id, messages.c.ts == ts)
+        return self._one_fork(sessions.c.id.in_(mine))
+
+    def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
+        forks = self._forks(sessions.c.channel_id == channel_id, sessions.c.status == ForkStatus.OPEN.value,
+                            involves(user_id), order=(sessions.c.last_activity_at.desc(), sessions.c.id.desc()))
+        return forks[0] if forks else None
+
+    def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]:
+        return self._forks(sessions.c.channel_id == channel_id, sessions.c.status == status.value,
+                           order=(sessions.c.number,))
+
+    def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]:
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                select(sessions.c.status, func.count())
+                .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork")
+                .group_by(sessions.c.status)
+            )
+            return {ForkStatus(status): count for status, count in rows}
+
+    def open_forks_of(self, user_id: str) -> list[Fork]:
+        return self._forks(sessions.c.status == ForkStatus.OPEN.value, involves(user_id),
+                           order=(sessions.c.last_activity_at.desc(),))
+
+    def raise_budget(self, fork_id: int, by: int) -> None:
+        with self.db.writing() as conn:
+            conn.execute(update(sessions).where(sessions.c.id == fork_id)
+                         .values(budget_extra=sessions.c.budget_extra + by))
+
+    def budget_extra(self, fork_id: int) -> int:
+        with self.db.reading() as conn:
+            return conn.scalar(select(sessions.c.budget_extra).where(sessions.c.id == fork_id)) or 0
+
+    def _one_fork(self, *conditions) -> Fork | None:
+        with self.db.reading() as conn:
+            row = conn.execute(select(sessions).where(sessions.c.kind == "fork", *conditions)).first()
+            return to_fork(row) if row else None
+
+    def _forks(self, *conditions, order) -> list[Fork]:
+        with self.db.reading() as conn:
+            rows = conn.execute(select(sessions).where(sessions.c.kind == "fork", *conditions).order_by(*order))
+            return [to_fork(r) for r in rows]

@@ -1,0 +1,76 @@
+"""What the sweep looks for: idle forks, sessions nobody is answering, sessions due for compaction.
+Finding is a plain read; acting is claimed atomically (a reminder, a lease, a compaction key)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import exists, func, or_, select, update
+
+from ..domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
+from .database import Database
+from .rows import append, to_fork, usage_total
+from .tables import sessions, turns
+
+
+class SqlUpkeep:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def idle_forks(self, idle_before: datetime, unreminded: bool = False) -> list[Fork]:
+        query = select(sessions).where(sessions.c.kind == "fork", sessions.c.status == ForkStatus.OPEN.value,
+                                       sessions.c.last_activity_at <= idle_before)
+        if unreminded:
+            query = query.where(sessions.c.reminded_at.is_(None))
+        with self.db.reading() as conn:
+            return [to_fork(r) for r in conn.execute(query.order_by(sessions.c.id)).all()]
+
+    def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
+        """At most one reminder per fork, whichever replica gets here first."""
+        with self.db.writing() as conn:
+            return conn.execute(
+                update(sessions)
+                .where(sessions.c.id == fork_id, sessions.c.status == ForkStatus.OPEN.value,
+                       sessions.c.reminded_at.is_(None), sessions.c.last_activity_at <= idle_before)
+                .values(reminded_at=self.db.now())
+            ).rowcount == 1
+
+    def stalled_sessions(self, created_before: datetime) -> list[int]:
+        now = self.db.now()
+        waiting = exists().where(
+            turns.c.session_id == sessions.c.id,
+            or_(turns.c.status == TurnStatus.STREAMING.value,
+                (turns.c.status == TurnStatus.PENDING.value) & (turns.c.created_at <= created_before)))
+        with self.db.reading() as conn:
+            return list(conn.scalars(
+                select(sessions.c.id).where(waiting, or_(sessions.c.lease_until.is_(None),
+                                                         sessions.c.lease_until < now))
+            ))
+
+    def interrupt_streaming(self, session_id: int) -> int:
+        with self.db.writing() as conn:
+            return conn.execute(
+                update(turns)
+                .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.STREAMING.value)
+                .values(status=TurnStatus.ABORTED.value)
+            ).rowcount
+
+    def sessions_over(self, tokens: int) -> list[int]:
+        answer, other, compaction = turns.alias("answer"), turns.alias("other"), turns.alias("compaction")
+        latest = (select(func.max(other.c.seq))
+                  .where(other.c.session_id == answer.c.session_id, other.c.role == Role.ASSISTANT.value,
+                         other.c.status == TurnStatus.COMPLETE.value)
+                  .scalar_subquery())
+        compacted_since = exists().where(compaction.c.session_id == answer.c.session_id,
+                                         compaction.c.role == Role.COMPACTION.value,
+                                         compaction.c.seq > answer.c.seq)
+        with self.db.reading() as conn:
+            return list(conn.scalars(
+                select(answer.c.session_id)
+                .where(answer.c.role == Role.ASSISTANT.value, answer.c.seq == latest,
+                       usage_total(answer) >= tokens, ~compacted_since)
+            ))
+
+    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
+        with self.db.writing() as conn:
+            return append(conn, self.db.now(), session_id, Role.COMPACTION, text, TurnStatus.COMPLETE,
+                          usage=usage, covers_seq=covers_seq)

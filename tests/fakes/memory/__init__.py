@@ -1,0 +1,34 @@
+"""An in-memory implementation of the store ports, for use-case tests that run in milliseconds.
+
+It passes the same contract tests as the SQL store on SQLite and PostgreSQL (tests/store), so the
+three cannot drift: each method holds one lock for its whole run, which makes it atomic.
+"""
+from __future__ import annotations
+
+from bot.services.ports import Clock, Store
+
+from .merges import MemoryMerges
+from .queue import MemoryTurnQueue
+from .sessions import MemorySessions
+from .state import Memory
+from .upkeep import MemoryUpkeep
+from .views import MemoryViews
+
+
+class MemoryClaims:
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def claim(self, key: str) -> bool:
+        with self.m.lock:
+            if key in self.m.claims:
+                return False
+            self.m.claims[key] = self.m.clock()
+            return True
+
+
+def memory_store(clock: Clock) -> Store:
+    memory = Memory(clock)
+    return Store(claims=MemoryClaims(memory), sessions=MemorySessions(memory), turns=MemoryTurnQueue(memory),
+                 merges=MemoryMerges(memory), upkeep=MemoryUpkeep(memory), views=MemoryViews(memory),
+                 clock=clock, ping=lambda: None)

@@ -1,0 +1,69 @@
+"""The fork state machine, in memory (see bot/store/merges.py for the rules)."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from bot.domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
+
+from .state import Memory
+
+
+class MemoryMerges:
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def begin_merge(self, fork_id: int, user_id: str, lease_seconds: float,
+                    idle_before: datetime | None = None) -> bool:
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, idle_before, merged_by=user_id,
+                          merge_until=self.m.clock() + timedelta(seconds=lease_seconds))
+
+    def cancel_merge(self, fork_id: int) -> bool:
+        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, None, merged_by=None, merge_until=None)
+
+    def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, idle_before)
+
+    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
+        with self.m.lock:
+            row = self.m.sessions[fork.id]
+            if row.status is not ForkStatus.MERGING:
+                raise RuntimeError(f"fork {fork.id} left the merging state")
+            row.status, row.summary, row.summary_tokens = ForkStatus.MERGED, summary, usage.output_tokens
+            return self.m.append(fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE, usage=usage,
+                                 source_fork_id=fork.id)
+
+    def set_summary_ts(self, fork_id: int, ts: str) -> None:
+        with self.m.lock:
+            row = self.m.sessions[fork_id]
+            row.summary_ts, row.merge_until = ts, None
+
+    def summary_of(self, fork_id: int) -> str:
+        with self.m.lock:
+            return self.m.sessions[fork_id].summary or ""
+
+    def stuck_merges(self) -> list[Fork]:
+        with self.m.lock:
+            now = self.m.clock()
+            return [r.fork() for r in self.m.forks(
+                lambda s: s.merge_until is not None and s.merge_until < now,
+                lambda s: s.status is ForkStatus.MERGING or (s.status is ForkStatus.MERGED and s.summary_ts is None))]
+
+    def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool:
+        with self.m.lock:
+            row, now = self.m.sessions[fork_id], self.m.clock()
+            if (row.merge_until is None or row.merge_until >= now or row.summary_ts is not None
+                    or row.status not in (ForkStatus.MERGING, ForkStatus.MERGED)):
+                return False
+            row.merge_until = now + timedelta(seconds=lease_seconds)
+            return True
+
+    def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, idle_before: datetime | None,
+              **values) -> bool:
+        with self.m.lock:
+            row = self.m.sessions[fork_id]
+            if row.status is not source or (idle_before and row.last_activity_at > idle_before):
+                return False
+            row.status = target
+            for name, value in values.items():
+                setattr(row, name, value)
+            return True

@@ -1,0 +1,123 @@
+"""The turn queue, in memory (see bot/store/queue.py for the rules)."""
+from __future__ import annotations
+
+from bot.domain.model import Role, Turn, TurnStatus, Usage
+from bot.services.ports import Batch, Submitted
+
+from .state import Memory
+
+
+class MemoryTurnQueue:
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
+                    slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
+                    lease_seconds: float) -> Submitted:
+        with self.m.lock:
+            if claim:
+                if claim in self.m.claims:
+                    return Submitted(stored=False)
+                self.m.claims[claim] = self.m.clock()
+            self._store(session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
+                        author_name=author_name, slack_ts=slack_ts, channel_id=channel_id)
+            if not self.m.take_lease(session_id, owner, lease_seconds):
+                return Submitted(stored=True)
+            return Submitted(stored=True, batch=self._batch(session_id, owner))
+
+    def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
+                    author_id: str | None = None, author_name: str | None = None,
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None) -> Turn:
+        with self.m.lock:
+            return self._store(session_id, role, text, status, author_id=author_id, author_name=author_name,
+                               slack_ts=slack_ts, usage=usage, channel_id=channel_id)
+
+    def _store(self, session_id, role, text, status, *, author_id, author_name, slack_ts, channel_id,
+               usage: Usage = Usage()) -> Turn:
+        turn = self.m.append(session_id, role, text, status, author_id=author_id, author_name=author_name,
+                             slack_ts=slack_ts, usage=usage)
+        if slack_ts and channel_id:
+            self.m.index(channel_id, slack_ts, session_id)
+        return turn
+
+    def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
+        with self.m.lock:
+            return self._renew_and_batch(session_id, owner, lease_seconds)
+
+    def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
+                     channel_id: str | None, owner: str, lease_seconds: float) -> Batch | None:
+        with self.m.lock:
+            self.m.row_of(reply).change(text=text, status=TurnStatus.COMPLETE, usage=usage,
+                                        slack_ts=posted[0] if posted else None)
+            self.m.settle(pending, TurnStatus.ANSWERED)
+            for ts in posted if channel_id else ():
+                self.m.index(channel_id, ts, reply.session_id)
+            return self._renew_and_batch(reply.session_id, owner, lease_seconds)
+
+    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
+        with self.m.lock:
+            self.m.row_of(reply).change(status=TurnStatus.ABORTED)
+            self.m.settle(pending, TurnStatus.FAILED)
+            return self._renew_and_batch(reply.session_id, owner, lease_seconds)
+
+    def _renew_and_batch(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
+        session = self.m.sessions[session_id]
+        if session.lease_owner != owner:
+            return None
+        session.last_activity_at = self.m.clock()
+        self.m.take_lease(session_id, owner, lease_seconds)
+        return self._batch(session_id, owner)
+
+    def _batch(self, session_id: int, owner: str) -> Batch | None:
+        session = self.m.sessions[session_id].session()
+        pending = [r.turn for r in self.m.rows(session_id) if r.turn.status is TurnStatus.PENDING]
+        if pending and not session.answerable:
+            self.m.settle(pending, TurnStatus.FAILED)
+            pending = []
+        if not pending:
+            self.m.release_lease(session_id, owner)
+            return None
+        reply = self.m.append(session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
+        return Batch(session, pending, reply, self._history(session_id))
+
+    def lease(self, session_id: int, owner: str, seconds: float) -> bool:
+        with self.m.lock:
+            return self.m.take_lease(session_id, owner, seconds)
+
+    def release(self, session_id: int, owner: str) -> None:
+        with self.m.lock:
+            self.m.release_lease(session_id, owner)
+
+    def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
+        with self.m.lock:
+            history = self._history(session_id)
+        return history if upto_seq is None else [t for t in history if t.seq <= upto_seq]
+
+    def _history(self, session_id: int) -> list[Turn]:
+        return [r.turn for r in self.m.rows(session_id) if not r.deleted]
+
+    def edit_turn(self, channel_id: str, ts: str, author_id: str, text: str) -> bool:
+        with self.m.lock:
+            rows = [r for r in self._user_rows(channel_id, ts) if r.turn.author_id == author_id]
+            for row in rows:
+                row.change(text=text)
+            return bool(rows)
+
+    def delete_turn(self, channel_id: str, ts: str) -> bool:
+        with self.m.lock:
+            rows = self._user_rows(channel_id, ts)
+            for row in rows:
+                row.deleted = True
+            return bool(rows)
+
+    def retry_turn(self, channel_id: str, ts: str) -> int | None:
+        with self.m.lock:
+            for row in self._user_rows(channel_id, ts, role=None):
+                if row.turn.status is TurnStatus.FAILED:
+                    row.change(status=TurnStatus.PENDING)
+                    return row.turn.session_id
+            return None
+
+    def _user_rows(self, channel_id: str, ts: str, role: Role | None = Role.USER):
+        return [r for s in self.m.sessions.values() if s.channel_id == channel_id for r in self.m.rows(s.id)
+                if r.turn.slack_ts == ts and (role is None or r.turn.role is role)]

@@ -1,0 +1,101 @@
+"""Parents and forks, in memory (see bot/store/sessions.py for the rules)."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from bot.domain.model import ContextSize, Fork, ForkStatus, Mode, Session
+
+from .state import Memory, SessionRow
+
+
+class MemorySessions:
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def parent_id(self, channel_id: str, team_id: str | None) -> int:
+        with self.m.lock:
+            for row in self.m.sessions.values():
+                if row.kind == "parent" and row.channel_id == channel_id:
+                    return row.id
+            now = self.m.clock()
+            row = SessionRow(self.m.new_id(), "parent", channel_id, team_id, now, now)
+            self.m.sessions[row.id] = row
+            return row.id
+
+    def session(self, session_id: int) -> Session:
+        with self.m.lock:
+            return self.m.sessions[session_id].session()
+
+    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
+                    origin_ts: str | None = None) -> Fork:
+        with self.m.lock:
+            parent = self.m.sessions[self.parent_id(channel_id, team_id)]
+            parent.next_fork_number += 1
+            fork_point = parent.next_seq if origin_ts is None else self._seq_at(parent.id, origin_ts)
+            now = self.m.clock()
+            row = SessionRow(self.m.new_id(), "fork", channel_id, team_id, now, now, parent_id=parent.id,
+                             number=parent.next_fork_number, mode=mode, topic=topic, owner_id=owner_id,
+                             fork_point_seq=fork_point if mode is Mode.INHERIT and fork_point > 0 else None,
+                             origin_ts=origin_ts)
+            self.m.sessions[row.id] = row
+            return row.fork()
+
+    def _seq_at(self, session_id: int, ts: str) -> int:
+        stamped = [r.turn for r in self.m.rows(session_id) if r.turn.slack_ts is not None]
+        earlier = [t.seq for t in stamped if Decimal(t.slack_ts) <= Decimal(ts)]
+        return max(earlier, default=0)
+
+    def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None:
+        with self.m.lock:
+            row = self.m.sessions[fork_id]
+            row.root_ts, row.inherited = root_ts, inherited
+            self.m.index(row.channel_id, root_ts, fork_id)
+
+    def fork(self, fork_id: int) -> Fork | None:
+        with self.m.lock:
+            row = self.m.sessions.get(fork_id)
+            return row.fork() if row and row.kind == "fork" else None
+
+    def fork_by_number(self, channel_id: str, number: int) -> Fork | None:
+        return self._first(lambda s: s.channel_id == channel_id and s.number == number)
+
+    def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
+        with self.m.lock:
+            return self.fork(self.m.messages.get((channel_id, ts), 0))
+
+    def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
+        with self.m.lock:
+            rows = self.m.forks(lambda s: s.channel_id == channel_id, lambda s: s.status is ForkStatus.OPEN,
+                                self.m.involves(user_id))
+            rows.sort(key=lambda s: (s.last_activity_at, s.id), reverse=True)
+            return rows[0].fork() if rows else None
+
+    def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]:
+        with self.m.lock:
+            rows = self.m.forks(lambda s: s.channel_id == channel_id, lambda s: s.status is status)
+            return [r.fork() for r in sorted(rows, key=lambda s: s.number)]
+
+    def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]:
+        with self.m.lock:
+            counts: dict[ForkStatus, int] = {}
+            for row in self.m.forks(lambda s: s.channel_id == channel_id):
+                counts[row.status] = counts.get(row.status, 0) + 1
+            return counts
+
+    def open_forks_of(self, user_id: str) -> list[Fork]:
+        with self.m.lock:
+            rows = self.m.forks(lambda s: s.status is ForkStatus.OPEN, self.m.involves(user_id))
+            return [r.fork() for r in sorted(rows, key=lambda s: s.last_activity_at, reverse=True)]
+
+    def raise_budget(self, fork_id: int, by: int) -> None:
+        with self.m.lock:
+            self.m.sessions[fork_id].budget_extra += by
+
+    def budget_extra(self, fork_id: int) -> int:
+        with self.m.lock:
+            return self.m.sessions[fork_id].budget_extra
+
+    def _first(self, condition) -> Fork | None:
+        with self.m.lock:
+            rows = self.m.forks(condition)
+            return rows[0].fork() if rows else None

@@ -1,0 +1,123 @@
+"""The in-memory store's state: rows like the SQL tables', behind one lock (every method of every
+part holds it for its whole run, which makes each one atomic, as a transaction is)."""
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from bot.domain.model import ContextSize, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
+from bot.services.ports import Clock
+
+
+@dataclass
+class SessionRow:
+    id: int
+    kind: str  # parent | fork
+    channel_id: str
+    team_id: str | None
+    created_at: datetime
+    last_activity_at: datetime
+    parent_id: int | None = None
+    number: int | None = None
+    mode: Mode = Mode.INHERIT
+    topic: str = ""
+    owner_id: str | None = None
+    fork_point_seq: int | None = None
+    inherited: ContextSize = ContextSize(0, 0)
+    status: ForkStatus = ForkStatus.OPEN
+    root_ts: str | None = None
+    origin_ts: str | None = None
+    merged_by: str | None = None
+    merge_until: datetime | None = None
+    summary: str | None = None
+    summary_tokens: int | None = None
+    summary_ts: str | None = None
+    reminded_at: datetime | None = None
+    budget_extra: int = 0
+    next_seq: int = 0
+    next_fork_number: int = 0
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+
+    def fork(self) -> Fork:
+        return Fork(id=self.id, channel_id=self.channel_id, team_id=self.team_id, number=self.number,
+                    parent_id=self.parent_id, mode=self.mode, topic=self.topic, owner_id=self.owner_id,
+                    fork_point_seq=self.fork_point_seq, status=self.status, root_ts=self.root_ts,
+                    merged_by=self.merged_by, summary_ts=self.summary_ts, last_activity_at=self.last_activity_at,
+                    inherited=self.inherited, origin_ts=self.origin_ts)
+
+    def session(self) -> Session:
+        return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None)
+
+
+@dataclass
+class TurnRow:
+    turn: Turn  # replaced by a new object whenever the turn changes, as a fresh read from SQL would be
+    created_at: datetime
+    deleted: bool = False
+    source_fork_id: int | None = None
+
+    def change(self, **values) -> None:
+        self.turn = replace(self.turn, **values)
+
+
+@dataclass
+class Memory:
+    clock: Clock
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    sessions: dict[int, SessionRow] = field(default_factory=dict)
+    turns: dict[int, list[TurnRow]] = field(default_factory=dict)  # session id → rows in seq order
+    claims: dict[str, datetime] = field(default_factory=dict)
+    messages: dict[tuple[str, str], int] = field(default_factory=dict)  # (channel, ts) → session id
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def new_id(self) -> int:
+        return next(self._ids)
+
+    def rows(self, session_id: int) -> list[TurnRow]:
+        return self.turns.setdefault(session_id, [])
+
+    def append(self, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id=None,
+               author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None,
+               covers_seq=None) -> Turn:
+        now = self.clock()
+        session = self.sessions[session_id]
+        session.next_seq += 1
+        session.last_activity_at = now
+        turn = Turn(session_id, session.next_seq, role, text, author_id, author_name, status, usage, slack_ts,
+                    self.new_id(), covers_seq)
+        self.rows(session_id).append(TurnRow(turn, now, source_fork_id=source_fork_id))
+        return turn
+
+    def index(self, channel_id: str, ts: str, session_id: int) -> None:
+        self.messages.setdefault((channel_id, ts), session_id)
+
+    def row_of(self, turn: Turn) -> TurnRow:
+        return next(r for r in self.rows(turn.session_id) if r.turn.id == turn.id)
+
+    def settle(self, pending: list[Turn], status: TurnStatus) -> None:
+        for turn in pending:
+            row = self.row_of(turn)
+            if row.turn.status is TurnStatus.PENDING:
+                row.change(status=status)
+
+    def take_lease(self, session_id: int, owner: str, seconds: float) -> bool:
+        session, now = self.sessions[session_id], self.clock()
+        if session.lease_until is not None and session.lease_until >= now and session.lease_owner != owner:
+            return False
+        session.lease_owner, session.lease_until = owner, now + timedelta(seconds=seconds)
+        return True
+
+    def release_lease(self, session_id: int, owner: str) -> None:
+        session = self.sessions[session_id]
+        if session.lease_owner == owner:
+            session.lease_owner = session.lease_until = None
+
+    def forks(self, *conditions) -> list[SessionRow]:
+        return [s for s in self.sessions.values() if s.kind == "fork" and all(c(s) for c in conditions)]
+
+    def involves(self, user_id: str):
+        """A session the user opened or wrote in."""
+        return lambda s: s.owner_id == user_id or any(r.turn.author_id == user_id for r in self.rows(s.id))

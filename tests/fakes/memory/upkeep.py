@@ -1,0 +1,63 @@
+"""What the sweep looks for, in memory (see bot/store/upkeep.py for the rules)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
+
+from .state import Memory
+
+
+class MemoryUpkeep:
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def idle_forks(self, idle_before: datetime, unreminded: bool = False) -> list[Fork]:
+        with self.m.lock:
+            rows = self.m.forks(lambda s: s.status is ForkStatus.OPEN, lambda s: s.last_activity_at <= idle_before,
+                                lambda s: not unreminded or s.reminded_at is None)
+            return [r.fork() for r in sorted(rows, key=lambda s: s.id)]
+
+    def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
+        with self.m.lock:
+            row = self.m.sessions[fork_id]
+            if row.status is not ForkStatus.OPEN or row.reminded_at is not None \
+                    or row.last_activity_at > idle_before:
+                return False
+            row.reminded_at = self.m.clock()
+            return True
+
+    def stalled_sessions(self, created_before: datetime) -> list[int]:
+        with self.m.lock:
+            now = self.m.clock()
+
+            def waiting(rows) -> bool:
+                return any(r.turn.status is TurnStatus.STREAMING
+                           or (r.turn.status is TurnStatus.PENDING and r.created_at <= created_before) for r in rows)
+
+            return [s.id for s in self.m.sessions.values()
+                    if waiting(self.m.rows(s.id)) and (s.lease_until is None or s.lease_until < now)]
+
+    def interrupt_streaming(self, session_id: int) -> int:
+        with self.m.lock:
+            rows = [r for r in self.m.rows(session_id) if r.turn.status is TurnStatus.STREAMING]
+            for row in rows:
+                row.change(status=TurnStatus.ABORTED)
+            return len(rows)
+
+    def sessions_over(self, tokens: int) -> list[int]:
+        with self.m.lock:
+            found = []
+            for session_id, rows in self.m.turns.items():
+                answers = [r.turn for r in rows
+                           if r.turn.role is Role.ASSISTANT and r.turn.status is TurnStatus.COMPLETE]
+                if not answers or answers[-1].usage.total < tokens:
+                    continue
+                if not any(r.turn.role is Role.COMPACTION and r.turn.seq > answers[-1].seq for r in rows):
+                    found.append(session_id)
+            return found
+
+    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
+        with self.m.lock:
+            return self.m.append(session_id, Role.COMPACTION, text, TurnStatus.COMPLETE, usage=usage,
+                                 covers_seq=covers_seq)

@@ -1,0 +1,46 @@
+"""Read-only figures, in memory (see bot/store/views.py for the rules)."""
+from __future__ import annotations
+
+from bot.domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
+from bot.domain.model import ChannelEconomy, ContextSize, ForkStats, Role, Usage
+
+from .state import Memory
+
+
+class MemoryViews:
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def stats(self, fork_id: int) -> ForkStats:
+        with self.m.lock:
+            seen = self._seen(fork_id)
+            burned = sum((t.usage for t in seen), Usage())
+            turns = sum(1 for t in seen if t.role in (Role.USER, Role.ASSISTANT))
+            return ForkStats(turns, burned, self.m.sessions[fork_id].summary_tokens or 0)
+
+    def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
+        with self.m.lock:
+            seen = [t for t in self._seen(session_id) if upto_seq is None or t.seq <= upto_seq]
+        covers = max((t.covers_seq for t in seen if t.role is Role.COMPACTION), default=None)
+        count = sum(1 for t in seen if t.seq > (covers or 0) and t.role is not Role.COMPACTION)
+        reported = [t for t in seen if t.role is Role.ASSISTANT and t.usage.total > 0]
+        since = reported[-1].seq if reported else 0
+        chars = sum(len(t.text) for t in seen if t.seq > since and t.role is not Role.COMPACTION)
+        tokens = (reported[-1].usage.total if reported else 0) + chars // ESTIMATED_CHARS_PER_TOKEN
+        return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
+
+    def economy(self) -> list[ChannelEconomy]:
+        with self.m.lock:
+            burned: dict[str, int] = {}
+            returned: dict[str, int] = {}
+            for session in self.m.sessions.values():
+                for row in self.m.rows(session.id):
+                    turn = row.turn
+                    if session.kind == "fork":
+                        burned[session.channel_id] = burned.get(session.channel_id, 0) + turn.usage.total
+                    if turn.role is Role.SUMMARY:
+                        returned[session.channel_id] = returned.get(session.channel_id, 0) + turn.usage.output_tokens
+        return [ChannelEconomy(c, burned.get(c, 0), returned.get(c, 0)) for c in sorted(set(burned) | set(returned))]
+
+    def _seen(self, session_id: int):
+        return [r.turn for r in self.m.rows(session_id) if not r.deleted and r.turn.status not in UNSEEN]

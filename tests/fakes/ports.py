@@ -1,0 +1,142 @@
+"""Fakes of the Chat and Model ports, for use-case tests without I/O: they record what the use
+cases asked for, in order, and answer like the real adapters would (a ts per posted message, a
+completion per model call, scripted failures)."""
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+
+from bot.domain.context import ModelInput
+from bot.domain.errors import ChatUnavailable, ModelUnavailable
+from bot.domain.model import Usage
+from bot.services.ports import Audience, Completion, Place
+
+
+@dataclass
+class Said:
+    """One thing the use cases asked Chat to do."""
+
+    what: str
+    args: tuple
+    ts: str | None = None
+
+    @property
+    def text(self) -> str:
+        return next((a for a in reversed(self.args) if isinstance(a, str)), "")
+
+
+class RecordingReply:
+    def __init__(self, chat: RecordingChat, place: Place):
+        self.chat, self.place, self.text = chat, place, ""
+        self.failed: str | None = None
+
+    def write(self, delta: str) -> None:
+        self.text += delta
+
+    def finish(self) -> list[str]:
+        return [self.chat.record("reply", self.place, self.text).ts]
+
+    def fail(self, notice: str) -> None:
+        self.failed = notice
+        self.chat.record("reply_failed", self.place, notice)
+
+
+class RecordingChat:
+    def __init__(self):
+        self.said: list[Said] = []
+        self.names: dict[str, str] = {}
+        self.refuse: set[str] = set()  # methods that raise ChatUnavailable, as Slack's refusals do
+        self._ts = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def record(self, what: str, *args) -> Said:
+        if what in self.refuse:
+            raise ChatUnavailable(f"Slack refused {what}")
+        with self._lock:
+            said = Said(what, args, f"{9_000_000_000 + next(self._ts)}.000100")
+            self.said.append(said)
+        return said
+
+    def of(self, what: str) -> list[Said]:
+        return [s for s in self.said if s.what == what]
+
+    def told(self, user_id: str | None = None) -> list[str]:
+        """The private answers, to anyone or to one person."""
+        return [s.text for s in self.of("tell") if user_id is None or s.args[0].user_id == user_id]
+
+    # the Chat port ------------------------------------------------------------------------
+
+    def display_name(self, user_id: str) -> str | None:
+        return self.names.get(user_id, user_id.lower())
+
+    def begin_reply(self, place: Place) -> RecordingReply:
+        return RecordingReply(self, place)
+
+    def post_fork_root(self, fork) -> str:
+        return self.record("fork_root", fork).ts
+
+    def refresh_fork_root(self, fork) -> None:
+        self.record("refresh_root", fork)
+
+    def post_merge(self, fork, stats, summary: str) -> str:
+        return self.record("merge_post", fork, stats, summary).ts
+
+    def note_in_thread(self, fork, text: str) -> None:
+        self.record("note", fork, text)
+
+    def tell(self, audience: Audience, text: str) -> None:
+        self.record("tell", audience, text)
+
+    def refuse_merge(self, audience: Audience, reason: str, open_forks) -> None:
+        self.record("refuse_merge", audience, open_forks, reason)
+
+    def post_notice(self, place: Place, text: str) -> None:
+        self.record("notice", place, text)
+
+    def remind(self, fork, expiry_policy: str, expiry_seconds: float) -> None:
+        self.record("remind", fork, expiry_policy)
+
+    def budget_reached(self, fork, burned: int, limit: int) -> None:
+        self.record("budget", fork, burned, limit)
+
+    def show_context(self, audience: Audience, report) -> None:
+        self.record("context", audience, report)
+
+    def show_forks(self, audience: Audience, listings, counts) -> None:
+        self.record("forks", audience, listings, counts)
+
+    def publish_home(self, user_id: str, listings, economy) -> None:
+        self.record("home", user_id, listings, economy)
+
+
+@dataclass
+class Answer:
+    text: str = ""
+    usage: Usage = Usage(100, 20)
+    error: str | None = None  # raise ModelUnavailable with this message instead
+
+
+@dataclass
+class ScriptedModel:
+    """Answers scripted `Answer`s in order, then "Answer N"; records every model input."""
+
+    inputs: list[ModelInput] = field(default_factory=list)
+    script: deque = field(default_factory=deque)
+
+    def answer(self, *answers: Answer) -> None:
+        self.script.extend(answers)
+
+    def complete(self, model_input: ModelInput, on_text=None) -> Completion:
+        self.inputs.append(model_input)
+        answer = self.script.popleft() if self.script else Answer(f"Answer {len(self.inputs)}")
+        if answer.error:
+            raise ModelUnavailable(answer.error)
+        if on_text and answer.text:
+            on_text(answer.text)
+        return Completion(answer.text, answer.usage)
+
+    def texts(self, index: int = -1) -> list[str]:
+        """The text blocks of one model input, in order."""
+        return [b.text for b in self.inputs[index].blocks]

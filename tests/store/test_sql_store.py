@@ -1,0 +1,56 @@
+"""What only the SQL store has: Alembic migrations run once by replicas starting together, and
+SQLite writers in different processes queueing for the one writer."""
+import threading
+import time
+
+from bot.store import make_engine, open_store
+
+
+def test_migrations_run_once_however_many_replicas_start_together(database_url):
+    import subprocess
+    import sys
+
+    from sqlalchemy import inspect, text
+
+    script = "import sys; from bot.store import open_store; open_store(sys.argv[1])[0].create_schema()"
+    replicas = [subprocess.Popen([sys.executable, "-c", script, database_url], stderr=subprocess.PIPE, text=True)
+                for _ in range(3)]
+    for replica in replicas:
+        assert replica.wait(timeout=60) == 0, replica.stderr.read()
+    db, _ = open_store(database_url)
+    db.create_schema()  # and again: idempotent
+    with db.engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+    assert {"sessions", "turns", "messages", "claims"} <= set(inspect(db.engine).get_table_names())
+    db.engine.dispose()
+
+
+def _hold_the_writer(database: str, held, release) -> None:
+    from bot.store.engine import writer_queue
+
+    with writer_queue(make_engine(f"sqlite:///{database}")):
+        held.set()
+        release.wait(10)
+
+
+def test_sqlite_writers_in_different_processes_queue_for_the_one_writer(tmp_path):
+    """Processes on one SQLite file wait in turn (flock) instead of polling in SQLite's busy handler."""
+    import multiprocessing
+
+    from bot.store.engine import writer_queue
+
+    database = str(tmp_path / "shared.db")
+    context = multiprocessing.get_context("spawn")
+    held, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold_the_writer, args=(database, held, release))
+    holder.start()
+    try:
+        assert held.wait(30)
+        started = time.monotonic()
+        threading.Timer(0.4, release.set).start()
+        with writer_queue(make_engine(f"sqlite:///{database}")):
+            waited = time.monotonic() - started
+        assert waited >= 0.35  # it waited for the other process's release
+    finally:
+        release.set()
+        holder.join(10)

@@ -1,0 +1,68 @@
+import itertools
+
+import pytest
+
+from bot.domain.model import ForkStatus
+from bot.services.commands import SlashCommand
+from bot.services.facade import Services
+from bot.services.policy import Policy
+from bot.services.routing import IncomingMessage
+
+from ..fakes.clock import FakeClock
+from ..fakes.memory import memory_store
+from ..fakes.ports import RecordingChat, ScriptedModel
+
+BOT = "UBOT0001"
+CHANNEL = "C0GENERAL01"
+
+
+class UseCases:
+    """The use cases on the in-memory store, with Chat and Model faked at the port: what a person does
+    becomes one service call, as a listener would make it."""
+
+    def __init__(self, **policy):
+        self.clock = FakeClock()
+        self.store = memory_store(self.clock)
+        self.chat = RecordingChat()
+        self.model = ScriptedModel()
+        self.services = Services(self.store, self.chat, self.model, BOT, Policy(**policy))
+        self._ts = itertools.count(1)
+
+    def new_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1_700_000_000 + n}.{n:06d}"
+
+    def say(self, user: str, text: str, *, mention: bool = False, thread_ts: str | None = None,
+            channel: str = CHANNEL, channel_type: str = "channel") -> str:
+        ts = self.new_ts()
+        text = f"<@{BOT}> {text}" if mention else text
+        self.services.router.receive(IncomingMessage("T1", channel, channel_type, user, text, ts, thread_ts))
+        return ts
+
+    def slash(self, command: str, text: str = "", user: str = "UALICE01", channel: str = CHANNEL) -> None:
+        call = {"/fork": self.services.commands.fork, "/merge": self.services.commands.merge,
+                "/context": self.services.commands.context, "/forks": self.services.commands.forks_list}[command]
+        call(SlashCommand("T1", channel, user, text, f"https://hooks.slack.test/{command}"))
+
+    def react(self, user: str, ts: str, name: str = "white_check_mark", channel: str = CHANNEL) -> None:
+        self.services.gestures.reaction(channel, ts, user, name)
+
+    def fork(self, number: int = 1, channel: str = CHANNEL):
+        return self.store.sessions.fork_by_number(channel, number)
+
+    def open_fork(self, text: str = "", user: str = "UALICE01"):
+        """`/fork text`; the newest fork of the channel."""
+        self.slash("/fork", text, user=user)
+        forks = [f for status in ForkStatus for f in self.store.sessions.forks_in(CHANNEL, status)]
+        return max(forks, key=lambda f: f.number)
+
+    def turns(self, session_id: int) -> list[tuple[str, str, str]]:
+        return [(t.role.value, t.status.value, t.text) for t in self.store.turns.turns(session_id)]
+
+    def parent(self, channel: str = CHANNEL) -> int:
+        return self.store.sessions.parent_id(channel, "T1")
+
+
+@pytest.fixture
+def cases():
+    return UseCases()

@@ -1,0 +1,82 @@
+"""The sweep's rules on the in-memory store and a fake clock: reminders, expiry, recovery, compaction."""
+from bot.domain.model import ForkStatus, Role, Usage
+
+from ..fakes.ports import Answer
+from .conftest import UseCases
+
+
+def test_an_idle_fork_is_reminded_once_and_expired_by_merging_it(cases):
+    fork = cases.open_fork("idle topic")
+    cases.clock.advance(hours=23)
+    cases.services.sweep()
+    assert cases.chat.of("remind") == []
+    cases.clock.advance(hours=2)
+    cases.services.sweep()
+    cases.services.sweep()
+    assert len(cases.chat.of("remind")) == 1
+    cases.clock.advance(days=7)
+    cases.services.sweep()
+    assert cases.fork().status is ForkStatus.MERGED and len(cases.chat.of("merge_post")) == 1
+    assert "Merged automatically after sitting idle" in cases.chat.of("note")[-1].text
+    assert fork.id == cases.fork().id
+
+
+def test_under_the_abandon_policy_an_idle_fork_closes_without_a_model_call():
+    cases = UseCases(expiry_policy="abandon")
+    cases.open_fork("--fresh")
+    cases.clock.advance(days=8)
+    cases.services.sweep()
+    assert cases.fork().status is ForkStatus.ABANDONED and cases.model.inputs == []
+
+
+def test_an_idle_fork_nobody_wrote_in_is_abandoned_at_expiry_instead_of_retried(cases):
+    cases.open_fork("--fresh")
+    cases.clock.advance(days=8)
+    cases.services.sweep()
+    assert cases.fork().status is ForkStatus.ABANDONED and cases.model.inputs == []
+
+
+def test_a_fork_that_became_active_again_is_not_expired(cases):
+    fork = cases.open_fork("topic")
+    cases.clock.advance(days=6, hours=23)
+    cases.say("UBOB0001", "still on it", thread_ts=fork.root_ts)
+    cases.clock.advance(hours=2)
+    cases.services.sweep()
+    assert cases.fork().status is ForkStatus.OPEN
+
+
+def test_a_turn_left_pending_by_a_dead_worker_is_answered_by_the_sweep(cases):
+    parent = cases.parent()
+    cases.store.turns.submit_turn(parent, "orphaned", author_id="UALICE01", author_name="alice", slack_ts="5.1",
+                                  channel_id=None, claim=None, owner="a dead worker", lease_seconds=60)
+    cases.clock.advance(seconds=61)
+    cases.services.sweep()
+    assert "interrupted" in cases.chat.of("notice")[0].text
+    assert cases.turns(parent) == [("user", "answered", "orphaned"), ("assistant", "aborted", ""),
+                                   ("assistant", "complete", "Answer 1")]
+
+
+def test_a_session_past_its_budget_is_compacted_after_the_answer_keeping_recent_turns():
+    cases = UseCases(compact_at=1_000)
+    cases.model.answer(*[Answer(f"answer {n}", usage=Usage(300 + 200 * n, 20)) for n in range(5)],
+                       Answer("THE GIST: Friday release; Bob said “no weekend work”."))
+    for n in range(5):  # the fifth answer reports 1,120 tokens: past the budget
+        cases.say("UALICE01", f"question {n} " + "words " * 50, mention=True)
+    [compaction] = [t for t in cases.store.turns.turns(cases.parent()) if t.role is Role.COMPACTION]
+    assert compaction.text.startswith("THE GIST") and 0 < compaction.covers_seq < compaction.seq - 1
+    assert "[Compaction request]" in cases.model.texts()[-1]
+    cases.say("UALICE01", "and now?", mention=True)
+    latest = cases.model.texts()
+    assert latest[0].startswith("[Summary of the earlier conversation") and "THE GIST" in latest[0]
+    assert latest[-1].endswith("and now?") and not any("question 0" in t for t in latest)
+    assert any("question 4" in t for t in latest)  # the recent tail stays verbatim
+
+
+def test_retrying_a_failed_turn_answers_it_once(cases):
+    cases.model.answer(Answer(error="Claude is overloaded"))
+    ts = cases.say("UALICE01", "try me", mention=True)
+    assert "overloaded" in cases.chat.of("reply_failed")[0].text
+    cases.react("UALICE01", ts, "repeat")
+    cases.react("UALICE01", ts, "repeat")
+    assert cases.turns(cases.parent())[-1] == ("assistant", "complete", "Answer 2")
+    assert len(cases.model.inputs) == 2
