@@ -45,7 +45,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     try:
         db.create_schema()
     except Exception as error:
-        raise StartupError(f"the database is not usable: {type(error).__name__}") from None
+        reason = str(getattr(error, "orig", None) or error).splitlines()[0][:200]  # the driver's words, no URL
+        raise StartupError(f"the database is not usable: {type(error).__name__}: {reason}") from None
     client = WebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
@@ -71,7 +72,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         idle_reminder=settings.threadfork_fork_idle_reminder,
         expiry=settings.threadfork_fork_expiry,
         expiry_policy=settings.threadfork_fork_expiry_policy,
-        lease=settings.threadfork_lease,
+        lease=settings.claim_ttl,
     )
     services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"), policy=policy)
     # long model calls hold a worker each; ~200 replies must stream at once

@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .domain.durations import parse_duration
 
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
+MAX_CLAIM_TTL = 30.0  # seconds
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
 
@@ -43,7 +44,10 @@ class Settings(BaseSettings):
     threadfork_fork_idle_reminder: Seconds = 24 * 3600.0
     threadfork_fork_expiry: Seconds = 7 * 86400.0
     threadfork_fork_expiry_policy: Literal["merge", "abandon"] = "merge"
-    threadfork_lease: Seconds = 900.0  # a worker silent this long is presumed dead; keep above the model timeout
+    # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much; capped so that
+    # work whose process died is taken over within a minute, however long a model call may take
+    threadfork_lease: Seconds = 30.0
+    threadfork_drain_timeout: Seconds = 25.0  # on SIGTERM, how long replies in flight may take to finish
     threadfork_model_timeout: Seconds = 600.0
     database_url: str = DEFAULT_DATABASE_URL
     port: int = Field(3000, ge=0, le=65535)
@@ -55,6 +59,10 @@ class Settings(BaseSettings):
         if self.slack_app_token is None and self.slack_signing_secret is None:
             raise ValueError("SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN for Socket Mode)")
         return self
+
+    @property
+    def claim_ttl(self) -> float:
+        return min(self.threadfork_lease, MAX_CLAIM_TTL)
 
     @property
     def compact_at(self) -> int:

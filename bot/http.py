@@ -54,11 +54,11 @@ class HttpApp:
 
     def _health(self, start_response):
         try:
-            self.wiring.store.ping()
-            return _reply(start_response, 200, json.dumps({"ok": True, "store": "reachable"}), "application/json")
+            self.wiring.services.healthy()
+            return _reply(start_response, 200, json.dumps({"ok": True, "store": "writable"}), "application/json")
         except Exception as error:
-            log.warning("health check: store unreachable (%s)", type(error).__name__)
-            return _reply(start_response, 503, json.dumps({"ok": False, "store": "unreachable"}),
+            log.warning("health check: the store cannot be written (%s)", type(error).__name__)
+            return _reply(start_response, 503, json.dumps({"ok": False, "store": "not writable"}),
                           "application/json")
 
 

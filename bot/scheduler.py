@@ -12,11 +12,16 @@ log = logging.getLogger(__name__)
 
 
 def start_scheduler(services: Services, interval_seconds: float) -> BackgroundScheduler:
+    """The sweep every `interval_seconds`, and the heartbeat that keeps this process's claims alive
+    every third of the lease (its own job, so a long sweep never delays it)."""
     scheduler = BackgroundScheduler(
         daemon=True,
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(interval_seconds))},
     )
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every run at INFO
+    beat = services.liveness.ttl / 3
+    scheduler.add_job(services.heartbeat, "interval", seconds=beat, id="threadfork-heartbeat")
     scheduler.add_job(services.sweep, "interval", seconds=interval_seconds, id="threadfork-sweep")
     scheduler.start()
-    log.info("sweep scheduled every %ss", interval_seconds)
+    log.info("sweep scheduled every %ss, heartbeat every %ss", interval_seconds, round(beat, 1))
     return scheduler

@@ -29,7 +29,7 @@ class Budgets:
         if not self.policy.fork_token_budget:
             return
         burned, limit = self.standing(fork)
-        if burned >= limit and self.store.claims.claim(f"budget:{fork.id}:{limit}"):
+        if burned >= limit and self.store.claims.mark(f"budget:{fork.id}:{limit}"):
             self.chat.budget_reached(fork, burned, limit)
 
     def raise_limit(self, fork_id: int, user_id: str, channel_id: str) -> None:

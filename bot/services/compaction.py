@@ -34,7 +34,7 @@ class Compactor:
         if not older:
             return None
         covers = older[-1].seq
-        if not self.store.claims.claim(f"compact:{session_id}:{covers}"):
+        if not self.store.claims.mark(f"compact:{session_id}:{covers}"):
             return None
         completion = self.model.complete(compaction_input(older))
         log.info("compacted session %s up to turn %s into %s tokens", session_id, covers,

@@ -9,14 +9,14 @@ across threads and replicas. A failed call leaves the user's turn stored and mar
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..domain.errors import ModelUnavailable
 from ..domain.model import Session, Usage
+from .liveness import Liveness
 from .model_inputs import model_input
-from .ports import Batch, Chat, Model, Place, TurnQueue
+from .ports import MAX_ATTEMPTS, Audience, Batch, Chat, Model, Place, TurnQueue
 
 log = logging.getLogger(__name__)
 
@@ -31,9 +31,10 @@ OnAnswered = Callable[[Session, Usage], None]
 
 
 class Conversation:
-    def __init__(self, turns: TurnQueue, chat: Chat, model: Model, lease: float,
+    def __init__(self, turns: TurnQueue, chat: Chat, model: Model, liveness: Liveness,
                  on_answered: OnAnswered | None = None):
-        self.lease = lease
+        self.liveness = liveness
+        self.lease = liveness.ttl
         self.turns = turns
         self.chat = chat
         self.model = model
@@ -42,20 +43,20 @@ class Conversation:
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None) -> None:
         """Store the turn (once per `claim` key) and answer it, unless someone already is."""
-        owner = uuid.uuid4().hex
-        submitted = self.turns.submit_turn(
-            session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
-            channel_id=session.channel_id if session.fork else None, claim=claim, owner=owner,
-            lease_seconds=self.lease,
-        )
-        if submitted.batch:
-            self._answer_all(session.id, owner, submitted.batch)
+        with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
+            submitted = self.turns.submit_turn(
+                session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
+                channel_id=session.channel_id if session.fork else None, claim=claim, owner=owner,
+                lease_seconds=self.lease,
+            )
+            if submitted.batch:
+                self._answer_all(session.id, owner, submitted.batch)
 
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
-        owner = uuid.uuid4().hex
-        if self.turns.lease(session_id, owner, self.lease):
-            self._answer_all(session_id, owner)
+        with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
+            if self.turns.lease(session_id, owner, self.lease):
+                self._answer_all(session_id, owner)
 
     def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None) -> None:
         """As the lease holder: answer `batch` (or the first waiting batch), then every later one."""
@@ -63,6 +64,9 @@ class Conversation:
         try:
             batch = batch or self.turns.next_answer(session_id, owner, self.lease)
             while batch is not None:
+                self._tell_given_up(batch)
+                if not batch.pending:
+                    break
                 session = batch.session
                 usage, batch = self._answer(batch, owner)
                 answered = (session, usage) if usage else answered
@@ -99,12 +103,26 @@ class Conversation:
                                             session.channel_id if session.fork else None, owner, self.lease)
         return completion.usage, following
 
+    def _tell_given_up(self, batch: Batch) -> None:
+        for turn in batch.given_up:
+            log.warning("turn %s in session %s given up after %s attempts", turn.id, turn.session_id, MAX_ATTEMPTS)
+            if turn.author_id:
+                try:
+                    self.chat.tell(Audience(batch.session.channel_id, turn.author_id, batch.session.thread_ts),
+                                   GIVEN_UP)
+                except Exception:
+                    log.exception("could not tell %s that their message was given up", turn.author_id)
+
     @staticmethod
     def _safely_fail(writer, notice: str) -> None:
         try:
             writer.fail(notice)
         except Exception:
             log.exception("could not tell the channel that a reply failed")
+
+
+GIVEN_UP = (f"⚠️ I tried {MAX_ATTEMPTS} times to answer your message and could not save the answer — "
+            "it is kept; react 🔁 to it or send it again to try once more.")
 
 
 def failure_notice(error: Exception) -> str:

@@ -1,8 +1,8 @@
 """The use cases, wired together once: what the Slack listeners and the scheduler call.
 
-Each attribute is one concern: `router` (people's messages), `commands` (slash commands),
-`gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`, `forks`, `conversation`,
-`lifecycle` (the sweep). Domain errors become a private answer to the person at the edge of each
+Each attribute is one concern: `intake` (the durable inbox), `router` (people's messages),
+`commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
+`forks`, `conversation`, `lifecycle` (the sweep), `liveness` (claims kept alive by a heartbeat). Domain errors become a private answer to the person at the edge of each
 use case; nothing else changes when one is raised.
 """
 from __future__ import annotations
@@ -14,7 +14,9 @@ from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
 from .gestures import Gestures
+from .intake import Intake
 from .lifecycle import Lifecycle
+from .liveness import Liveness
 from .policy import Policy
 from .ports import Chat, Model, Store
 from .routing import Router
@@ -23,13 +25,16 @@ from .routing import Router
 class Services:
     def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None, policy: Policy = Policy()):
         self.store = store
+        self.chat = chat
         self.bot_user_id = bot_user_id
         self.policy = policy
+        self.liveness = Liveness(store, policy.lease)
+        self.intake = Intake(store, self.liveness)
         self.compactor = Compactor(store, model, policy)
         self.budgets = Budgets(store, chat, policy)
-        self.conversation = Conversation(store.turns, chat, model, policy.lease, on_answered=self._after_answer)
-        self.forks = Forks(store, chat, model, self.conversation, policy)
-        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, policy)
+        self.conversation = Conversation(store.turns, chat, model, self.liveness, on_answered=self._after_answer)
+        self.forks = Forks(store, chat, model, self.conversation, policy, self.liveness)
+        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake, policy)
         self.router = Router(store, chat, self.conversation, self.forks, self.budgets, bot_user_id)
         self.commands = SlashCommands(store, chat, self.forks, policy)
         self.gestures = Gestures(store, chat, self.conversation, self.forks, bot_user_id)
@@ -37,6 +42,14 @@ class Services:
     def sweep(self) -> None:
         """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""
         self.lifecycle.sweep()
+
+    def heartbeat(self) -> None:
+        """Keep alive every claim this process holds (the scheduler runs it every third of the lease)."""
+        self.liveness.beat()
+
+    def healthy(self) -> None:
+        """Raises when the store cannot be written."""
+        self.store.check(self.liveness.process)
 
     def first_delivery(self, event_id: str) -> bool:
         """True once per Slack event id, whichever replica sees it first."""

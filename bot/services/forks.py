@@ -16,14 +16,17 @@ from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable, merge_
 from ..domain.model import Fork, ForkListing, ForkStatus, Role, Session
 from .conversation import Conversation, Speaker
 from .model_inputs import fork_model_input
+from .liveness import Liveness
 from .policy import Policy
-from .ports import Chat, Model, Store
+from .ports import MAX_ATTEMPTS, Chat, Model, Store
 
 log = logging.getLogger(__name__)
 
 
 class Forks:
-    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation, policy: Policy):
+    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation, policy: Policy,
+                 liveness: Liveness):
+        self.liveness = liveness
         self.store = store
         self.chat = chat
         self.model = model
@@ -66,21 +69,37 @@ class Forks:
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
         self._check_allowed(fork, user_id, "merge")
         ensure_mergeable(fork)
-        if not self.store.merges.begin_merge(fork.id, user_id, self.policy.lease, idle_before):
-            raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
-        return self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
+        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
+            if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
+                raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
+            return self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
 
     def resume(self, fork: Fork) -> None:
-        """Finish a merge whose worker died (the sweep calls this), exactly once."""
-        if not self.store.merges.reclaim_merge(fork.id, self.policy.lease):
-            return
-        fork = self.store.sessions.fork(fork.id)
+        """Finish a merge whose worker died (the sweep calls this), exactly once; give up after
+        MAX_ATTEMPTS, reopening the fork with a notice in its thread."""
+        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
+            attempt = self.store.merges.reclaim_merge(fork.id, owner, self.liveness.ttl)
+            if not attempt:
+                return
+            fork = self.store.sessions.fork(fork.id)
+            if attempt > MAX_ATTEMPTS:
+                self._give_up(fork)
+            elif fork.status is ForkStatus.MERGING:
+                log.info("resuming the merge of fork %s (attempt %s)", fork.id, attempt)
+                self._summarise(fork, fork.merged_by or EXPIRY_ACTOR, "")
+            else:
+                log.info("announcing the merge of fork %s (attempt %s)", fork.id, attempt)
+                self._announce(fork)
+
+    def _give_up(self, fork: Fork) -> None:
+        log.warning("the merge of fork %s failed %s times; giving up", fork.id, MAX_ATTEMPTS)
+        self.store.merges.give_up_merge(fork.id)
         if fork.status is ForkStatus.MERGING:
-            log.info("resuming the merge of fork %s", fork.id)
-            self._summarise(fork, fork.merged_by or EXPIRY_ACTOR, "")
-        else:
-            log.info("announcing the merge of fork %s", fork.id)
-            self._announce(fork)
+            reopened = self.store.sessions.fork(fork.id)
+            self._safely(self.chat.note_in_thread, reopened,
+                         f"⚠️ I tried {MAX_ATTEMPTS} times to merge this fork and could not finish — it is open "
+                         "again; merge it once more (✅) to retry.")
+            self._safely(self.chat.refresh_fork_root, reopened)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self._check_allowed(fork, user_id, "abandon")

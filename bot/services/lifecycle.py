@@ -5,7 +5,8 @@ number of replicas can sweep the same database and nothing happens twice:
 - merges whose worker died are finished (or announced) — crash-safe merge;
 - answers cut off by a crash leave the context and the waiting turns are answered again;
 - an idle fork gets one reminder, and after the expiry it is merged or abandoned;
-- parents and forks over their token budget are compacted (see compaction.py).
+- parents and forks over their token budget are compacted (see compaction.py);
+- deliveries whose process died are replayed, and day-old claims and deliveries pruned (intake.py).
 """
 from __future__ import annotations
 
@@ -17,16 +18,20 @@ from ..domain.merge import EXPIRY_ACTOR
 from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
+from .intake import Intake
 from .policy import Policy
 from .ports import Chat, Place, Store
 
 log = logging.getLogger(__name__)
 
+INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted) — answering again now."
+
 
 class Lifecycle:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
-                 policy: Policy):
+                 intake: Intake, policy: Policy):
         self.store = store
+        self.intake = intake
         self.chat = chat
         self.conversation = conversation
         self.forks = forks
@@ -34,8 +39,8 @@ class Lifecycle:
         self.policy = policy
 
     def sweep(self) -> None:
-        for step in (self.recover_merges, self.recover_replies, self.remind_idle_forks, self.expire_idle_forks,
-                     self.compactor.sweep):
+        for step in (self.intake.replay_due, self.recover_merges, self.recover_replies, self.remind_idle_forks,
+                     self.expire_idle_forks, self.compactor.sweep, self.intake.prune):
             try:
                 step()
             except Exception:
@@ -50,18 +55,18 @@ class Lifecycle:
 
     def recover_replies(self) -> None:
         grace = self.store.clock() - timedelta(seconds=self.policy.stall_grace)
+        liveness = self.conversation.liveness
         for session_id in self.store.upkeep.stalled_sessions(grace):
-            owner = f"sweep-{session_id}"
-            if not self.store.turns.lease(session_id, owner, 60):
-                continue
-            try:
-                if self.store.upkeep.interrupt_streaming(session_id):
-                    session = self.store.sessions.session(session_id)
-                    self.chat.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
-                                          "⚠️ My previous answer here was interrupted (the bot restarted). "
-                                          "Answering again now.")
-            finally:
-                self.store.turns.release(session_id, owner)
+            with liveness.holding("lease", liveness.new_owner()) as owner:
+                if not self.store.turns.lease(session_id, owner, liveness.ttl):
+                    continue
+                try:
+                    if self.store.upkeep.interrupt_streaming(session_id):
+                        session = self.store.sessions.session(session_id)
+                        self.chat.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
+                                              INTERRUPTED)
+                finally:
+                    self.store.turns.release(session_id, owner)
             self.conversation.drain(session_id)
 
     def remind_idle_forks(self) -> None:

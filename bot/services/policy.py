@@ -13,5 +13,5 @@ class Policy:
     idle_reminder: float = 24 * 3600.0
     expiry: float = 7 * 86400.0
     expiry_policy: str = "merge"
-    lease: float = 900.0  # a reply or merge not finished by then is presumed dead and taken over by a sweep
+    lease: float = 30.0  # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much
     stall_grace: float = 30.0  # a turn pending this long with nobody answering is picked up

@@ -1,7 +1,8 @@
 """What the use cases need from the outside world, as protocols the adapters implement.
 
 The store is split by concern, one protocol each, bundled in `Store`:
-- `Claims`: once-only keys (Slack event ids, a message's channel + ts, one-off notices);
+- `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
+- `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
 - `Sessions`: channel parents and forks, found by id, number or any Slack message of a fork;
 - `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure,
   edits, deletions and retries;
@@ -14,8 +15,8 @@ in-memory one the unit tests use pass the same contract tests.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -50,12 +51,27 @@ class Completion:
 @dataclass(frozen=True)
 class Batch:
     """Turns to answer in one model call, with the reply's reserved place and the session's history
-    (pending turns and the reserved reply included)."""
+    (pending turns and the reserved reply included). `given_up`: turns whose answer was begun
+    MAX_ATTEMPTS times and never recorded, now failed; their authors are owed a notice. With only
+    those, `pending` is empty, `reply` None, and the lease was released."""
 
     session: Session
     pending: list[Turn]
-    reply: Turn
+    reply: Turn | None
     history: list[Turn]
+    given_up: list[Turn] = field(default_factory=list)
+
+
+MAX_ATTEMPTS = 3  # answers begun for one turn, or merges for one fork, before it ends as failed
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A delivery taken out of the inbox for replay: `attempts` counts this one."""
+
+    key: str
+    payload: str
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -92,7 +108,25 @@ class Audience:
 
 class Claims(Protocol):
     def claim(self, key: str) -> bool:
-        """True for the first caller with this key, False for every later one (any replica)."""
+        """True for the first caller with this key, False for every later one (any replica), for a day."""
+    def mark(self, key: str) -> bool:
+        """`claim`, forever: for what must never happen twice however late it is asked again."""
+    def prune(self, before: datetime) -> int: ...
+
+
+class Inbox(Protocol):
+    def keep(self, key: str, payload: str, claim_seconds: float) -> bool:
+        """Record a delivery, claimed for processing by the caller; False if it was kept before."""
+    def done(self, key: str) -> None: ...
+    def due(self, limit: int = 100) -> list[str]:
+        """Kept deliveries not done whose processing claim expired (their process died)."""
+    def take(self, key: str, claim_seconds: float) -> Kept | None:
+        """Claim a due delivery for replay; one caller wins."""
+    def renew(self, keys: Collection[str], claim_seconds: float) -> None: ...
+    def release(self, keys: Collection[str]) -> None:
+        """Give up the claims at once (shutting down): another process replays them."""
+    def prune(self, before: datetime) -> int:
+        """Forget deliveries done before then."""
 
 
 class Sessions(Protocol):
@@ -127,11 +161,15 @@ class TurnQueue(Protocol):
         renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
                      channel_id: str | None, owner: str, lease_seconds: float) -> Batch | None:
-        """Store the answer and mark its turns answered; then, atomically, the holder's next batch."""
+        """Store the answer and mark its turns answered; then, atomically, the holder's next batch. A
+        holder whose lease was lost (taken over) records nothing and gets None."""
     def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
         """The call failed: the answer leaves the context, its turns stay, failed; then the next batch."""
     def lease(self, session_id: int, owner: str, seconds: float) -> bool: ...
     def release(self, session_id: int, owner: str) -> None: ...
+    def renew_leases(self, owners: Collection[str], seconds: float) -> None:
+        """The heartbeat: leases of these owners live `seconds` more."""
+    def release_leases(self, owners: Collection[str]) -> None: ...
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         """The session's stored turns in order, deleted ones left out. Turns that can no longer
         change come back as the same objects every time (see bot/domain/memo.py)."""
@@ -145,9 +183,9 @@ class TurnQueue(Protocol):
 
 
 class Merges(Protocol):
-    def begin_merge(self, fork_id: int, user_id: str, lease_seconds: float,
+    def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
                     idle_before: datetime | None = None) -> bool:
-        """open → merging; with `idle_before`, only if the fork has been idle since then."""
+        """open → merging, claimed by `owner`; with `idle_before`, only if the fork has been idle since then."""
     def cancel_merge(self, fork_id: int) -> bool: ...
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool: ...
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
@@ -156,7 +194,12 @@ class Merges(Protocol):
     def summary_of(self, fork_id: int) -> str: ...
     def stuck_merges(self) -> list[Fork]:
         """Merges whose worker died: merging, or merged but never announced, with an expired lease."""
-    def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool: ...
+    def reclaim_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
+        """Take over a stuck merge (one caller wins): the attempt this is, or 0 if not taken."""
+    def give_up_merge(self, fork_id: int) -> None:
+        """After MAX_ATTEMPTS: a merge still being written reopens the fork; an unannounced one stays unposted."""
+    def renew_merges(self, owners: Collection[str], seconds: float) -> None: ...
+    def release_merges(self, owners: Collection[str]) -> None: ...
 
 
 class Upkeep(Protocol):
@@ -181,13 +224,14 @@ class Views(Protocol):
 @dataclass(frozen=True)
 class Store:
     claims: Claims
+    inbox: Inbox
     sessions: Sessions
     turns: TurnQueue
     merges: Merges
     upkeep: Upkeep
     views: Views
     clock: Clock
-    ping: Callable[[], None]  # raises when the store cannot be reached
+    check: Callable[[str], None]  # writes a health row for this process; raises when the store can't be written
 
 
 # Slack and Claude -----------------------------------------------------------------------

@@ -7,6 +7,7 @@ from ..services.ports import Clock, Store
 from .claims import SqlClaims
 from .database import Database, utcnow
 from .engine import make_engine
+from .inbox import SqlInbox
 from .merges import SqlMerges
 from .queue import SqlTurnQueue
 from .sessions import SqlSessions
@@ -18,8 +19,8 @@ __all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
 
 def sql_store(db: Database) -> Store:
     """The store ports over one database."""
-    return Store(claims=SqlClaims(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db), merges=SqlMerges(db),
-                 upkeep=SqlUpkeep(db), views=SqlViews(db), clock=db.clock, ping=db.ping)
+    return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db),
+                 merges=SqlMerges(db), upkeep=SqlUpkeep(db), views=SqlViews(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

@@ -1,10 +1,17 @@
-"""Once-only keys: the first INSERT of a key wins, every later one (any replica) hits the primary key."""
+"""Once-only keys: the first INSERT of a key wins, every later one (any replica) hits the primary key.
+Claims (deliveries, messages) matter for a day and are pruned; markers are forever."""
 from __future__ import annotations
 
+from datetime import datetime
+
+from sqlalchemy import delete, insert
 from sqlalchemy.exc import IntegrityError
 
 from . import statements as sql
 from .database import Database
+from .tables import claims, markers
+
+_MARK = insert(markers)
 
 
 class SqlClaims:
@@ -12,9 +19,19 @@ class SqlClaims:
         self.db = db
 
     def claim(self, key: str) -> bool:
+        return self._insert(sql.CLAIM, key)
+
+    def mark(self, key: str) -> bool:
+        return self._insert(_MARK, key)
+
+    def prune(self, before: datetime) -> int:
+        with self.db.writing() as conn:
+            return conn.execute(delete(claims).where(claims.c.created_at < before)).rowcount
+
+    def _insert(self, statement, key: str) -> bool:
         try:
             with self.db.writing() as conn:
-                conn.execute(sql.CLAIM, {"key": key, "created_at": self.db.now()})
+                conn.execute(statement, {"key": key, "created_at": self.db.now()})
             return True
         except IntegrityError:
             return False

@@ -8,11 +8,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, insert, update
 
 from ..services.ports import Clock
 from .engine import READ_ONLY, writer_queue
 from .migrate import migrate
+from .tables import health
 
 
 def utcnow() -> datetime:
@@ -42,6 +43,10 @@ class Database:
         """Bring the database to the current schema (Alembic; safe with replicas starting together)."""
         migrate(self.engine)
 
-    def ping(self) -> None:
-        with self.engine.connect() as conn:
-            conn.exec_driver_sql("SELECT 1")
+    def check(self, process: str) -> None:
+        """Write this process's health row: raises when the store cannot be written (unreachable, a
+        full disk, a read-only database), not only when it cannot be reached."""
+        with self.writing() as conn:
+            now = self.now()
+            if not conn.execute(update(health).where(health.c.process == process).values(checked_at=now)).rowcount:
+                conn.execute(insert(health).values(process=process, checked_at=now))

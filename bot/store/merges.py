@@ -4,6 +4,7 @@ the fork merged, and the raw summary stays on the fork until it has been posted,
 lose it (`stuck_merges` finds it for the sweep)."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select, update
@@ -18,13 +19,15 @@ class SqlMerges:
     def __init__(self, db: Database):
         self.db = db
 
-    def begin_merge(self, fork_id: int, user_id: str, lease_seconds: float,
+    def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
                     idle_before: datetime | None = None) -> bool:
         return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, *_idle_since(idle_before),
-                          merged_by=user_id, merge_until=self.db.now() + timedelta(seconds=lease_seconds))
+                          merged_by=user_id, merge_owner=owner, merge_attempts=1,
+                          merge_until=self.db.now() + timedelta(seconds=lease_seconds))
 
     def cancel_merge(self, fork_id: int) -> bool:
-        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None, merge_until=None)
+        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None, merge_until=None,
+                          merge_owner=None)
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
         return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *_idle_since(idle_before))
@@ -43,7 +46,8 @@ class SqlMerges:
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
         with self.db.writing() as conn:
-            conn.execute(update(sessions).where(sessions.c.id == fork_id).values(summary_ts=ts, merge_until=None))
+            conn.execute(update(sessions).where(sessions.c.id == fork_id)
+                         .values(summary_ts=ts, merge_until=None, merge_owner=None))
 
     def summary_of(self, fork_id: int) -> str:
         with self.db.reading() as conn:
@@ -59,17 +63,42 @@ class SqlMerges:
             ).all()
             return [to_fork(r) for r in rows]
 
-    def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool:
-        """Take over a stuck merge; exactly one sweeper wins."""
+    def reclaim_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
         now = self.db.now()
         with self.db.writing() as conn:
-            return conn.execute(
+            attempt = conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork_id, sessions.c.merge_until < now,
                        sessions.c.status.in_([ForkStatus.MERGING.value, ForkStatus.MERGED.value]),
                        sessions.c.summary_ts.is_(None))
-                .values(merge_until=now + timedelta(seconds=lease_seconds))
-            ).rowcount == 1
+                .values(merge_until=now + timedelta(seconds=lease_seconds), merge_owner=owner,
+                        merge_attempts=sessions.c.merge_attempts + 1)
+                .returning(sessions.c.merge_attempts)
+            ).scalar()
+        return attempt or 0
+
+    def give_up_merge(self, fork_id: int) -> None:
+        with self.db.writing() as conn:
+            conn.execute(update(sessions)
+                         .where(sessions.c.id == fork_id, sessions.c.status == ForkStatus.MERGING.value)
+                         .values(status=ForkStatus.OPEN.value, merged_by=None))
+            conn.execute(update(sessions).where(sessions.c.id == fork_id)
+                         .values(merge_until=None, merge_owner=None, merge_attempts=0))
+
+    def renew_merges(self, owners: Collection[str], seconds: float) -> None:
+        if owners:
+            with self.db.writing() as conn:
+                conn.execute(update(sessions).where(sessions.c.merge_owner.in_(list(owners)),
+                                                    sessions.c.merge_until.is_not(None))
+                             .values(merge_until=self.db.now() + timedelta(seconds=seconds)))
+
+    def release_merges(self, owners: Collection[str]) -> None:
+        """Expire their claims at once: the next sweep, anywhere, takes the merges over."""
+        if owners:
+            with self.db.writing() as conn:
+                conn.execute(update(sessions).where(sessions.c.merge_owner.in_(list(owners)),
+                                                    sessions.c.merge_until.is_not(None))
+                             .values(merge_until=self.db.now() - timedelta(seconds=1), merge_owner=None))
 
     def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, *conditions, **values) -> bool:
         with self.db.writing() as conn:

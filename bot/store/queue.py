@@ -7,14 +7,14 @@ session row, so a turn submitted concurrently is either in the batch or finds th
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Role, Turn, TurnStatus, Usage
-from ..services.ports import Batch, Submitted
+from ..services.ports import MAX_ATTEMPTS, Batch, Submitted
 from . import statements as sql
 from .database import Database
 from .history import HistoryCache
@@ -71,6 +71,8 @@ class SqlTurnQueue:
         """With a channel id, every message of the answer is indexed for reactions."""
         now = self.db.now()
         with self.db.writing() as conn:
+            if not _renew(conn, reply.session_id, owner, lease_seconds, now):
+                return None  # taken over: the new holder answers these turns
             conn.execute(sql.FINISH_REPLY, {
                 "turn_id": reply.id, "text": text, "slack_ts": posted[0] if posted else None,
                 "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
@@ -78,34 +80,42 @@ class SqlTurnQueue:
             settle(conn, pending, TurnStatus.ANSWERED)
             for ts in posted if channel_id else ():
                 index(conn, channel_id, ts, reply.session_id)
-            return self._renew_and_batch(conn, reply.session_id, owner, lease_seconds, now)
+            return self._batch(conn, reply.session_id, owner, now)
 
     def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float) -> Batch | None:
         now = self.db.now()
         with self.db.writing() as conn:
+            if not _renew(conn, reply.session_id, owner, lease_seconds, now):
+                return None
             conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))
             settle(conn, pending, TurnStatus.FAILED)
-            return self._renew_and_batch(conn, reply.session_id, owner, lease_seconds, now)
+            return self._batch(conn, reply.session_id, owner, now)
 
     def _renew_and_batch(self, conn, session_id: int, owner: str, lease_seconds: float,
                          now: datetime) -> Batch | None:
-        # renewing also stamps the session's activity, and locks its row before pending is read
-        renewed = conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
-                                                 "until": now + timedelta(seconds=lease_seconds)}).rowcount
-        return self._batch(conn, session_id, owner, now) if renewed else None
+        if not _renew(conn, session_id, owner, lease_seconds, now):
+            return None
+        return self._batch(conn, session_id, owner, now)
 
     def _batch(self, conn, session_id: int, owner: str, now: datetime) -> Batch | None:
+        """The waiting turns, each counted as one more attempt; turns begun MAX_ATTEMPTS times before
+        without an answer being recorded (a crash, a reply the database refused…) fail instead."""
         row = conn.execute(sql.SESSION, {"session_id": session_id}).one()
         session = to_session(row)
-        pending = [to_turn(r) for r in conn.execute(sql.PENDING, {"session_id": session_id})]
+        rows = conn.execute(sql.PENDING, {"session_id": session_id}).all()
+        given_up = [to_turn(r) for r in rows if r.attempts >= MAX_ATTEMPTS]
+        pending = [to_turn(r) for r in rows if r.attempts < MAX_ATTEMPTS]
         if pending and not session.answerable:
             settle(conn, pending, TurnStatus.FAILED)
             pending = []
+        settle(conn, given_up, TurnStatus.FAILED)
         if not pending:
             release_lease(conn, session_id, owner)
-            return None
+            return Batch(session, [], None, [], given_up) if given_up else None
+        conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in pending]})
         reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
-        return Batch(session, pending, reply, self._history_in(conn, session_id, row.version or 0))
+        history = self._history_in(conn, session_id, row.version or 0)
+        return Batch(session, pending, reply, history, given_up)
 
     def lease(self, session_id: int, owner: str, seconds: float) -> bool:
         with self.db.writing() as conn:
@@ -114,6 +124,18 @@ class SqlTurnQueue:
     def release(self, session_id: int, owner: str) -> None:
         with self.db.writing() as conn:
             release_lease(conn, session_id, owner)
+
+    def renew_leases(self, owners: Collection[str], seconds: float) -> None:
+        if owners:
+            with self.db.writing() as conn:
+                conn.execute(update(sessions).where(sessions.c.lease_owner.in_(list(owners)))
+                             .values(lease_until=self.db.now() + timedelta(seconds=seconds)))
+
+    def release_leases(self, owners: Collection[str]) -> None:
+        if owners:
+            with self.db.writing() as conn:
+                conn.execute(update(sessions).where(sessions.c.lease_owner.in_(list(owners)))
+                             .values(lease_owner=None, lease_until=None))
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         with self.db.reading() as conn:
@@ -151,9 +173,16 @@ class SqlTurnQueue:
                 update(turns)
                 .where(turns.c.slack_ts == ts, turns.c.status == TurnStatus.FAILED.value,
                        turns.c.session_id.in_(in_channel))
-                .values(status=TurnStatus.PENDING.value)
+                .values(status=TurnStatus.PENDING.value, attempts=0)
                 .returning(turns.c.session_id)
             ).first()
             if row:
                 bump(conn, {row.session_id})
             return row.session_id if row else None
+
+
+def _renew(conn, session_id: int, owner: str, seconds: float, now: datetime) -> bool:
+    """Renew the holder's lease, stamping the session's activity; locks its row before anything else
+    is read. False: the caller no longer holds it."""
+    return conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                          "until": now + timedelta(seconds=seconds)}).rowcount == 1

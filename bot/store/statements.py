@@ -47,6 +47,9 @@ SETTLE = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)),
                               turns.c.status == TurnStatus.PENDING.value)
           .values(status=bindparam("status")))
 
+COUNT_ATTEMPT = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)))
+                 .values(attempts=turns.c.attempts + 1))
+
 FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
                 .values(text=bindparam("text"), status=TurnStatus.COMPLETE.value, slack_ts=bindparam("slack_ts"),
                         input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),

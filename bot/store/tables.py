@@ -37,7 +37,9 @@ sessions = Table(
     Column("root_ts", String(32)),
     Column("origin_ts", String(32)),  # the message "Fork from here" was used on
     Column("merged_by", String(32)),
-    Column("merge_until", DateTime()),  # lease of whoever is merging or announcing; expired = stuck
+    Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
+    Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck
+    Column("merge_attempts", Integer, nullable=False, default=0),
     Column("summary", Text),  # the raw summary, kept until it has been posted
     Column("summary_tokens", Integer),
     Column("summary_ts", String(32)),
@@ -72,6 +74,7 @@ turns = Table(
     Column("cache_read_tokens", BigInteger, nullable=False, default=0),
     Column("cache_write_tokens", BigInteger, nullable=False, default=0),
     Column("deleted", Boolean, nullable=False, default=False),
+    Column("attempts", Integer, nullable=False, default=0),  # answers begun for this user turn
     Column("created_at", DateTime(), nullable=False),
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
 )
@@ -89,10 +92,41 @@ messages = Table(
     Column("session_id", Integer, ForeignKey("sessions.id"), nullable=False),
 )
 
-# idempotency keys: Slack event ids and (channel, ts) of messages already taken
+# idempotency keys: Slack event ids and (channel, ts) of messages already taken; pruned after a day
 claims = Table(
     "claims",
     metadata,
     Column("key", String(128), primary_key=True),
     Column("created_at", DateTime(), nullable=False),
+)
+Index("ix_claims_created", claims.c.created_at)
+
+# things that happen once ever (a budget notice per limit, a compaction per point): never pruned
+markers = Table(
+    "markers",
+    metadata,
+    Column("key", String(128), primary_key=True),
+    Column("created_at", DateTime(), nullable=False),
+)
+
+# what Slack delivered and the bot acknowledged, recorded before the ack: processed, or replayed by
+# a sweep once its processing claim expires; kept a day after it is done, to turn away redeliveries
+inbox = Table(
+    "inbox",
+    metadata,
+    Column("key", String(160), primary_key=True),  # event id, or the trigger id of a command or action
+    Column("payload", Text, nullable=False),  # the parsed request body, as JSON
+    Column("received_at", DateTime(), nullable=False),
+    Column("claimed_until", DateTime()),  # its processing claim, renewed while someone works on it
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("done_at", DateTime()),
+)
+Index("ix_inbox_open", inbox.c.done_at, inbox.c.claimed_until)
+
+# one row per process: /healthz writes it, so health means "can be written", not only "answers"
+health = Table(
+    "health",
+    metadata,
+    Column("process", String(64), primary_key=True),
+    Column("checked_at", DateTime(), nullable=False),
 )

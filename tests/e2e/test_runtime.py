@@ -137,7 +137,7 @@ def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, clau
 
 def test_healthz_reports_the_store(bot):
     reply = bot.get("/healthz")
-    assert reply.status == 200 and json.loads(reply.body)["store"] == "reachable"
+    assert reply.status == 200 and json.loads(reply.body)["store"] == "writable"
 
 
 @pytest.mark.parametrize("body, content_type", [

@@ -43,7 +43,7 @@ def test_an_inherit_fork_points_at_the_parents_last_turn_and_a_fresh_fork_at_not
 
 def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_parent(store):
     fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
-    assert sorted(race(6, lambda: store.merges.begin_merge(fork.id, "U2", 60))) == [False] * 5 + [True]
+    assert sorted(race(6, lambda: store.merges.begin_merge(fork.id, "U2", "worker", 60))) == [False] * 5 + [True]
     store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged fork #1] the summary", "the summary",
                                 Usage(10, 20, 5, 1))
     assert store.sessions.fork(fork.id).status is ForkStatus.MERGED
@@ -52,12 +52,12 @@ def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_paren
     [summary] = store.turns.turns(fork.parent_id)
     assert (summary.role, summary.text, summary.usage.output_tokens) == (
         Role.SUMMARY, "[Merged fork #1] the summary", 20)
-    assert store.merges.begin_merge(fork.id, "U3", 60) is False and store.merges.abandon(fork.id) is False
+    assert store.merges.begin_merge(fork.id, "U3", "worker", 60) is False and store.merges.abandon(fork.id) is False
 
 
 def test_a_cancelled_merge_reopens_the_fork(store):
     fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
-    assert store.merges.begin_merge(fork.id, "U1", 60)
+    assert store.merges.begin_merge(fork.id, "U1", "worker", 60)
     assert store.merges.cancel_merge(fork.id)
     assert store.sessions.fork(fork.id).status is ForkStatus.OPEN
 
@@ -100,11 +100,11 @@ def test_messages_map_to_their_fork_for_reactions(store):
 
 def test_a_stuck_merge_is_reclaimed_by_exactly_one_sweeper_once_its_lease_expired(store, clock):
     fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
-    assert store.merges.begin_merge(fork.id, "U1", 60)
-    assert store.merges.stuck_merges() == [] and store.merges.reclaim_merge(fork.id, 60) is False
+    assert store.merges.begin_merge(fork.id, "U1", "worker", 60)
+    assert store.merges.stuck_merges() == [] and store.merges.reclaim_merge(fork.id, "sweeper", 60) == 0
     clock.advance(seconds=61)
     assert [f.id for f in store.merges.stuck_merges()] == [fork.id]
-    assert sorted(race(4, lambda: store.merges.reclaim_merge(fork.id, 60))) == [False] * 3 + [True]
+    assert sorted(race(4, lambda: store.merges.reclaim_merge(fork.id, "sweeper", 60))) == [0, 0, 0, 2]
 
 
 def test_a_reminder_is_claimed_once_and_only_for_a_fork_still_idle(store):

@@ -3,6 +3,8 @@ SQLite writers in different processes queueing for the one writer."""
 import threading
 import time
 
+import pytest
+
 from bot.store import make_engine, open_store
 
 
@@ -20,7 +22,7 @@ def test_migrations_run_once_however_many_replicas_start_together(database_url):
     db, _ = open_store(database_url)
     db.create_schema()  # and again: idempotent
     with db.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
     assert {"sessions", "turns", "messages", "claims"} <= set(inspect(db.engine).get_table_names())
     db.engine.dispose()
 
@@ -54,3 +56,34 @@ def test_sqlite_writers_in_different_processes_queue_for_the_one_writer(tmp_path
     finally:
         release.set()
         holder.join(10)
+
+
+def test_the_migrations_build_exactly_the_schema_the_tables_declare(database_url):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from bot.store.tables import metadata
+
+    db, _ = open_store(database_url)
+    db.create_schema()
+    with db.engine.connect() as conn:
+        drift = compare_metadata(MigrationContext.configure(conn), metadata)
+    db.engine.dispose()
+    assert drift == []
+
+
+def test_a_health_check_writes_and_fails_on_a_database_that_cannot_be_written(tmp_path):
+    from sqlalchemy import create_engine, text
+
+    from bot.store import Database
+
+    path = tmp_path / "threadfork.db"
+    db, _ = open_store(f"sqlite:///{path}")
+    db.create_schema()
+    db.check("process-a")
+    db.check("process-a")
+    with db.engine.connect() as conn:
+        assert conn.execute(text("SELECT process FROM health")).scalars().all() == ["process-a"]
+    read_only = Database(create_engine(f"sqlite:///file:{path}?mode=ro&uri=true"))
+    with pytest.raises(Exception, match="readonly"):
+        read_only.check("process-b")

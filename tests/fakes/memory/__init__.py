@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.services.ports import Clock, Store
 
+from .inbox import MemoryClaims, MemoryInbox
 from .merges import MemoryMerges
 from .queue import MemoryTurnQueue
 from .sessions import MemorySessions
@@ -15,20 +16,8 @@ from .upkeep import MemoryUpkeep
 from .views import MemoryViews
 
 
-class MemoryClaims:
-    def __init__(self, memory: Memory):
-        self.m = memory
-
-    def claim(self, key: str) -> bool:
-        with self.m.lock:
-            if key in self.m.claims:
-                return False
-            self.m.claims[key] = self.m.clock()
-            return True
-
-
 def memory_store(clock: Clock) -> Store:
     memory = Memory(clock)
-    return Store(claims=MemoryClaims(memory), sessions=MemorySessions(memory), turns=MemoryTurnQueue(memory),
-                 merges=MemoryMerges(memory), upkeep=MemoryUpkeep(memory), views=MemoryViews(memory),
-                 clock=clock, ping=lambda: None)
+    return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=MemorySessions(memory),
+                 turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), upkeep=MemoryUpkeep(memory),
+                 views=MemoryViews(memory), clock=clock, check=lambda process: None)

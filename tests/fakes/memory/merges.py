@@ -1,6 +1,7 @@
 """The fork state machine, in memory (see bot/store/merges.py for the rules)."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from bot.domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
@@ -12,13 +13,15 @@ class MemoryMerges:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def begin_merge(self, fork_id: int, user_id: str, lease_seconds: float,
+    def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
                     idle_before: datetime | None = None) -> bool:
         return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, idle_before, merged_by=user_id,
+                          merge_owner=owner, merge_attempts=1,
                           merge_until=self.m.clock() + timedelta(seconds=lease_seconds))
 
     def cancel_merge(self, fork_id: int) -> bool:
-        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, None, merged_by=None, merge_until=None)
+        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, None, merged_by=None, merge_until=None,
+                          merge_owner=None)
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
         return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, idle_before)
@@ -35,7 +38,7 @@ class MemoryMerges:
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
         with self.m.lock:
             row = self.m.sessions[fork_id]
-            row.summary_ts, row.merge_until = ts, None
+            row.summary_ts, row.merge_until, row.merge_owner = ts, None, None
 
     def summary_of(self, fork_id: int) -> str:
         with self.m.lock:
@@ -48,14 +51,32 @@ class MemoryMerges:
                 lambda s: s.merge_until is not None and s.merge_until < now,
                 lambda s: s.status is ForkStatus.MERGING or (s.status is ForkStatus.MERGED and s.summary_ts is None))]
 
-    def reclaim_merge(self, fork_id: int, lease_seconds: float) -> bool:
+    def reclaim_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
         with self.m.lock:
             row, now = self.m.sessions[fork_id], self.m.clock()
             if (row.merge_until is None or row.merge_until >= now or row.summary_ts is not None
                     or row.status not in (ForkStatus.MERGING, ForkStatus.MERGED)):
-                return False
-            row.merge_until = now + timedelta(seconds=lease_seconds)
-            return True
+                return 0
+            row.merge_until, row.merge_owner = now + timedelta(seconds=lease_seconds), owner
+            row.merge_attempts += 1
+            return row.merge_attempts
+
+    def give_up_merge(self, fork_id: int) -> None:
+        with self.m.lock:
+            row = self.m.sessions[fork_id]
+            if row.status is ForkStatus.MERGING:
+                row.status, row.merged_by = ForkStatus.OPEN, None
+            row.merge_until, row.merge_owner, row.merge_attempts = None, None, 0
+
+    def renew_merges(self, owners: Collection[str], seconds: float) -> None:
+        with self.m.lock:
+            for row in self.m.forks(lambda s: s.merge_owner in owners and s.merge_until is not None):
+                row.merge_until = self.m.clock() + timedelta(seconds=seconds)
+
+    def release_merges(self, owners: Collection[str]) -> None:
+        with self.m.lock:
+            for row in self.m.forks(lambda s: s.merge_owner in owners and s.merge_until is not None):
+                row.merge_until, row.merge_owner = self.m.clock() - timedelta(seconds=1), None
 
     def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, idle_before: datetime | None,
               **values) -> bool:

@@ -1,8 +1,11 @@
 """The turn queue, in memory (see bot/store/queue.py for the rules)."""
 from __future__ import annotations
 
+from collections.abc import Collection
+from datetime import timedelta
+
 from bot.domain.model import Role, Turn, TurnStatus, Usage
-from bot.services.ports import Batch, Submitted
+from bot.services.ports import MAX_ATTEMPTS, Batch, Submitted
 
 from .state import Memory
 
@@ -47,38 +50,49 @@ class MemoryTurnQueue:
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
                      channel_id: str | None, owner: str, lease_seconds: float) -> Batch | None:
         with self.m.lock:
+            if not self._renew(reply.session_id, owner, lease_seconds):
+                return None
             self.m.row_of(reply).change(text=text, status=TurnStatus.COMPLETE, usage=usage,
                                         slack_ts=posted[0] if posted else None)
             self.m.settle(pending, TurnStatus.ANSWERED)
             for ts in posted if channel_id else ():
                 self.m.index(channel_id, ts, reply.session_id)
-            return self._renew_and_batch(reply.session_id, owner, lease_seconds)
+            return self._batch(reply.session_id, owner)
 
     def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
         with self.m.lock:
+            if not self._renew(reply.session_id, owner, lease_seconds):
+                return None
             self.m.row_of(reply).change(status=TurnStatus.ABORTED)
             self.m.settle(pending, TurnStatus.FAILED)
-            return self._renew_and_batch(reply.session_id, owner, lease_seconds)
+            return self._batch(reply.session_id, owner)
 
     def _renew_and_batch(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
+        return self._batch(session_id, owner) if self._renew(session_id, owner, lease_seconds) else None
+
+    def _renew(self, session_id: int, owner: str, lease_seconds: float) -> bool:
         session = self.m.sessions[session_id]
         if session.lease_owner != owner:
-            return None
+            return False
         session.last_activity_at = self.m.clock()
-        self.m.take_lease(session_id, owner, lease_seconds)
-        return self._batch(session_id, owner)
+        return self.m.take_lease(session_id, owner, lease_seconds)
 
     def _batch(self, session_id: int, owner: str) -> Batch | None:
         session = self.m.sessions[session_id].session()
-        pending = [r.turn for r in self.m.rows(session_id) if r.turn.status is TurnStatus.PENDING]
+        rows = [r for r in self.m.rows(session_id) if r.turn.status is TurnStatus.PENDING]
+        given_up = [r.turn for r in rows if r.attempts >= MAX_ATTEMPTS]
+        pending = [r.turn for r in rows if r.attempts < MAX_ATTEMPTS]
         if pending and not session.answerable:
             self.m.settle(pending, TurnStatus.FAILED)
             pending = []
+        self.m.settle(given_up, TurnStatus.FAILED)
         if not pending:
             self.m.release_lease(session_id, owner)
-            return None
+            return Batch(session, [], None, [], given_up) if given_up else None
+        for row in rows:
+            row.attempts += row.turn.status is TurnStatus.PENDING
         reply = self.m.append(session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
-        return Batch(session, pending, reply, self._history(session_id))
+        return Batch(session, pending, reply, self._history(session_id), given_up)
 
     def lease(self, session_id: int, owner: str, seconds: float) -> bool:
         with self.m.lock:
@@ -87,6 +101,18 @@ class MemoryTurnQueue:
     def release(self, session_id: int, owner: str) -> None:
         with self.m.lock:
             self.m.release_lease(session_id, owner)
+
+    def renew_leases(self, owners: Collection[str], seconds: float) -> None:
+        with self.m.lock:
+            for session in self.m.sessions.values():
+                if session.lease_owner in owners:
+                    session.lease_until = self.m.clock() + timedelta(seconds=seconds)
+
+    def release_leases(self, owners: Collection[str]) -> None:
+        with self.m.lock:
+            for session in self.m.sessions.values():
+                if session.lease_owner in owners:
+                    session.lease_owner = session.lease_until = None
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         with self.m.lock:
@@ -115,6 +141,7 @@ class MemoryTurnQueue:
             for row in self._user_rows(channel_id, ts, role=None):
                 if row.turn.status is TurnStatus.FAILED:
                     row.change(status=TurnStatus.PENDING)
+                    row.attempts = 0
                     return row.turn.session_id
             return None
 

@@ -30,7 +30,9 @@ class SessionRow:
     root_ts: str | None = None
     origin_ts: str | None = None
     merged_by: str | None = None
+    merge_owner: str | None = None
     merge_until: datetime | None = None
+    merge_attempts: int = 0
     summary: str | None = None
     summary_tokens: int | None = None
     summary_ts: str | None = None
@@ -58,9 +60,19 @@ class TurnRow:
     created_at: datetime
     deleted: bool = False
     source_fork_id: int | None = None
+    attempts: int = 0
 
     def change(self, **values) -> None:
         self.turn = replace(self.turn, **values)
+
+
+@dataclass
+class InboxRow:
+    payload: str
+    received_at: datetime
+    claimed_until: datetime | None
+    attempts: int = 1
+    done_at: datetime | None = None
 
 
 @dataclass
@@ -70,6 +82,8 @@ class Memory:
     sessions: dict[int, SessionRow] = field(default_factory=dict)
     turns: dict[int, list[TurnRow]] = field(default_factory=dict)  # session id → rows in seq order
     claims: dict[str, datetime] = field(default_factory=dict)
+    markers: dict[str, datetime] = field(default_factory=dict)
+    inbox: dict[str, InboxRow] = field(default_factory=dict)
     messages: dict[tuple[str, str], int] = field(default_factory=dict)  # (channel, ts) → session id
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 

@@ -1,0 +1,79 @@
+"""Acknowledged means kept: a delivery worth keeping (a person's message, a command, a ✅, a button,
+a shortcut) is recorded in the durable inbox before Slack gets its acknowledgement, processed, then
+marked done. A redelivery of something kept is turned away at the door (Slack's retries, a replayed
+request); one whose process died is replayed by the sweep once its claim expires; one that failed
+MAX_ATTEMPTS times ends with a notice to its sender. What cannot be recorded at all is not
+acknowledged, so Slack delivers it again (the Slack adapter decides how each kind is refused).
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Protocol
+
+from .liveness import Liveness
+from .ports import MAX_ATTEMPTS, Store
+
+log = logging.getLogger(__name__)
+
+KEPT_FOR = timedelta(days=1)  # how long done deliveries and claims turn redeliveries away
+
+
+class Deliveries(Protocol):
+    """The Slack side of replaying a kept delivery."""
+
+    def replay(self, key: str, payload: str) -> None:
+        """Process it again, as when Slack first delivered it (marking it done when finished)."""
+
+    def give_up(self, payload: str) -> None:
+        """Tell its sender, privately and in one sentence, that it could not be processed."""
+
+
+class Intake:
+    def __init__(self, store: Store, liveness: Liveness):
+        self.store = store
+        self.liveness = liveness
+        self.deliveries: Deliveries | None = None  # attached once the Slack app exists
+
+    def keep(self, key: str, payload: str) -> bool:
+        """Record a delivery before it is acknowledged; False: it was kept before (a redelivery).
+        Raises when the store cannot record it."""
+        kept = self.store.inbox.keep(key, payload, self.liveness.ttl)
+        if kept:
+            self.liveness.hold("delivery", key)
+        return kept
+
+    def done(self, key: str) -> None:
+        self.liveness.let_go("delivery", key)
+        self.store.inbox.done(key)
+
+    def replay_due(self) -> None:
+        """Sweep step: deliveries whose process died before finishing them."""
+        if self.deliveries is None:
+            return
+        for key in self.store.inbox.due():
+            kept = self.store.inbox.take(key, self.liveness.ttl)
+            if kept is None:
+                continue  # another sweeper took it
+            self.liveness.hold("delivery", key)  # until the replay is done (Deliveries.replay marks it)
+            try:
+                if kept.attempts > MAX_ATTEMPTS:
+                    log.warning("delivery %s failed %s times; giving up", key, MAX_ATTEMPTS)
+                    self.deliveries.give_up(kept.payload)
+                    self.done(key)
+                else:
+                    log.info("replaying delivery %s (attempt %s)", key, kept.attempts)
+                    self.deliveries.replay(key, kept.payload)
+            except Exception:
+                log.exception("replaying delivery %s failed; it will be tried again", key)
+                self.failed(key)
+
+    def failed(self, key: str) -> None:
+        """Processing raised: stop renewing its claim, so a sweep replays it once the claim expires."""
+        self.liveness.let_go("delivery", key)
+
+    def prune(self) -> None:
+        """Sweep step: forget claims and finished deliveries older than a day."""
+        before = self.store.clock() - KEPT_FOR
+        self.store.claims.prune(before)
+        self.store.inbox.prune(before)

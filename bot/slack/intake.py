@@ -1,0 +1,163 @@
+"""The door: before Bolt acknowledges a delivery, one worth keeping is recorded in the durable inbox
+(bot/services/intake.py), in HTTP and in Socket Mode alike.
+
+- Kept: it is processed, and marked done when its listener returns (see `delivered`).
+- Kept before (Slack's retry, a byte-for-byte replay of a signed request): acknowledged, not processed.
+- Not recordable (the database is down, the disk is full): not acknowledged — Slack retries an
+  event, and in Socket Mode an envelope left unacknowledged is delivered again — except where Slack
+  will not retry: a slash command is answered at once, privately, and a button or shortcut is told
+  through its response_url; the last retry of an event tells its sender. Nothing is lost silently.
+Chatter the bot ignores (channel messages that do not mention it, other reactions, its own posts)
+passes the door unrecorded.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from slack_bolt import BoltRequest, BoltResponse
+
+from ..domain.commands import mentions
+from ..services.facade import Services
+from ..services.gestures import ABANDON_REACTIONS, MERGE_REACTIONS, RETRY_REACTIONS
+from ..services.ports import Audience, Chat
+
+log = logging.getLogger(__name__)
+
+HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}  # message subtypes that carry a person's words
+ACTED_ON_REACTIONS = MERGE_REACTIONS | ABANDON_REACTIONS | RETRY_REACTIONS
+LAST_EVENT_RETRY = 3  # Slack retries an event three times, then gives up
+NOT_SAVED = "⚠️ I couldn't save that just now (my storage is unavailable) — please send it again in a minute."
+
+
+def delivery_key(body: dict, bot_user_id: str | None) -> str | None:
+    """The inbox key of a delivery worth keeping, or None for one the bot may drop."""
+    kind = body.get("type")
+    if kind == "event_callback":
+        event = body.get("event") if isinstance(body.get("event"), dict) else {}
+        worth = _worth_keeping(event, bot_user_id) and body.get("event_id")
+        return f"event:{body['event_id']}" if worth else None
+    if "command" in body:
+        return f"command:{body.get('trigger_id') or _digest(body)}"
+    if kind in ("block_actions", "message_action", "shortcut", "view_submission"):
+        return f"{kind}:{body.get('trigger_id') or _digest(body)}"
+    return None
+
+
+def _worth_keeping(event: dict, bot_user_id: str | None) -> bool:
+    kind, user = event.get("type"), event.get("user")
+    if kind == "reaction_added":
+        return user != bot_user_id and str(event.get("reaction", "")).split("::")[0] in ACTED_ON_REACTIONS
+    if kind == "app_mention":
+        return bool(user) and user != bot_user_id and not event.get("bot_id")
+    if kind != "message":
+        return False
+    if event.get("subtype") in ("message_changed", "message_deleted"):
+        changed = event.get("message") or event.get("previous_message") or {}
+        return bool(changed.get("user")) and not changed.get("bot_id") and changed.get("user") != bot_user_id
+    if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not user or user == bot_user_id:
+        return False
+    in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
+    return event.get("channel_type") == "im" or in_thread or mentions(event.get("text") or "", bot_user_id)
+
+
+def _digest(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:40]
+
+
+class Door:
+    """Bolt global middleware: keep, turn away, or refuse — before the acknowledgement."""
+
+    def __init__(self, services: Services, chat: Chat):
+        self.services = services
+        self.chat = chat
+
+    def __call__(self, req: BoltRequest, resp: BoltResponse, next) -> BoltResponse:
+        if req.context.get("delivery"):
+            return next()  # a replay out of the inbox
+        key = delivery_key(req.body, self.services.bot_user_id)
+        if key is None:
+            return next()
+        try:
+            kept = self.services.intake.keep(key, json.dumps(req.body))
+        except Exception as error:  # noqa: BLE001 - any store failure means "not recorded"
+            log.warning("could not keep delivery %s (%s)", key, type(error).__name__)
+            return self._refuse(req)
+        if not kept:
+            log.info("delivery %s was kept before; acknowledged without processing", key)
+            return BoltResponse(status=200, body="")
+        req.context["delivery"] = key
+        return next()
+
+    def _refuse(self, req: BoltRequest) -> BoltResponse:
+        body = req.body
+        if "command" in body:  # Slack never retries a slash command: answer it now
+            return BoltResponse(status=200, body=json.dumps({"response_type": "ephemeral", "text": NOT_SAVED}),
+                                headers={"content-type": "application/json"})
+        retry = int((req.headers.get("x-slack-retry-num") or ["0"])[0] or 0)
+        if body.get("type") == "event_callback" and retry < LAST_EVENT_RETRY:
+            return BoltResponse(status=503, body="not recorded; deliver again")
+        self._tell_sender(body)
+        return BoltResponse(status=200, body="")
+
+    def _tell_sender(self, body: dict) -> None:
+        audience = sender(body)
+        if audience is None:
+            return
+        try:
+            self.chat.tell(audience, NOT_SAVED)
+        except Exception:  # noqa: BLE001 - Slack may be part of the outage
+            log.warning("could not tell %s that a delivery was not saved", audience.user_id)
+
+
+def sender(body: dict) -> Audience | None:
+    """Who sent a delivery, to answer privately."""
+    if body.get("type") == "event_callback":
+        event = body.get("event") or {}
+        item = event.get("item") or {}
+        channel, user = event.get("channel") or item.get("channel"), event.get("user")
+        thread = event.get("thread_ts")
+        return Audience(channel, user, thread_ts=thread) if channel and isinstance(user, str) else None
+    user = body.get("user_id") or (body.get("user") or {}).get("id")
+    channel = body.get("channel_id") or (body.get("channel") or {}).get("id")
+    if not user or not channel:
+        return None
+    return Audience(channel, user, response_url=body.get("response_url"))
+
+
+@contextmanager
+def delivered(services: Services, context) -> Iterator[None]:
+    """Around a listener's work: done when it returns; when it raises, its claim lapses and a sweep
+    replays it (at most MAX_ATTEMPTS times in all)."""
+    key = context.get("delivery")
+    try:
+        yield
+    except Exception:
+        if key:
+            services.intake.failed(key)
+        raise
+    if key:
+        services.intake.done(key)
+
+
+class BoltDeliveries:
+    """Replays kept deliveries through the same Bolt app (as Socket Mode requests: already verified)."""
+
+    def __init__(self, app, chat: Chat):
+        self.app = app
+        self.chat = chat
+
+    def replay(self, key: str, payload: str) -> None:
+        response = self.app.dispatch(BoltRequest(body=json.loads(payload), mode="socket_mode",
+                                                 context={"delivery": key}))
+        if response.status >= 400:
+            raise RuntimeError(f"replaying {key} was answered {response.status}")
+
+    def give_up(self, payload: str) -> None:
+        audience = sender(json.loads(payload))
+        if audience is not None:
+            self.chat.tell(Audience(audience.channel_id, audience.user_id, audience.thread_ts),
+                           "⚠️ I couldn't process what you sent (I tried 3 times) — please send it again.")

@@ -1,0 +1,75 @@
+"""The durable inbox: what Slack delivered is recorded here before it is acknowledged.
+
+A kept delivery carries a processing claim (`claimed_until`), renewed by the heartbeat while this
+process works on it; once done it stays a day, so a redelivery (Slack's retry, a replayed request)
+is turned away at the door. One whose claim expired unfinished (its process died) is taken by a
+sweep — one taker, by a conditional UPDATE — and replayed."""
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..services.ports import Kept
+from .database import Database
+from .tables import inbox
+
+_KEEP = insert(inbox)
+
+
+class SqlInbox:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def keep(self, key: str, payload: str, claim_seconds: float) -> bool:
+        now = self.db.now()
+        try:
+            with self.db.writing() as conn:
+                conn.execute(_KEEP, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
+                                     "claimed_until": now + timedelta(seconds=claim_seconds)})
+            return True
+        except IntegrityError:
+            return False
+
+    def done(self, key: str) -> None:
+        with self.db.writing() as conn:
+            conn.execute(update(inbox).where(inbox.c.key == key).values(done_at=self.db.now(), claimed_until=None))
+
+    def due(self, limit: int = 100) -> list[str]:
+        with self.db.reading() as conn:
+            return list(conn.scalars(
+                select(inbox.c.key).where(inbox.c.done_at.is_(None), _unclaimed(self.db.now()))
+                .order_by(inbox.c.received_at).limit(limit)))
+
+    def take(self, key: str, claim_seconds: float) -> Kept | None:
+        now = self.db.now()
+        with self.db.writing() as conn:
+            row = conn.execute(
+                update(inbox)
+                .where(inbox.c.key == key, inbox.c.done_at.is_(None), _unclaimed(now))
+                .values(claimed_until=now + timedelta(seconds=claim_seconds), attempts=inbox.c.attempts + 1)
+                .returning(inbox.c.key, inbox.c.payload, inbox.c.attempts)
+            ).first()
+        return Kept(row.key, row.payload, row.attempts) if row else None
+
+    def renew(self, keys: Collection[str], claim_seconds: float) -> None:
+        if keys:
+            with self.db.writing() as conn:
+                conn.execute(update(inbox).where(inbox.c.key.in_(list(keys)), inbox.c.done_at.is_(None))
+                             .values(claimed_until=self.db.now() + timedelta(seconds=claim_seconds)))
+
+    def release(self, keys: Collection[str]) -> None:
+        if keys:
+            with self.db.writing() as conn:
+                conn.execute(update(inbox).where(inbox.c.key.in_(list(keys)), inbox.c.done_at.is_(None))
+                             .values(claimed_until=None))
+
+    def prune(self, before: datetime) -> int:
+        with self.db.writing() as conn:
+            return conn.execute(delete(inbox).where(inbox.c.done_at < before)).rowcount
+
+
+def _unclaimed(now: datetime):
+    return or_(inbox.c.claimed_until.is_(None), inbox.c.claimed_until < now)
