@@ -1,25 +1,54 @@
+"""Fixtures: fake Slack and Anthropic servers, the app over HTTP, and a database per test.
+
+PostgreSQL tests use THREADFORK_TEST_PG; the database is created when the server is reachable
+and it is missing, so a fresh clone needs nothing set up. Without a usable server they skip
+with the reason, or fail when CI is set.
+"""
 import os
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.exc import DBAPIError
 
 from .fakes.anthropic_api import FakeAnthropic
 from .fakes.slack_api import FakeSlack
 from .harness import RunningBot
 
-POSTGRES_ADMIN_URL = os.environ.get("THREADFORK_TEST_PG_ADMIN", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 POSTGRES_URL = os.environ.get("THREADFORK_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/threadfork_test")
 
 
+def _database_exists(admin, name: str) -> bool:
+    with admin.connect() as conn:
+        return conn.execute(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}).first() is not None
+
+
 def postgres_reason() -> str | None:
+    """None when the test database is usable, creating it first if missing; else why not."""
+    url = make_url(POSTGRES_URL)
+    server = f"{url.host}:{url.port or 5432}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
     try:
-        engine = create_engine(POSTGRES_URL)
+        try:
+            exists = _database_exists(admin, url.database)
+        except Exception as error:  # noqa: BLE001 - any failure means "not reachable"
+            return f"PostgreSQL not reachable at {server} ({type(error).__name__})"
+        if not exists:
+            try:
+                with admin.connect() as conn:
+                    conn.execute(text(f"CREATE DATABASE {conn.dialect.identifier_preparer.quote(url.database)}"))
+            except DBAPIError as error:
+                if not _database_exists(admin, url.database):  # else another test run created it meanwhile
+                    return f"cannot create the test database {url.database} at {server} ({type(error.orig).__name__})"
+    finally:
+        admin.dispose()
+    try:
+        engine = create_engine(url)
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
         engine.dispose()
         return None
-    except Exception as error:  # noqa: BLE001 - any failure means "not reachable"
-        return f"PostgreSQL not reachable at {POSTGRES_URL.split('@')[-1]} ({type(error).__name__})"
+    except Exception as error:  # noqa: BLE001
+        return f"PostgreSQL database {url.database} not usable at {server} ({type(error).__name__})"
 
 
 _PG_REASON = postgres_reason()

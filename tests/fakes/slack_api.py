@@ -1,8 +1,10 @@
-"""A fake Slack Web API: records every call, answers with realistic payloads, enforces the
-required arguments that Slack's OpenAPI description names, and can be told to fail.
+"""A fake Slack Web API: records every call, answers with realistic payloads, knows exactly the
+methods Slack has and the arguments each requires (slack_spec/web_api_methods.json), and can be
+told to fail.
 
-Calls lacking a required argument (or a token) are answered `{"ok": false, ...}` as Slack
-would, and recorded in `violations`, which the test fixtures assert to be empty.
+Calls to a method Slack does not have, or lacking a required argument (or a token), are answered
+`{"ok": false, ...}` as Slack would, and recorded in `violations`, which the test fixtures assert
+to be empty.
 """
 from __future__ import annotations
 
@@ -16,31 +18,17 @@ from urllib.parse import parse_qsl, urlparse
 
 from .http import BackgroundServer, QuietHandler
 
-SPEC = Path(__file__).resolve().parents[3] / "shared" / "slack" / "web-api.openapi.json"
+METHODS = Path(__file__).resolve().parent / "slack_spec" / "web_api_methods.json"
 
 BOT_USER_ID = "UBOT0001"
 BOT_ID = "BBOT0001"
 TEAM_ID = "T0TEAM001"
 
-# methods newer than the OpenAPI file (its last update is from 2020)
-_EXTRA_REQUIRED = {
-    "chat.startStream": {"channel", "thread_ts"},
-    "chat.appendStream": {"channel", "ts"},
-    "chat.stopStream": {"channel", "ts"},
-    "assistant.threads.setStatus": {"channel_id", "thread_ts", "status"},
-}
-
 
 def _required_arguments() -> dict[str, set[str]]:
-    spec = json.loads(SPEC.read_text())
-    required: dict[str, set[str]] = {}
-    for path, operations in spec["paths"].items():
-        names: set[str] = set()
-        for operation in operations.values():
-            names |= {p["name"] for p in operation.get("parameters", []) if p.get("required")}
-        required[path.lstrip("/")] = names - {"token"}
-    required.update(_EXTRA_REQUIRED)
-    return required
+    known = json.loads(METHODS.read_text())
+    return {method: set(args) for section in ("methods", "newer_methods")
+            for method, args in known[section].items()}
 
 
 REQUIRED = _required_arguments()
@@ -155,9 +143,11 @@ class FakeSlack:
             self.calls.append(Call(method, args, at=arrived or time.monotonic()))
             self.counts[method] = self.counts.get(method, 0) + 1
             failure = self._take_failure(method)
+        if method not in REQUIRED:
+            return self._violation(method, "unknown_method", "no such method")
         if not token:
             return self._violation(method, "not_authed", "no token")
-        missing = sorted(REQUIRED.get(method, set()) - {k for k, v in args.items() if v not in (None, "")})
+        missing = sorted(REQUIRED[method] - {k for k, v in args.items() if v not in (None, "")})
         if missing:
             return self._violation(method, "invalid_arguments", f"missing {missing}")
         if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):
