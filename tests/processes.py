@@ -1,4 +1,5 @@
-"""Real `python -m bot` processes in HTTP mode, for replica and crash tests."""
+"""Real `python -m bot` processes in HTTP mode, for replica and crash tests (and the bench, which
+also starts its baseline bot, `python -m bench.baseline`, this way)."""
 from __future__ import annotations
 
 import json
@@ -46,12 +47,12 @@ def worker_pids(pid: int) -> set[int]:
 
 class BotProcess:
     def __init__(self, workdir: Path, slack=None, claude=None, database_url: str = "", name: str = "bot",
-                 env: dict | None = None, **settings):
-        """A bot wired to the fakes, or, given `env`, started with exactly that environment."""
+                 env: dict | None = None, module: str = "bot", **settings):
+        """`python -m <module>` wired to the fakes, or, given `env`, started with exactly that environment."""
         env = env or bot_env(slack, claude, database_url, **settings)
         self.port = int(env["PORT"])
         self.log = workdir / f"{name}.log"
-        self.proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=workdir, env=env,
+        self.proc = subprocess.Popen([sys.executable, "-m", module], cwd=workdir, env=env,
                                      stdout=self.log.open("a"), stderr=subprocess.STDOUT)
 
     @property

@@ -1,0 +1,65 @@
+"""Figures 3, 4 and 5 for either bot, once its threads exist: many 5-s replies at once with acks
+measured meanwhile, and one 10-s streamed reply. Both bots stream thread replies through
+chat.startStream/appendStream/stopStream, so a closed stream is a finished reply for each."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from tests.fakes.anthropic_api import Script
+
+from .measure import peak_rss_mb, pids
+from .rig import Rig, progress
+
+Probe = Callable[[], list[tuple[str, float]]]  # one round of ack measurements: (kind, ms) each
+
+
+def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label: str) -> dict:
+    """A message in every thread of `roots` at once, each answered over 5 s; acks meanwhile."""
+    count = len(roots)
+    rig.claude.default_script = Script(text="streamed words " * 25, chunks=10, chunk_delay=0.5)
+    stops_before, requests_before = rig.stops(), len(rig.claude.requests)
+    acks: dict[str, list[float]] = {}
+    cpu_before = rig.cpu()
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        list(pool.map(lambda root: rig.mention(channel, "go", thread_ts=root), roots))
+    progress(f"[{label}] {count} replies streaming; measuring acks")
+    delivered = time.monotonic()
+    while time.monotonic() - delivered < 4.0 or sum(map(len, acks.values())) < 40:
+        for kind, ms in probe():
+            acks.setdefault(kind, []).append(ms)
+        time.sleep(0.05)
+    rig.wait(lambda: rig.stops() - stops_before >= count, timeout=60, interval=0.02)
+    wall = time.monotonic() - started
+    cpu = rig.cpu() - cpu_before
+    completed = rig.stops() - stops_before
+    parts = [peak_rss_mb(pid) for pid in pids(rig.bot)]
+    rig.claude.default_script = None
+    # where the wall time went: requests reaching Claude, streams ending, streams closed in Slack
+    claude = rig.claude
+    sent = sorted(claude.received_at[requests_before:requests_before + count])
+    ended = sorted(claude.finished_at[i] for i in range(requests_before, requests_before + count)
+                   if i in claude.finished_at)
+    closed = sorted(c.at for c in rig.slack.calls_to("chat.stopStream"))[-count:]
+    return {"acks": [ms for values in acks.values() for ms in values], "acks_by_kind": acks, "wall": wall,
+            "completed": completed, "count": count, "rss": sum(parts), "rss_parts": parts, "cpu": cpu,
+            "delivery": delivered - started, "last_request": sent[-1] - started,
+            "last_stream_end": ended[-1] - started, "last_close": closed[-1] - started}
+
+
+def one_streamed_reply(rig: Rig, channel: str, root: str) -> dict:
+    """Figure 5: every Slack call of one reply streamed over 10 s; first token → first visible text."""
+    time.sleep(0.3)  # the thread's opening work is over
+    rig.claude.script(Script(text="A thoughtful streamed answer. " * 60, chunks=50, chunk_delay=0.2))
+    calls_before, requests_before, stops_before = len(rig.slack.calls), len(rig.claude.requests), rig.stops()
+    rig.mention(channel, "stream please", thread_ts=root)
+    rig.wait(lambda: rig.stops() > stops_before, timeout=30, interval=0.01)
+    time.sleep(0.3)  # any call after the stream closed counts too
+    calls = rig.slack.calls[calls_before:]
+    start = next(c for c in calls if c.method == "chat.startStream")
+    return {"calls": len(calls), "methods": sorted({c.method for c in calls}),
+            "by_method": {m: sum(c.method == m for c in calls) for m in sorted({c.method for c in calls})},
+            "first_visible": start.at - rig.claude.first_delta_at[-1],
+            "stream": rig.claude.finished_at[requests_before] - rig.claude.received_at[requests_before]}

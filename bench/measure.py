@@ -1,0 +1,41 @@
+"""What the bench reads about processes and the machine (Linux /proc), and its statistics."""
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+from tests.processes import BotProcess, worker_pids
+
+
+def pids(bot: BotProcess) -> list[int]:
+    """The bot's process and the worker processes it forked (THREADFORK_PROCESSES)."""
+    return [bot.proc.pid, *sorted(worker_pids(bot.proc.pid))]
+
+
+def cpu_seconds(processes: list[int]) -> float:
+    """User + system CPU time of these processes so far, every thread included (also those that
+    ended), to the nanosecond: each process's CPU-time clock, the id clock_getcpuclockid(3) gives."""
+    return sum(time.clock_gettime(((~pid) << 3) | 2) for pid in processes)
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def machine() -> str:
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), platform.processor())
+    memory = next((int(l.split()[1]) // 1024 // 1024 for l in Path("/proc/meminfo").read_text().splitlines()
+                   if l.startswith("MemTotal")), 0)
+    return (f"{os.cpu_count()} cores ({cpu}), {memory} GiB RAM, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}")

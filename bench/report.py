@@ -1,0 +1,131 @@
+"""The bench's tables, from its raw measurements: Threadfork against its targets, and Threadfork
+against the baseline bot (ratios are Threadfork ÷ baseline: below 1, Threadfork uses less)."""
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+from .measure import percentile
+
+THREADFORK = ("sqlite", "postgresql")
+README_MARKS = ("<!-- bench:versus -->", "<!-- /bench:versus -->")
+
+
+def targets(r: dict) -> str:
+    lines = ["| # | figure | measured | target | met |", "|---|---|---|---|---|"]
+
+    def row(number, name, measured, target, met):
+        lines.append(f"| {number} | {name} | {measured} | {target} | {'yes' if met else '**no**'} |")
+
+    for label in [k for k in THREADFORK if k in r]:
+        o, f, load = r[label]["overhead"]["latency"], r[label]["fork"], r[label]["load"]
+        med = {s: statistics.median(v) for s, v in o.items()}
+        p99 = {s: percentile(v, 99) for s, v in o.items()}
+        tag = "" if label == "sqlite" else " (PostgreSQL)"
+        row(1 if label == "sqlite" else 9, f"overhead per turn{tag}",
+            " · ".join(f"{s:,} turns: median {med[s]:.1f} ms, p99 {p99[s]:.1f} ms" for s in (10, 100, 1000))
+            + f" · 1,000/10 median ratio {med[1000] / med[10]:.2f}",
+            "median ≤ 10 ms, p99 ≤ 50 ms at 1,000 turns; ratio ≤ 3",
+            med[1000] <= 10 and p99[1000] <= 50 and med[1000] / med[10] <= 3)
+        fm = {s: statistics.median(v) for s, v in f.items()}
+        row(2 if label == "sqlite" else 9, f"`/fork` cost{tag}",
+            f"10 turns: median {fm[10]:.1f} ms · 1,000 turns: median {fm[1000]:.1f} ms · ratio {fm[1000] / fm[10]:.2f}",
+            "ratio ≤ 1.5", fm[1000] / fm[10] <= 1.5)
+        row(3 if label == "sqlite" else 9, f"ack while {load['count']} replies stream{tag}",
+            f"median {statistics.median(load['acks']):.1f} ms, p99 {percentile(load['acks'], 99):.1f} ms "
+            f"({len(load['acks'])} acks)", "p99 ≤ 100 ms", percentile(load["acks"], 99) <= 100)
+        row(4 if label == "sqlite" else 9, f"concurrent replies and RSS{tag}",
+            f"{load['completed']}/{load['count']} complete in {load['wall']:.2f} s wall (delivering them took "
+            f"{load['delivery']:.2f} s; last model request {load['last_request']:.2f} s, last stream ended "
+            f"{load['last_stream_end']:.2f} s, last closed in Slack {load['last_close']:.2f} s); "
+            f"peak RSS {load['rss']:.0f} MB",
+            "all within 6.5 s, none lost; RSS ≤ 400 MB",
+            load["completed"] == load["count"] and load["wall"] <= 6.5 and load["rss"] <= 400)
+    if "sqlite, 2 processes" in r:
+        load = r["sqlite, 2 processes"]["load"]
+        row(4, "concurrent replies and RSS (SQLite, THREADFORK_PROCESSES=2)",
+            f"{load['completed']}/{load['count']} complete in {load['wall']:.2f} s wall (delivering them took "
+            f"{load['delivery']:.2f} s; last model request {load['last_request']:.2f} s); "
+            f"peak RSS {' + '.join(f'{p:.0f}' for p in load['rss_parts'])} = {load['rss']:.0f} MB "
+            "(supervisor + workers; pages shared since the fork count in each)",
+            "all within 6.5 s, none lost; RSS ≤ 400 MB",
+            load["completed"] == load["count"] and load["wall"] <= 6.5 and load["rss"] <= 400)
+    if "stream" in r:
+        s = r["stream"]
+        row(5, "Slack calls and first token",
+            f"{s['calls']} Slack calls for a {s['stream']:.1f}-s streamed reply ({', '.join(s['methods'])}); "
+            f"first token → first visible text {s['first_visible'] * 1000:.0f} ms",
+            "≤ 12 calls; ≤ 1 s", s["calls"] <= 12 and s["first_visible"] <= 1)
+    row(6, "`conversations.*` reads", f"{r['reads']} over {r['turns']} model turns (0 per turn)", "0",
+        r["reads"] == 0)
+    if "economy" in r:
+        e = r["economy"]
+        row(7, "token economy", f"parent {e['parent']:,} tokens; fork burned {e['burned']:,}; parent input after "
+            f"merge {e['after']:,} tokens", "≤ 35K after merge", e["after"] <= 35_000)
+        c = e["cache"]
+        row(8, "cache", f"shared prefix {c['shared_share']:.1%} of the fork's first input, up to the parent's "
+            f"breakpoint at block {c['parent_breakpoint']}; the fork's own breakpoint "
+            f"{c['fork_breakpoint'] - c['parent_breakpoint']} blocks after it",
+            "byte-identical prefix, breakpoint within 20 blocks, ≥ 90 %",
+            c["identical"] and 0 <= c["fork_breakpoint"] - c["parent_breakpoint"] <= 20
+            and c["shared_share"] >= 0.9)
+    return "\n".join(lines)
+
+
+def versus(r: dict) -> str:
+    """Figures 1, 3, 4 and 5 side by side: baseline, Threadfork on each database, their ratios."""
+    if "baseline" not in r:
+        return ""
+    # each bot's measurements; Threadfork's figure 5 was measured on SQLite only
+    bots = {k: {**r[k], **({"stream": r["stream"]} if k == "sqlite" and "stream" in r else {})}
+            for k in THREADFORK if k in r}
+    base = r["baseline"]
+    lines = ["| # | figure | baseline | " + " | ".join(
+        f"Threadfork ({'SQLite' if k == 'sqlite' else 'PostgreSQL'}) | ratio" for k in bots) + " |",
+        "|---|---|---:|" + "---:|---:|" * len(bots)]
+
+    def row(number, name, measure, unit, decimals):
+        def shown(value):
+            return f"{value:,.{decimals}f} {unit}".strip()
+        cells = [shown(measure(base))]
+        for bot in bots.values():
+            try:
+                value = measure(bot)
+            except KeyError:
+                cells += ["—", "—"]
+                continue
+            cells += [shown(value), ratio(value, measure(base))]
+        lines.append(f"| {number} | {name} | " + " | ".join(cells) + " |")
+
+    for size in (10, 100, 1000):
+        row(1, f"CPU time per reply, {size:,}-turn history (mean of {len(base['overhead']['cpu'][size])})",
+            lambda x, size=size: statistics.fmean(x["overhead"]["cpu"][size]), "ms", 1)
+    for size in (10, 1000):
+        row(1, f"time the bot adds to a turn (as in figure 1), median, {size:,}-turn history",
+            lambda x, size=size: statistics.median(x["overhead"]["latency"][size]), "ms", 1)
+    count = base["load"]["count"]
+    row(3, f"event ack p99 while {count} replies stream (events only)",
+        lambda x: percentile(x["load"]["acks_by_kind"]["event"], 99), "ms", 1)
+    row(4, f"wall time, {count} concurrent 5-s thread replies", lambda x: x["load"]["wall"], "s", 2)
+    row(4, "peak RSS", lambda x: x["load"]["rss"], "MB", 0)
+    row(4, "CPU time under that load ÷ replies (the acks measured meanwhile included)",
+        lambda x: x["load"]["cpu"] / x["load"]["count"] * 1000, "ms", 1)
+    row(5, "Slack calls, one 10-s streamed reply", lambda x: x["stream"]["calls"], "", 0)
+    row(5, "first token → first visible text", lambda x: x["stream"]["first_visible"] * 1000, "ms", 0)
+    return "\n".join(lines)
+
+
+def ratio(value: float, base: float) -> str:
+    if not base:
+        return "—"
+    return f"{value / base:.2f}" if value / base >= 0.01 else f"{value / base:.1g}"
+
+
+def update_readme(readme: Path, table: str) -> None:
+    """Replace the comparison table between the README's marks (if it has them) with `table`."""
+    text = readme.read_text()
+    start, end = README_MARKS
+    if start in text and end in text:
+        readme.write_text(re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: f"{start}\n{table}\n{end}",
+                                 text, flags=re.S))

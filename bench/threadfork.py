@@ -1,0 +1,167 @@
+"""Threadfork's figures. A reply is finished when the bot's database holds no answer waiting or
+being written (`settle`); the bench reads that database, never the bot's memory."""
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import create_engine, text
+
+from tests.fakes.anthropic_api import Script
+from tests.harness import answering
+
+from .load import one_streamed_reply, stream_replies
+from .rig import Rig, progress
+from .seed import populate
+
+SIZES = (10, 100, 1000)
+
+
+class Threadfork:
+    def __init__(self, rig: Rig, label: str, quick: bool):
+        self.rig, self.label, self.quick = rig, label, quick
+        self.db = create_engine(rig.database_url)
+
+    def close(self) -> None:
+        self.db.dispose()
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until no answer is waiting or being written (read from the bot's database)."""
+        # a table scan: polled gently, so the bench process does not steal the fakes' time
+        self.rig.wait(lambda: not answering(self.db), timeout=timeout, interval=0.01)
+
+    def answered(self, channel: str, said: str, thread_ts: str | None = None) -> None:
+        """Send a message and wait until its answer is complete."""
+        requests = len(self.rig.claude.requests)
+        self.rig.mention(channel, said, thread_ts=thread_ts)
+        self.rig.wait(lambda: len(self.rig.claude.requests) > requests)
+        self.settle()
+
+    def channel(self, size: int) -> str:
+        return f"C{self.label[:2].upper()}{size}"
+
+    def overhead(self) -> dict:
+        """Figure 1: signed delivery → model request sent, plus last token → the turn's final Slack
+        call; and the bot's CPU time per reply. Sizes take turns, round after round, so a drift in the
+        machine's speed hits all alike."""
+        rig, samples = self.rig, 15 if self.quick else 40
+        for size in SIZES:
+            populate(rig.database_url, self.channel(size), size)
+        latency: dict[int, list[float]] = {size: [] for size in SIZES}
+        cpu: dict[int, list[float]] = {size: [] for size in SIZES}
+        for n in range(samples + 3):
+            progress(f"[{self.label}] overhead at 10 / 100 / 1,000 turns: round {n + 1}/{samples + 3}")
+            for size in SIZES:
+                index, calls = len(rig.claude.requests), len(rig.slack.calls)
+                rig.claude.script(Script(text=f"ok {n}", chunks=1))
+                cpu_before = rig.cpu()
+                ts, sent = rig.mention(self.channel(size), f"turn {n}")
+                rig.wait(lambda: len(rig.claude.requests) > index)
+                self.settle()
+                used = rig.cpu() - cpu_before
+                inbound = rig.claude.received_at[index] - sent
+                outbound = max(c.at for c in rig.slack.calls[calls:]) - rig.claude.finished_at[index]
+                if n >= 3:  # warm-up
+                    latency[size].append((inbound + outbound) * 1000)
+                    cpu[size].append(used * 1000)
+        return {"latency": latency, "cpu": cpu}
+
+    def fork_cost(self) -> dict:
+        """Figure 2: /fork on a 1,000-turn parent against a 10-turn parent (delivery → root posted),
+        alternating between the two."""
+        rig, sizes, samples = self.rig, (10, 1000), 10 if self.quick else 40
+        results: dict[int, list[float]] = {size: [] for size in sizes}
+        for n in range(samples):
+            progress(f"[{self.label}] /fork on a 10- and a 1,000-turn parent: {n + 1}/{samples}")
+            for size in sizes:
+                channel = self.channel(size)
+                before = len(rig.roots(channel))
+                started, _ = rig.slash("/fork", "--inherit", channel)
+                root = rig.wait(lambda: rig.roots(channel)[before:])
+                results[size].append((root[0].created - started) * 1000)
+        return results
+
+    def load(self) -> dict:
+        """Figures 3 and 4: 200 fork replies streaming for 5 s each; acks of events and slash
+        commands measured meanwhile."""
+        rig, count = self.rig, 50 if self.quick else 200
+        channel = "CLOAD" + "".join(c for c in self.label.upper() if c.isalnum())[:8]
+        roots = []
+        for n in range(count):
+            progress(f"[{self.label}] opening {count} forks: {n + 1}/{count}")
+            before = len(rig.roots(channel))
+            rig.slash("/fork", "--fresh", channel)
+            roots.append(rig.wait(lambda: rig.roots(channel)[before:])[0].ts)
+
+        def probe():
+            return [("event", rig.chatter_ack_ms(channel)), ("slash", rig.slash("/fork", "help", channel)[1] * 1000)]
+
+        return stream_replies(rig, channel, roots, probe, self.label)
+
+    def stream(self) -> dict:
+        """Figure 5: Slack calls for a 10-s streamed fork reply; first token → first visible text."""
+        self.rig.slash("/fork", "--fresh", "CSTREAM")
+        root = self.rig.wait(lambda: self.rig.roots("CSTREAM"))[0].ts
+        progress(f"[{self.label}] a 10-s streamed reply")
+        return one_streamed_reply(self.rig, "CSTREAM", root)
+
+    def token_economy_and_cache(self) -> dict:
+        """Figures 7 and 8: an 80K-token fork off a 30K-token parent; the fork's prompt-cache reuse."""
+        rig, channel = self.rig, "CECONOMY"
+        words = "The parent conversation states facts and constraints at some length. "
+        rig.claude.default_script = None
+        for n in range(10):  # ~30K tokens of real parent text (the fake counts 4 characters a token)
+            progress(f"[{self.label}] token economy: parent turn {n + 1}/10")
+            rig.claude.script(Script(text=f"reply {n}: " + words * 80))
+            self.answered(channel, f"point {n}: " + words * 90)
+        parent_before = rig.claude.requests[-1]
+        first_fork_request = len(rig.claude.requests)
+        rig.slash("/fork", "--inherit explore the options", channel)
+        root = rig.wait(lambda: rig.roots(channel))[0].ts
+        rig.wait(lambda: len(rig.claude.requests) > first_fork_request)
+        self.settle()
+        fork_first = rig.claude.requests[first_fork_request]
+        burned = n = 0
+        while burned < 80_000:
+            n += 1
+            progress(f"[{self.label}] token economy: fork burned {burned:,} tokens")
+            rig.claude.script(Script(text=f"exploration {n}: " + words * 40))
+            self.answered(channel, f"idea {n}", thread_ts=root)
+            burned = self.fork_burn(channel)
+        rig.claude.script(Script(text="Decision and rationale. " * 400))  # ~2.4K-token summary
+        rig.bot.event({"type": "reaction_added", "user": "UBENCH01", "reaction": "white_check_mark",
+                       "item": {"type": "message", "channel": channel, "ts": root}, "event_ts": rig.next_ts()},
+                      f"EvMERGE{root}")
+        rig.wait(lambda: [p for p in rig.slack.posts(channel, top_level=True) if "merged fork" in p.get("text", "")])
+        self.answered(channel, "what did the fork decide?")
+        after = rig.claude.requests[-1]
+        return {"parent": len(json.dumps(parent_before["messages"])) // 4, "burned": burned,
+                "after": len(json.dumps(after["messages"])) // 4, "cache": cache_reuse(parent_before, fork_first)}
+
+    def fork_burn(self, channel: str) -> int:
+        with self.db.connect() as conn:
+            return int(conn.execute(text(
+                "SELECT COALESCE(SUM(t.input_tokens + t.output_tokens + t.cache_read_tokens + t.cache_write_tokens), 0) "
+                "FROM turns t JOIN sessions s ON s.id = t.session_id WHERE s.kind = 'fork' AND s.channel_id = :c"
+            ), {"c": channel}).scalar())
+
+
+def cache_reuse(parent: dict, fork: dict) -> dict:
+    """Figure 8: does the fork's first request read the parent's cached prefix?"""
+    def blocks(request):
+        out = [dict(b) for b in request["system"]]
+        for message in request["messages"]:
+            out += [{**b, "_role": message["role"]} for b in message["content"]]
+        return out
+
+    def plain(block):
+        return json.dumps({k: v for k, v in block.items() if k != "cache_control"}, sort_keys=True)
+
+    p, f = blocks(parent), blocks(fork)
+    marks = [i for i, b in enumerate(p) if "cache_control" in b]
+    best = max((i for i in marks if i < len(f) and [plain(b) for b in p[: i + 1]] == [plain(b) for b in f[: i + 1]]),
+               default=-1)
+    own = [i for i, b in enumerate(f) if "cache_control" in b and i >= best]
+    shared = sum(len(plain(b)) for b in f[: best + 1])
+    total = sum(len(plain(b)) for b in f)
+    return {"identical": best >= 0, "parent_breakpoint": best, "fork_breakpoint": own[0] if own else -1,
+            "shared_share": shared / total if total else 0}
