@@ -17,6 +17,7 @@ from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
+from ..domain.text import storable
 from ..services.ports import Audience, Place
 from . import render, views
 from .reply import ChannelReply, ThreadReply
@@ -50,6 +51,7 @@ class SlackChat:
             user = self.client.users_info(user=user_id)["user"]
             profile = user.get("profile") or {}
             name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
+            name = storable(name) if name else None
         except SlackApiError as error:
             log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
             return None
