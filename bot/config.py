@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .domain.durations import parse_duration
 
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the bot's lines and gunicorn's alike
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
 

@@ -39,7 +39,7 @@ def bot_env(slack, claude, database_url: str, **settings) -> dict:
 
 
 def worker_pids(pid: int) -> set[int]:
-    """The worker processes a `THREADFORK_PROCESSES` supervisor has forked (Linux /proc)."""
+    """The worker processes gunicorn's master (the `python -m bot` process) has forked (Linux /proc)."""
     children = Path(f"/proc/{pid}/task/{pid}/children")
     return {int(p) for p in children.read_text().split()} if children.exists() else set()
 

@@ -1,6 +1,7 @@
 """The runtime contract, on the real `python -m bot` process and on the HTTP endpoint."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -11,6 +12,9 @@ import pytest
 
 from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, sign, wait_until
 from ..processes import BotProcess, clean_env, free_port, worker_pids
+
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
+
 
 def test_a_missing_secret_stops_start_up_naming_the_variable(tmp_path):
     env = clean_env(SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY)
@@ -34,7 +38,9 @@ def test_bad_slack_auth_fails_start_up_clearly(tmp_path, slack, claude):
                     SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, PORT=str(free_port()))
     done = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=60)
-    assert done.returncode != 0 and "invalid_auth" in done.stderr and BOT_TOKEN not in done.stderr
+    assert done.returncode == 3  # as with several processes: gunicorn's "worker failed to boot"
+    assert "Threadfork cannot start: Slack auth.test failed: invalid_auth" in done.stderr
+    assert "Traceback" not in done.stderr and BOT_TOKEN not in done.stderr
 
 
 def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_mention(tmp_path, slack, claude):
@@ -62,14 +68,19 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
         assert claude.requests[0]["model"] == "claude-test-model-from-env"
     finally:
         output = bot.stop()
+    assert bot.proc.returncode == 0  # SIGTERM stops gunicorn's master and its worker cleanly
     for secret in (BOT_TOKEN, SIGNING_SECRET, API_KEY):
         assert secret not in output
+    # one format for the bot's lines and gunicorn's; no access log, no request body
+    assert "Booting worker" in output
+    assert all(LOG_LINE.match(line) for line in output.splitlines() if line), output
+    assert "/slack/events" not in output and "hello" not in output
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
 def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker_is_replaced(
         tmp_path, slack, claude, database_url):
-    bot = BotProcess(tmp_path, slack, claude, database_url, threadfork_processes=2)
+    bot = BotProcess(tmp_path, slack, claude, database_url, threadfork_processes=2, log_level="WARNING")
     try:
         wait_until(bot.healthy, timeout=60, interval=0.1, message="/healthz")
         first = wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and worker_pids(bot.proc.pid), timeout=30)
@@ -90,9 +101,13 @@ def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker
     finally:
         workers = worker_pids(bot.proc.pid) if bot.proc.poll() is None else set()
         bot.proc.terminate()
-        assert bot.proc.wait(timeout=20) == 0  # SIGTERM stops the supervisor and its workers
+        assert bot.proc.wait(timeout=20) == 0  # SIGTERM stops gunicorn's master and its workers
     assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
                 "zombie" not in open(f"/proc/{pid}/status").read().lower()]
+    output = bot.log.read_text()
+    assert f"Worker (pid:{victim}) was sent SIGKILL" in output  # gunicorn's error, at LOG_LEVEL=WARNING …
+    assert "Booting worker" not in output  # … and its INFO lines are not
+    assert all(LOG_LINE.match(line) for line in output.splitlines() if line), output
 
 
 def test_with_several_processes_a_start_up_failure_stops_them_all(tmp_path, slack, claude):
@@ -137,7 +152,22 @@ def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, clau
 
 def test_healthz_reports_the_store(bot):
     reply = bot.get("/healthz")
-    assert reply.status == 200 and json.loads(reply.body)["store"] == "reachable"
+    assert reply.status == 200 and json.loads(reply.body) == {"ok": True, "store": "reachable"}
+
+
+def test_other_paths_and_methods_are_not_found(bot):
+    assert bot.get("/").status == 404
+    assert bot.get("/slack/events").status == 404
+
+
+def test_a_body_over_the_size_limit_is_refused_and_changes_nothing(bot, slack, claude):
+    event = {"type": "app_mention", "channel": CHANNEL, "user": "UALICE01", "ts": "1.3",
+             "text": "<@UBOT0001> " + "x" * 1_000_000}
+    body = json.dumps({"type": "event_callback", "event_id": "EvHUGE0001", "team_id": "T0TEAM001",
+                       "event": event}).encode()
+    assert bot.post(body, "application/json").status == 413
+    bot.quiesce(quiet=0.2)
+    assert claude.requests == [] and slack.posts() == []
 
 
 @pytest.mark.parametrize("body, content_type", [
