@@ -17,6 +17,8 @@ migration would add work, open a connection before the fork, and split the one s
 """
 from __future__ import annotations
 
+import signal
+
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
@@ -57,13 +59,14 @@ class GunicornApp(BaseApplication):
             "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": GRACEFUL_TIMEOUT,
             "loglevel": s.log_level.lower(), "logger_class": _Log,
             "control_socket_disable": True,  # no runtime control socket (nor its thread in the master)
-            "worker_exit": _worker_exit,
+            "post_worker_init": _stop_gracefully_on_interrupt, "worker_exit": _worker_exit,
         }
         for name, value in options.items():
             self.cfg.set(name, value)
 
     def load(self):
-        """In each worker, after the fork (gunicorn's `preload_app` stays off)."""
+        """In each worker, after the fork (gunicorn's `preload_app` stays off) and after gunicorn has
+        set the worker's signal handlers."""
         from .runtime import start  # imported here: the master stays small (~37 MB)
         from .wsgi import HttpApp
 
@@ -71,8 +74,18 @@ class GunicornApp(BaseApplication):
         return HttpApp(self.running.wiring)
 
 
+def _stop_gracefully_on_interrupt(worker) -> None:
+    """Ctrl-C (SIGINT to the whole process group) and the master's quick stop (SIGQUIT) end a worker
+    as SIGTERM does. gthread's own handler for them shuts its thread pool down inside the signal
+    handler, which deadlocks when the signal lands while the pool is starting a thread for a request,
+    or lands twice at once (Ctrl-C reaches master and workers); the master then kills the worker only
+    after GRACEFUL_TIMEOUT."""
+    signal.signal(signal.SIGINT, worker.handle_exit)
+    signal.signal(signal.SIGQUIT, worker.handle_exit)
+
+
 def _worker_exit(arbiter, worker) -> None:
-    """A worker is leaving (SIGTERM, SIGINT, its master gone): the one seam for a graceful drain."""
+    """A worker is leaving (SIGTERM, Ctrl-C, its master gone): the one seam for a graceful drain."""
     if worker.app.running is not None:
         from .runtime import stop
 

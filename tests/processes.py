@@ -46,13 +46,15 @@ def worker_pids(pid: int) -> set[int]:
 
 class BotProcess:
     def __init__(self, workdir: Path, slack=None, claude=None, database_url: str = "", name: str = "bot",
-                 env: dict | None = None, **settings):
-        """A bot wired to the fakes, or, given `env`, started with exactly that environment."""
+                 env: dict | None = None, own_group: bool = False, **settings):
+        """A bot wired to the fakes, or, given `env`, started with exactly that environment; with
+        `own_group`, in a process group of its own (as a terminal's job is)."""
         env = env or bot_env(slack, claude, database_url, **settings)
         self.port = int(env["PORT"])
         self.log = workdir / f"{name}.log"
         self.proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=workdir, env=env,
-                                     stdout=self.log.open("a"), stderr=subprocess.STDOUT)
+                                     stdout=self.log.open("a"), stderr=subprocess.STDOUT,
+                                     start_new_session=own_group)
 
     @property
     def url(self) -> str:

@@ -110,6 +110,24 @@ def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker
     assert all(LOG_LINE.match(line) for line in output.splitlines() if line), output
 
 
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
+def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude, sqlite_url):
+    for attempt in range(3):  # the signal reaching master and workers together used to hang a worker now and then
+        bot = BotProcess(tmp_path, slack, claude, sqlite_url, own_group=True, threadfork_processes=2)
+        try:
+            bot.wait_healthy(timeout=60)
+            workers = wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and worker_pids(bot.proc.pid),
+                                 timeout=30)
+            os.killpg(bot.proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+            assert bot.proc.wait(timeout=10) == 0, f"attempt {attempt}: {bot.log.read_text()}"
+            assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
+                        "zombie" not in open(f"/proc/{pid}/status").read().lower()]
+        finally:
+            if bot.proc.poll() is None:
+                os.killpg(bot.proc.pid, signal.SIGKILL)
+                bot.proc.wait()
+
+
 def test_with_several_processes_a_start_up_failure_stops_them_all(tmp_path, slack, claude):
     slack.fail("auth.test", "invalid_auth", times=10)
     env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
