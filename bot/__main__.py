@@ -4,6 +4,7 @@ start (bad Slack token, unusable database), 0 after SIGTERM."""
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 from .config import LOG_FORMAT, ConfigError, load_settings
@@ -21,11 +22,20 @@ def main() -> int:
     if settings.socket_mode:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-        from .runtime import start
+        from .runtime import start, stop
 
         running = start(settings)  # exits 3, saying why, when it cannot start
         log.info("starting in Socket Mode")
-        SocketModeHandler(running.wiring.app, settings.slack_app_token.get_secret_value()).start()
+        handler = SocketModeHandler(running.wiring.app, settings.slack_app_token.get_secret_value())
+
+        def leave(signum, _frame):
+            log.info("signal %s: closing the Socket Mode connection and draining", signum)
+            handler.close()  # no new deliveries; Slack redelivers what it sends meanwhile to another connection
+            stop(running)  # exits 0
+
+        signal.signal(signal.SIGTERM, leave)
+        signal.signal(signal.SIGINT, leave)
+        handler.start()
         return 0
     from .server import serve
 

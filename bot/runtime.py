@@ -6,6 +6,8 @@ process — never in one that forks afterwards: the wiring holds database connec
 from __future__ import annotations
 
 import gc
+import logging
+import os
 import sys
 from dataclasses import dataclass
 
@@ -13,7 +15,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from .app import StartupError, Wiring, build
 from .config import Settings
-from .scheduler import start_scheduler
+from .scheduler import SWEEP_JOB, start_scheduler
+
+log = logging.getLogger(__name__)
 
 STARTUP_FAILED = 3  # the exit code; gunicorn's master also stops with it when a worker cannot boot
 
@@ -40,10 +44,16 @@ def start(settings: Settings) -> Running:
 
 
 def stop(running: Running) -> None:
-    """The process is leaving (gunicorn has stopped taking requests): no sweep starts any more.
-
-    Replies in flight go on on the listener threads, which the interpreter waits for at exit, until
-    the master's graceful timeout ends the worker; a reply cut off there is redone by a sweep once
-    its lease expires. A graceful drain (finish or hand back the leases within a deadline) goes here.
-    """
+    """The process is leaving (SIGTERM: gunicorn has stopped taking requests, or Socket Mode has
+    closed its connection). No sweep starts any more and no new listener; replies in flight finish
+    within THREADFORK_DRAIN_TIMEOUT while the heartbeat keeps their claims alive; then whatever is still
+    held is handed back, so another replica resumes it at once, and the process exits 0 without
+    waiting for the threads it gave up on."""
+    wiring = running.wiring
+    running.scheduler.remove_job(SWEEP_JOB)
+    unfinished = wiring.executor.drain(wiring.settings.threadfork_drain_timeout)
+    wiring.services.liveness.release_all()
     running.scheduler.shutdown(wait=False)
+    log.info("drained: %s", f"{unfinished} replies handed back" if unfinished else "every reply finished")
+    logging.shutdown()
+    os._exit(0)

@@ -17,6 +17,7 @@ migration would add work, open a connection before the fork, and split the one s
 """
 from __future__ import annotations
 
+import math
 import signal
 
 from gunicorn.app.base import BaseApplication
@@ -30,9 +31,8 @@ REQUEST_THREADS = 16
 # second whatever the replies do (they run on other threads), so this bounds a hung loop — and a
 # worker's start-up: migrations behind another replica's lock, auth.test with its retries.
 HEARTBEAT_TIMEOUT = 60
-# After SIGTERM, how long a worker's replies in flight may go on before the master kills it;
-# within Kubernetes' default 30-s grace period.
-GRACEFUL_TIMEOUT = 25
+# After SIGTERM the worker drains for THREADFORK_DRAIN_TIMEOUT; the master kills it only this much later.
+DRAIN_MARGIN = 5
 
 
 class _Log(Logger):
@@ -56,7 +56,7 @@ class GunicornApp(BaseApplication):
         options = {
             "bind": [f"{host}:{s.port}"], "workers": s.threadfork_processes,
             "worker_class": "gthread", "threads": REQUEST_THREADS,
-            "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": GRACEFUL_TIMEOUT,
+            "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": math.ceil(s.threadfork_drain_timeout) + DRAIN_MARGIN,
             "loglevel": s.log_level.lower(), "logger_class": _Log,
             "control_socket_disable": True,  # no runtime control socket (nor its thread in the master)
             "post_worker_init": _stop_gracefully_on_interrupt, "worker_exit": _worker_exit,
@@ -79,7 +79,7 @@ def _stop_gracefully_on_interrupt(worker) -> None:
     as SIGTERM does. gthread's own handler for them shuts its thread pool down inside the signal
     handler, which deadlocks when the signal lands while the pool is starting a thread for a request,
     or lands twice at once (Ctrl-C reaches master and workers); the master then kills the worker only
-    after GRACEFUL_TIMEOUT."""
+    after its graceful timeout."""
     signal.signal(signal.SIGINT, worker.handle_exit)
     signal.signal(signal.SIGQUIT, worker.handle_exit)
 

@@ -252,4 +252,6 @@ def test_with_an_app_token_the_bot_opens_a_socket_mode_connection(tmp_path, slac
         assert not bot.healthy()  # no HTTP server in Socket Mode
     finally:
         output = bot.stop()
+    assert bot.proc.returncode == 0, output  # SIGTERM: the connection closed, drained, exit 0
+    assert "drained" in output
     assert "xapp-test-app-token-not-real" not in output and BOT_TOKEN not in output
