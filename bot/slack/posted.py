@@ -8,13 +8,13 @@ Invariants, whatever Slack refuses or fails on:
   show part of the answer (a broken stream's, "adopted") is rewritten rather than posted beside.
   If Slack will not rewrite it, it is kept as it is and the answer continues after what it is
   known to show.
-- `Message.shown` is what Slack confirmed a message shows. At the end a page whose last update
-  failed is completed by posting what it lacks, so the finished answer is whole.
+- `Message.shown` is what Slack confirmed a message shows. A page whose final update fails is
+  completed at once by posting what it lacks right after it, so the finished answer is whole.
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..services.ports import Place
@@ -33,6 +33,7 @@ UPDATE_LIMIT = 3_800  # bytes; chat.update rejects roughly 4,000+
 class Message:
     ts: str
     shown: str
+    completed_by: list[str] = field(default_factory=list)  # posts with what its final update could not add
 
 
 def continuation(shown: str, page: str) -> str:
@@ -50,13 +51,12 @@ class Posted:
         self.messages: list[Message] = [adopted] if adopted else []
         self.adopted = adopted  # until Slack accepts its rewrite
         self.before: list[str] = []  # kept as they were; they hold the start of the answer
-        self.after: list[str] = []  # posted at the end to complete a page
         self._skip = 0  # characters of the given text that `before` already shows
         self._reopen = ""
 
     @property
     def ts(self) -> list[str]:
-        return self.before + [m.ts for m in self.messages] + self.after
+        return self.before + [ts for m in self.messages for ts in (m.ts, *m.completed_by)]
 
     def deliver(self, text: str, final: bool) -> None:
         pages = self.pager.update(self._reopen + text[self._skip:], final=final)
@@ -71,13 +71,15 @@ class Posted:
                     self._let_go(text)
                     self.deliver(text, final)
                     return
+                if final:
+                    self._complete(self.messages[i], page)
 
-    def close(self) -> None:
-        for message, page in zip(list(self.messages), self.pager.pages):
-            if page != message.shown and page.startswith(message.shown):
-                rest = continuation(message.shown, page)
-                if rest.strip() and (ts := self._send("chat_postMessage", markdown_text=rest)):
-                    self.after.append(ts)
+    def _complete(self, message: Message, page: str) -> None:
+        """Post what a message lacks of its page (its last chance), right after it."""
+        if page.startswith(message.shown) and (rest := continuation(message.shown, page)).strip():
+            if ts := self._send("chat_postMessage", markdown_text=rest):
+                message.completed_by.append(ts)
+                message.shown = page
 
     def _post(self, page: str) -> bool:
         ts = self._send("chat_postMessage", markdown_text=page)

@@ -75,7 +75,6 @@ class _Reply:
         if not self.text.strip():  # an empty answer still gets a visible reply
             self.text = "_(Claude returned an empty answer.)_"
         self._flush(final=True)
-        self._close()
         self.thinking.stop()
         return self.ts
 
@@ -83,7 +82,6 @@ class _Reply:
         if self.ts:
             self.text += f"\n\n{notice}"
             self._flush(final=True)
-            self._close()
         else:
             self.chat.call("chat_postMessage", channel=self.place.channel_id, thread_ts=self.place.thread_ts,
                            text=notice)
@@ -98,9 +96,6 @@ class _Reply:
 
     def _deliver(self, visible: str, final: bool) -> None:
         raise NotImplementedError
-
-    def _close(self) -> None:
-        pass
 
 
 class ChannelReply(_Reply):
@@ -117,9 +112,6 @@ class ChannelReply(_Reply):
     def _deliver(self, visible: str, final: bool) -> None:
         self.posted.deliver(visible, final)
 
-    def _close(self) -> None:
-        self.posted.close()
-
 
 @dataclass
 class _Stream:
@@ -133,7 +125,7 @@ def _chunks(text: str) -> list[MarkdownTextChunk] | None:
     return [MarkdownTextChunk(text=text)] if text else None
 
 
-class _NotNow(Exception):
+class _StreamsPaused(Exception):
     """chat.startStream was rate-limited moments ago: not worth another refusal."""
 
 
@@ -175,34 +167,36 @@ class ThreadReply(_Reply):
                 continue
             delta = page[len(stream.shown):]
             closing = final or i < len(pages) - 1  # a page's last words ride on chat.stopStream
+            step = "chat.startStream"
             try:
                 if stream.ts is None:
                     self._start(stream, delta)
                     delta = ""
                 elif delta and not closing:
+                    step = "chat.appendStream"
                     self.chat.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts,
                                                        chunks=_chunks(delta))
                     stream.shown = page
                 if closing:
-                    stream.stopped = True
+                    step, stream.stopped = "chat.stopStream", True
                     self.chat.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
                                                      chunks=_chunks(delta))
                     stream.shown = page
-            except (*FAILURES, _NotNow) as error:
-                log.warning("streaming failed (%s); the answer is posted and updated instead", failure_code(error))
+            except (*FAILURES, _StreamsPaused) as error:
+                log.warning("%s failed (%s); the answer is posted and updated instead", step, failure_code(error))
                 return i
         return None
 
     def _start(self, stream: _Stream, text: str) -> None:
-        if self.clock() < self.chat.streams_resume_at:
-            raise _NotNow()
+        if time.monotonic() < self.chat.streams_resume_at:
+            raise _StreamsPaused()
         try:
             response = self.chat.client.chat_startStream(
                 channel=self.place.channel_id, thread_ts=self.place.thread_ts, chunks=_chunks(text),
                 recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
         except SlackApiError as error:
             if error.response.status_code == 429:
-                self.chat.streams_resume_at = self.clock() + retry_after(error)
+                self.chat.streams_resume_at = time.monotonic() + retry_after(error)
             raise
         stream.ts, stream.shown = response["ts"], text
 
@@ -216,7 +210,3 @@ class ThreadReply(_Reply):
             except FAILURES as error:
                 log.info("chat.stopStream after a failed append: %s", failure_code(error))
         self.rest = Posted(self.chat, self.place, Message(stream.ts, stream.shown) if stream.ts else None)
-
-    def _close(self) -> None:
-        if self.rest:
-            self.rest.close()
