@@ -237,9 +237,13 @@ class FakeSlack:
                     "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
         return {"ok": True}
 
-    def record_response(self, body: dict) -> None:
+    def record_response(self, body: dict) -> Failure | None:
+        """Keep a body posted to a response_url, unless `fail("response_url", …)` says otherwise."""
         with self._lock:
-            self.responses.append(body)
+            failure = self._take_failure("response_url")
+            if failure is None or failure.applied:
+                self.responses.append(body)
+        return failure
 
     def start(self) -> FakeSlack:
         self.server.start()
@@ -259,8 +263,11 @@ class _Handler(QuietHandler):
         raw = self.body()
         kind = self.headers.get("Content-Type", "")
         if self.path.startswith("/response/"):
-            self.server.fake.record_response(json.loads(raw or b"{}"))
-            self.send(200, b"ok", "text/plain")
+            failure = self.server.fake.record_response(json.loads(raw or b"{}"))
+            if failure:
+                self.send(failure.status, failure.error.encode(), "text/plain")
+            else:
+                self.send(200, b"ok", "text/plain")
             return
         if "application/json" in kind:
             args = json.loads(raw or b"{}")
