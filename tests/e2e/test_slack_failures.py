@@ -2,7 +2,6 @@
 every reply method, in a fork's thread (streamed) and at the channel's top level (posted and
 updated). Whatever fails, Claude's finished answer is visible exactly once, whole, in its place,
 and is in the session's context exactly once."""
-import time
 
 import pytest
 
