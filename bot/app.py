@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from .config import Settings
 from .drain import DrainableExecutor
@@ -21,6 +20,7 @@ from .services.policy import Policy
 from .services.ports import Clock, Store
 from .slack.gateway import SlackChat
 from .slack.listeners import register
+from .slack.retries import retry_handlers
 from .store import Database, open_store, utcnow
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     client = WebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
-        retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=2), RateLimitErrorRetryHandler(max_retry_count=3)],
+        retry_handlers=retry_handlers(),
     )
     try:
         identity = client.auth_test()

@@ -1,8 +1,8 @@
 """The outbound side: Threadfork's Chat port implemented with slack-sdk's WebClient.
 
-Every call goes to SLACK_API_URL through the same WebClient. Slack errors are logged with the
-method and Slack's error code (never the token) and, where a person waits, raised as
-ChatUnavailable with a plain explanation.
+Every call goes to SLACK_API_URL through the same WebClient (retried as retries.py says). Slack
+errors, 5xx and lost connections are logged with the method and Slack's error code (never the
+token) and, where a person waits, raised as ChatUnavailable with a plain explanation.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from ..domain.text import storable
 from ..services.ports import Audience, Place
 from . import render, views
 from .reply import ChannelReply, ThreadReply
+from .retries import FAILURES, failure_code
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ _EXPLAINED = {
     "ratelimited": "Slack is rate-limiting me right now — try again in a minute.",
     "invalid_auth": "My Slack token is not valid — ask the admin to check SLACK_BOT_TOKEN.",
 }
+UNREACHABLE = "I can't reach Slack right now — try again in a minute."
+UNWELL = "Slack is having trouble right now — try again in a minute."
 
 
 class SlackChat:
@@ -40,6 +43,7 @@ class SlackChat:
         self.client = client
         self._names: OrderedDict[str, tuple[str | None, float]] = OrderedDict()  # user → (name, fetched at)
         self._names_lock = threading.Lock()
+        self.streams_resume_at = 0.0  # monotonic; chat.startStream was rate-limited until then
 
     def display_name(self, user_id: str) -> str | None:
         """The name Claude sees beside a person's words; users.info once an hour per person at most."""
@@ -52,8 +56,8 @@ class SlackChat:
             profile = user.get("profile") or {}
             name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
             name = storable(name) if name else None
-        except SlackApiError as error:
-            log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
+        except FAILURES as error:
+            log.warning("users.info failed for %s: %s", user_id, failure_code(error))
             return None
         with self._names_lock:
             self._names[user_id] = (name, time.monotonic())
@@ -110,8 +114,12 @@ class SlackChat:
 
     def tell(self, audience: Audience, text: str) -> None:
         if audience.response_url:
-            response = WebhookClient(audience.response_url).send(
-                text=text, response_type="ephemeral", replace_original=False)
+            webhook = WebhookClient(audience.response_url, retry_handlers=self.client.retry_handlers)
+            try:
+                response = webhook.send(text=text, response_type="ephemeral", replace_original=False)
+            except FAILURES as error:
+                log.warning("response_url unreachable: %s", type(error).__name__)
+                raise ChatUnavailable(UNREACHABLE) from None
             if response.status_code >= 300:
                 log.warning("response_url answered %s", response.status_code)
             return
@@ -123,6 +131,11 @@ class SlackChat:
         try:
             return getattr(self.client, method)(**arguments)
         except SlackApiError as error:
-            code = error.response.get("error", "unknown_error")
+            code = failure_code(error)
             log.warning("Slack %s failed: %s", method.replace("_", "."), code)
+            if error.response.status_code >= 500:
+                raise ChatUnavailable(UNWELL) from None
             raise ChatUnavailable(_EXPLAINED.get(code, f"Slack refused the request ({code}).")) from None
+        except FAILURES as error:
+            log.warning("Slack %s failed: %s", method.replace("_", "."), failure_code(error))
+            raise ChatUnavailable(UNREACHABLE) from None

@@ -36,6 +36,7 @@ class Pager:
         self._start = 0  # offset in the full text where the open page's body begins
         self._prefix = ""  # reopened fence at the top of the open page
         self._shown = 0  # offset in the full text up to which the open page has been shown
+        self.starts: list[tuple[int, str]] = [(0, "")]  # per page: where its body begins, the fence it reopens
 
     def update(self, text: str, final: bool = False) -> list[str]:
         """Fit the whole text so far into pages; returns the pages.
@@ -54,6 +55,7 @@ class Pager:
             self.pages.append("")
             self._prefix = fence + "\n" if fence else ""
             self._start = self._shown = cut
+            self.starts.append((cut, self._prefix))
         shown = len(text)
         if not final and self.measure(self._prefix + text[self._start:]) > budget - min(HOLD_BACK, budget // 4):
             newline = text.rfind("\n", self._shown, len(text))

@@ -1,11 +1,21 @@
 """Delivering Claude's answer to Slack while it is being written.
 
-- In a fork's thread the answer streams with chat.startStream / appendStream / stopStream
-  (slack-sdk's chat_stream), naming the team and the user whose turn is answered.
+- In a fork's thread the answer streams with chat.startStream / appendStream / stopStream, naming
+  the team and the user whose turn is answered. The calls are made directly (not through
+  slack-sdk's ChatStream, whose buffer would resend unconfirmed text) so that what each message
+  is known to show is exact.
 - At a channel's top level (where streams need a thread) a message is posted at the first token
-  and updated with chat.update at most about once a second.
+  and updated with chat.update at most about once a second (posted.py).
 An 👀 reaction on the person's message says Claude is thinking while no text is visible yet
-(thinking.py). Long answers continue in further messages of the same place (see paging.py). If Slack refuses to stream, the rest is posted plainly: never lost.
+(thinking.py). Long answers continue in further messages of the same place (see paging.py).
+
+Invariants, whatever Slack refuses or fails on (after the retries in retries.py):
+- write() and finish() never raise for Slack's sake: a failed call never costs Claude's answer.
+- A stream that breaks — start, append or stop refused, 5xx, connection lost, or startStream
+  rate-limited (not waited for) — hands the rest of the answer to post-and-update in the same
+  thread, at once. The broken stream's message is rewritten with chat.update (the same whether
+  or not the failed call landed), never posted again beside itself.
+- finish() returns the ts of every message that holds part of the answer.
 """
 from __future__ import annotations
 
@@ -13,13 +23,17 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
 from ..services.ports import Place
-from .paging import Pager, utf8_size
+from .paging import Pager
+from .posted import Message, Posted
 from .render import neutralise
+from .retries import FAILURES, failure_code, retry_after
 from .thinking import Thinking
 
 if TYPE_CHECKING:
@@ -29,7 +43,6 @@ log = logging.getLogger(__name__)
 
 UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: about once a second)
 STREAM_INTERVAL = 1.5  # seconds between appendStream calls
-UPDATE_LIMIT = 3_800  # bytes; chat.update rejects roughly 4,000+
 STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
 _UNSETTLED_TAIL = re.compile(r"\S*[<@]\S*$")  # a trailing word that may still become a special mention
 
@@ -37,16 +50,17 @@ _UNSETTLED_TAIL = re.compile(r"\S*[<@]\S*$")  # a trailing word that may still b
 class _Reply:
     interval = UPDATE_INTERVAL
 
-    def __init__(self, chat: SlackChat, place: Place, pager: Pager, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, chat: SlackChat, place: Place, clock: Callable[[], float] = time.monotonic):
         self.chat = chat
         self.place = place
-        self.pager = pager
         self.clock = clock
         self.text = ""
-        self.sent: list[str] = []
-        self.ts: list[str] = []
         self._last_flush: float | None = None
         self.thinking = Thinking(chat.client, place.channel_id, place.reply_to_ts or place.thread_ts)
+
+    @property
+    def ts(self) -> list[str]:
+        raise NotImplementedError
 
     def write(self, delta: str) -> None:
         self.text += delta
@@ -54,13 +68,13 @@ class _Reply:
         if self._last_flush is None or now - self._last_flush >= self.interval:
             if self._flush(final=False):
                 self._last_flush = now
-                self.thinking.stop()
+                if self.ts:
+                    self.thinking.stop()
 
     def finish(self) -> list[str]:
         if not self.text.strip():  # an empty answer still gets a visible reply
             self.text = "_(Claude returned an empty answer.)_"
         self._flush(final=True)
-        self._close()
         self.thinking.stop()
         return self.ts
 
@@ -68,7 +82,6 @@ class _Reply:
         if self.ts:
             self.text += f"\n\n{notice}"
             self._flush(final=True)
-            self._close()
         else:
             self.chat.call("chat_postMessage", channel=self.place.channel_id, thread_ts=self.place.thread_ts,
                            text=notice)
@@ -78,102 +91,122 @@ class _Reply:
         visible = neutralise(self.text if final else _UNSETTLED_TAIL.sub("", self.text))
         if not visible:
             return False
-        self._deliver(self.pager.update(visible, final=final), final)
+        self._deliver(visible, final)
         return True
 
-    def _deliver(self, pages: list[str], final: bool) -> None:
+    def _deliver(self, visible: str, final: bool) -> None:
         raise NotImplementedError
-
-    def _close(self) -> None:
-        pass
 
 
 class ChannelReply(_Reply):
     """A top-level answer: posted at the first token, then updated in place."""
 
     def __init__(self, chat: SlackChat, place: Place, **kwargs):
-        super().__init__(chat, place, Pager(UPDATE_LIMIT, utf8_size), **kwargs)
+        super().__init__(chat, place, **kwargs)
+        self.posted = Posted(chat, place)
 
-    def _deliver(self, pages: list[str], final: bool) -> None:
-        for i, page in enumerate(pages):
-            if not page:
-                continue
-            if i == len(self.ts):
-                response = self.chat.call("chat_postMessage", channel=self.place.channel_id,
-                                          thread_ts=self.place.thread_ts, markdown_text=page)
-                self.ts.append(response["ts"])
-                self.sent.append(page)
-            elif page != self.sent[i]:
-                self.chat.call("chat_update", channel=self.place.channel_id, ts=self.ts[i], markdown_text=page)
-                self.sent[i] = page
+    @property
+    def ts(self) -> list[str]:
+        return self.posted.ts
+
+    def _deliver(self, visible: str, final: bool) -> None:
+        self.posted.deliver(visible, final)
+
+
+@dataclass
+class _Stream:
+    ts: str | None = None
+    shown: str = ""  # what Slack confirmed the streamed message shows
+    stopped: bool = False  # chat.stopStream was called (whatever came of it)
+
+
+def _chunks(text: str) -> list[MarkdownTextChunk] | None:
+    """Text as slack-sdk's ChatStream sends it."""
+    return [MarkdownTextChunk(text=text)] if text else None
+
+
+class _StreamsPaused(Exception):
+    """chat.startStream was rate-limited moments ago: not worth another refusal."""
 
 
 class ThreadReply(_Reply):
-    """A fork's answer, streamed into its thread."""
+    """A fork's answer, streamed into its thread; posted and updated there if the stream breaks."""
 
     interval = STREAM_INTERVAL
 
     def __init__(self, chat: SlackChat, place: Place, **kwargs):
-        super().__init__(chat, place, Pager(STREAM_LIMIT), **kwargs)
-        self.streams: list = []
-        self.stopped: list[bool] = []
-        self.plain = False  # Slack refused to stream: the rest is posted plainly at the end
-        self.unsent: dict[int, str] = {}
+        super().__init__(chat, place, **kwargs)
+        self.pager = Pager(STREAM_LIMIT)
+        self.streams: list[_Stream] = []
+        self.rest: Posted | None = None  # the answer from page `handover` on, once a stream broke
+        self.handover = 0
 
-    def _deliver(self, pages: list[str], final: bool) -> None:
+    @property
+    def ts(self) -> list[str]:
+        streamed = [s.ts for s in self.streams[:self.handover if self.rest else None] if s.ts]
+        return streamed + (self.rest.ts if self.rest else [])
+
+    def _deliver(self, visible: str, final: bool) -> None:
+        if self.rest is None:
+            broken = self._stream(self.pager.update(visible, final=final), final)
+            if broken is None:
+                return
+            self._hand_over(broken)
+        start, reopened = self.pager.starts[self.handover]
+        self.rest.deliver(reopened + visible[start:], final)
+
+    def _stream(self, pages: list[str], final: bool) -> int | None:
+        """Stream what is new in each page; the index of the page whose stream broke, if one did."""
         for i, page in enumerate(pages):
-            if i == len(self.sent):
+            if i == len(self.streams):
                 if not page:
                     continue
-                self.sent.append("")
-                self.streams.append(None)
-                self.stopped.append(False)
-            delta = page[len(self.sent[i]):]
-            closing = final or i < len(pages) - 1
-            if delta and closing and self._streaming(i):
-                self._stop(i, delta)  # a page's last words ride on chat.stopStream: one call fewer
-            elif delta:
-                self._send(i, delta)
-            self.sent[i] = page
-            if i < len(pages) - 1:
-                self._stop(i)
-
-    def _streaming(self, i: int) -> bool:
-        return not self.plain and self.streams[i] is not None and not self.stopped[i]
-
-    def _send(self, i: int, delta: str) -> None:
-        if not self.plain:
+                self.streams.append(_Stream())
+            stream = self.streams[i]
+            if stream.stopped:
+                continue
+            delta = page[len(stream.shown):]
+            closing = final or i < len(pages) - 1  # a page's last words ride on chat.stopStream
+            step = "chat.startStream"
             try:
-                if self.streams[i] is None:
-                    self.streams[i] = self.chat.client.chat_stream(
-                        channel=self.place.channel_id, thread_ts=self.place.thread_ts, buffer_size=1,
-                        recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
-                self.streams[i].append(markdown_text=delta)
-                if self.streams[i].ts and len(self.ts) == i:
-                    self.ts.append(self.streams[i].ts)
-                return
-            except SlackApiError as error:
-                log.warning("streaming refused (%s); posting plainly", error.response.get("error"))
-                self.plain = True
-        self.unsent[i] = self.unsent.get(i, "") + delta
+                if stream.ts is None:
+                    self._start(stream, delta)
+                    delta = ""
+                elif delta and not closing:
+                    step = "chat.appendStream"
+                    self.chat.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts,
+                                                       chunks=_chunks(delta))
+                    stream.shown = page
+                if closing:
+                    step, stream.stopped = "chat.stopStream", True
+                    self.chat.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
+                                                     chunks=_chunks(delta))
+                    stream.shown = page
+            except (*FAILURES, _StreamsPaused) as error:
+                log.warning("%s failed (%s); the answer is posted and updated instead", step, failure_code(error))
+                return i
+        return None
 
-    def _stop(self, i: int, last_words: str = "") -> None:
-        if self.stopped[i]:
-            return
-        self.stopped[i] = True
-        if self.streams[i] is not None and not self.plain:
+    def _start(self, stream: _Stream, text: str) -> None:
+        if time.monotonic() < self.chat.streams_resume_at:
+            raise _StreamsPaused()
+        try:
+            response = self.chat.client.chat_startStream(
+                channel=self.place.channel_id, thread_ts=self.place.thread_ts, chunks=_chunks(text),
+                recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
+        except SlackApiError as error:
+            if error.response.status_code == 429:
+                self.chat.streams_resume_at = time.monotonic() + retry_after(error)
+            raise
+        stream.ts, stream.shown = response["ts"], text
+
+    def _hand_over(self, broken: int) -> None:
+        self.handover = broken
+        stream = self.streams[broken] if broken < len(self.streams) else _Stream()
+        if stream.ts and not stream.stopped:  # an append failed: end the stream before rewriting it
+            stream.stopped = True
             try:
-                self.streams[i].stop(markdown_text=last_words or None)
-            except Exception as error:  # noqa: BLE001 - a failed stop must not lose the answer
-                log.warning("chat.stopStream failed: %s", error)
-                if last_words:
-                    self.unsent[i] = self.unsent.get(i, "") + last_words  # posted plainly instead
-
-    def _close(self) -> None:
-        for i in range(len(self.streams)):
-            self._stop(i)
-        for i in sorted(self.unsent):
-            response = self.chat.call("chat_postMessage", channel=self.place.channel_id,
-                                      thread_ts=self.place.thread_ts, markdown_text=self.unsent[i])
-            self.ts.append(response["ts"])
-        self.unsent.clear()
+                self.chat.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts)
+            except FAILURES as error:
+                log.info("chat.stopStream after a failed append: %s", failure_code(error))
+        self.rest = Posted(self.chat, self.place, Message(stream.ts, stream.shown) if stream.ts else None)

@@ -4,12 +4,16 @@ told to fail.
 
 Calls to a method Slack does not have, or lacking a required argument (or a token), are answered
 `{"ok": false, ...}` as Slack would, and recorded in `violations`, which the test fixtures assert
-to be empty.
+to be empty. A scripted failure may first do what was asked (`applied`: Slack did it, then failed
+or lost the connection) and may answer with no HTTP response at all (`drop`: the connection is
+reset).
 """
 from __future__ import annotations
 
 import itertools
 import json
+import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,6 +23,9 @@ from urllib.parse import parse_qsl, urlparse
 from .http import BackgroundServer, QuietHandler
 
 METHODS = Path(__file__).resolve().parent / "slack_spec" / "web_api_methods.json"
+
+UPDATE_LIMIT = 4_000  # bytes of text chat.update accepts (see bot/slack/posted.py)
+DROP = -1  # handle()'s status for "reset the connection, answer nothing"
 
 BOT_USER_ID = "UBOT0001"
 BOT_ID = "BBOT0001"
@@ -80,6 +87,8 @@ class Failure:
     times: int
     status: int = 200
     retry_after: int | None = None
+    applied: bool = False
+    drop: bool = False
 
 
 class FakeSlack:
@@ -106,10 +115,11 @@ class FakeSlack:
     def response_url(self, name: str = "r") -> str:
         return f"{self.server.url}/response/{name}"
 
-    def fail(self, method: str, error: str, *, times: int = 1, status: int = 200,
-             retry_after: int | None = None) -> None:
+    def fail(self, method: str, error: str = "internal_error", *, times: int = 1, status: int = 200,
+             retry_after: int | None = None, applied: bool = False, drop: bool = False) -> None:
         with self._lock:
-            self._failures.setdefault(method, []).append(Failure(error, times, status, retry_after))
+            self._failures.setdefault(method, []).append(
+                Failure(error, times, status, retry_after, applied, drop))
 
     def reset(self) -> None:
         """Forget every call, message, response and scripted failure, as a fresh fake would."""
@@ -161,6 +171,10 @@ class FakeSlack:
         if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):
             return self._violation(method, "no_text", "no text, blocks or markdown_text")
         if failure:
+            if failure.applied:
+                self._answer(method, args)
+            if failure.drop:
+                return DROP, {}, {}
             headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
             return failure.status, {"ok": False, "error": failure.error}, headers
         return 200, self._answer(method, args), {}
@@ -205,6 +219,8 @@ class FakeSlack:
                 if target is None or target.get("channel") != channel:
                     return {"ok": False, "error": "message_not_found"}
                 if method == "chat.update":
+                    if any(len(str(args.get(k) or "").encode()) > UPDATE_LIMIT for k in ("text", "markdown_text")):
+                        return {"ok": False, "error": "msg_too_long"}
                     for key in ("text", "markdown_text", "blocks"):
                         if key in args:
                             target.args[key] = args[key]
@@ -229,9 +245,13 @@ class FakeSlack:
                     "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
         return {"ok": True}
 
-    def record_response(self, body: dict) -> None:
+    def record_response(self, body: dict) -> Failure | None:
+        """Keep a body posted to a response_url, unless `fail("response_url", …)` says otherwise."""
         with self._lock:
-            self.responses.append(body)
+            failure = self._take_failure("response_url")
+            if failure is None or failure.applied:
+                self.responses.append(body)
+        return failure
 
     def start(self) -> FakeSlack:
         self.server.start()
@@ -251,8 +271,11 @@ class _Handler(QuietHandler):
         raw = self.body()
         kind = self.headers.get("Content-Type", "")
         if self.path.startswith("/response/"):
-            self.server.fake.record_response(json.loads(raw or b"{}"))
-            self.send(200, b"ok", "text/plain")
+            failure = self.server.fake.record_response(json.loads(raw or b"{}"))
+            if failure:
+                self.send(failure.status, failure.error.encode(), "text/plain")
+            else:
+                self.send(200, b"ok", "text/plain")
             return
         if "application/json" in kind:
             args = json.loads(raw or b"{}")
@@ -274,4 +297,9 @@ class _Handler(QuietHandler):
         args.pop("token", None)
         self.server.fake.tokens.append(token)
         status, payload, headers = self.server.fake.handle(path[len("/api/"):], args, token, self.arrived)
+        if status == DROP:  # a reset (RST), not a clean close: what a dying front end does
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
         self.send(status, json.dumps(payload).encode(), headers=headers)

@@ -1,0 +1,117 @@
+"""An answer kept in messages posted with chat.postMessage and rewritten with chat.update: a
+channel's top-level answers, and the rest of a fork answer whose stream broke (reply.py).
+
+Invariants, whatever Slack refuses or fails on:
+- Nothing here raises: a failed call is logged and tried again at the next flush, with the text
+  as it is then. Pages are posted in order; a page waits until the one before it is posted.
+- An update states a whole page, so repeating one never shows words twice. A message known to
+  show part of the answer (a broken stream's, "adopted") is rewritten rather than posted beside.
+  If Slack will not rewrite it, it is kept as it is and the answer continues after what it is
+  known to show.
+- `Message.shown` is what Slack confirmed a message shows. A page whose final update fails is
+  completed at once by posting what it lacks right after it, so the finished answer is whole.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..services.ports import Place
+from .paging import Pager, open_fence, utf8_size
+from .retries import FAILURES, failure_code
+
+if TYPE_CHECKING:
+    from .gateway import SlackChat
+
+log = logging.getLogger(__name__)
+
+UPDATE_LIMIT = 3_800  # bytes; chat.update rejects roughly 4,000+
+
+
+@dataclass
+class Message:
+    ts: str
+    shown: str
+    completed_by: list[str] = field(default_factory=list)  # posts with what its final update could not add
+
+
+def continuation(shown: str, page: str) -> str:
+    """What `page` adds to `shown` (its prefix), reopening a code fence `shown` leaves open."""
+    fence = open_fence(shown)
+    rest = page[len(shown):]
+    return f"{fence}\n{rest}" if fence else rest
+
+
+class Posted:
+    def __init__(self, chat: SlackChat, place: Place, adopted: Message | None = None):
+        self.chat = chat
+        self.place = place
+        self.pager = Pager(UPDATE_LIMIT, utf8_size)
+        self.messages: list[Message] = [adopted] if adopted else []
+        self.adopted = adopted  # until Slack accepts its rewrite
+        self.before: list[str] = []  # kept as they were; they hold the start of the answer
+        self._skip = 0  # characters of the given text that `before` already shows
+        self._reopen = ""
+
+    @property
+    def ts(self) -> list[str]:
+        return self.before + [ts for m in self.messages for ts in (m.ts, *m.completed_by)]
+
+    def deliver(self, text: str, final: bool) -> None:
+        pages = self.pager.update(self._reopen + text[self._skip:], final=final)
+        for i, page in enumerate(pages):
+            if not page:
+                continue
+            if i == len(self.messages):
+                if not self._post(page):
+                    return
+            elif page != self.messages[i].shown and not self._update(self.messages[i], page):
+                if self.messages[i] is self.adopted:
+                    self._let_go(text)
+                    self.deliver(text, final)
+                    return
+                if final:
+                    self._complete(self.messages[i], page)
+
+    def _complete(self, message: Message, page: str) -> None:
+        """Post what a message lacks of its page (its last chance), right after it."""
+        if page.startswith(message.shown) and (rest := continuation(message.shown, page)).strip():
+            if ts := self._send("chat_postMessage", markdown_text=rest):
+                message.completed_by.append(ts)
+                message.shown = page
+
+    def _post(self, page: str) -> bool:
+        ts = self._send("chat_postMessage", markdown_text=page)
+        if ts:
+            self.messages.append(Message(ts, page))
+        return ts is not None
+
+    def _update(self, message: Message, page: str) -> bool:
+        if not self._send("chat_update", ts=message.ts, markdown_text=page):
+            return False
+        message.shown = page
+        if message is self.adopted:
+            self.adopted = None
+        return True
+
+    def _let_go(self, text: str) -> None:
+        """The adopted message stays as it is; the answer goes on after what it is known to show."""
+        message = self.messages.pop(0)
+        self.before.append(message.ts)
+        self.adopted = None
+        if text.startswith(message.shown):  # else nobody knows where it ends: repeat rather than lose
+            fence = open_fence(message.shown)
+            self._skip, self._reopen = len(message.shown), f"{fence}\n" if fence else ""
+        self.pager = Pager(UPDATE_LIMIT, utf8_size)
+
+    def _send(self, method: str, **arguments) -> str | None:
+        """The ts of the message posted or updated; None (logged) if Slack failed."""
+        if method == "chat_postMessage" and self.place.thread_ts:
+            arguments["thread_ts"] = self.place.thread_ts
+        try:
+            return getattr(self.chat.client, method)(channel=self.place.channel_id, **arguments)["ts"]
+        except FAILURES as error:
+            log.warning("Slack %s failed (%s); the answer is kept and sent again", method.replace("_", "."),
+                        failure_code(error))
+            return None

@@ -1,0 +1,76 @@
+"""How Slack Web API calls are retried: slack-sdk's retry handlers, tuned for what a reply needs.
+
+- Connection errors and 5xx are retried with exponential backoff and jitter, `ratelimited` (429)
+  after `Retry-After` — except as below.
+- chat.appendStream is never repeated after a 5xx or a lost connection: Slack may have applied it
+  before failing, and a second append would show the same words twice. The reply rewrites the
+  message with chat.update instead (reply.py), which is the same whether or not the append landed.
+- chat.startStream (Tier 2, about 20 a minute per workspace) does not wait out `Retry-After`: the
+  reply posts and updates a message at once instead.
+What is left over reaches the caller as one of FAILURES, named in logs by failure_code().
+"""
+from __future__ import annotations
+
+import http.client
+from urllib.parse import urlparse
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry import RetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.request import HttpRequest
+
+NOT_REPEATED = frozenset({"chat.appendStream"})
+NOT_WAITED = frozenset({"chat.startStream"})
+SERVER_ERRORS = frozenset({500, 502, 503, 504})
+FAILURES = (SlackClientError, OSError, http.client.HTTPException)  # refused, 5xx, or no answer at all
+
+
+def failure_code(error: BaseException) -> str:
+    """Slack's error code, else the HTTP status, else the kind of connection failure (never a token)."""
+    if isinstance(error, SlackApiError):
+        status = error.response.status_code
+        return f"http_{status}" if status >= 500 else str(error.response.get("error") or f"http_{status}")[:100]
+    return type(error).__name__
+
+
+def retry_after(error: BaseException, default: float = 60.0) -> float:
+    """Seconds a `ratelimited` answer asks to wait."""
+    headers = error.response.headers if isinstance(error, SlackApiError) else {}
+    value = next((v for k, v in (headers or {}).items() if k.lower() == "retry-after"), None)
+    value = value[0] if isinstance(value, list) else value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def method_of(request: HttpRequest) -> str:
+    """`chat.update` for https://slack.com/api/chat.update (a response_url gives its last segment)."""
+    return urlparse(request.url).path.rsplit("/", 1)[-1]
+
+
+class ConnectionErrors(ConnectionErrorRetryHandler):
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:
+        return method_of(request) not in NOT_REPEATED and super()._can_retry(
+            state=state, request=request, response=response, error=error)
+
+
+class ServerErrors(ServerErrorRetryHandler):
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:
+        return (response is not None and response.status_code in SERVER_ERRORS
+                and method_of(request) not in NOT_REPEATED)
+
+
+class RateLimits(RateLimitErrorRetryHandler):
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:
+        return method_of(request) not in NOT_WAITED and super()._can_retry(
+            state=state, request=request, response=response, error=error)
+
+
+def retry_handlers() -> list[RetryHandler]:
+    """For every WebClient and response_url WebhookClient the bot builds."""
+    return [ConnectionErrors(max_retry_count=2), ServerErrors(max_retry_count=2), RateLimits(max_retry_count=3)]
