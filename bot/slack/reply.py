@@ -10,16 +10,15 @@ An 👀 reaction on the person's message says Claude is thinking while no text i
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError
 
+from ..domain.text import settled
 from ..services.ports import Place
 from .paging import Pager, utf8_size
-from .render import neutralise
 from .thinking import Thinking
 
 if TYPE_CHECKING:
@@ -31,7 +30,6 @@ UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: ab
 STREAM_INTERVAL = 1.5  # seconds between appendStream calls
 UPDATE_LIMIT = 3_800  # bytes; chat.update rejects roughly 4,000+
 STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
-_UNSETTLED_TAIL = re.compile(r"\S*[<@]\S*$")  # a trailing word that may still become a special mention
 
 
 class _Reply:
@@ -75,7 +73,7 @@ class _Reply:
         self.thinking.stop()
 
     def _flush(self, final: bool) -> bool:
-        visible = neutralise(self.text if final else _UNSETTLED_TAIL.sub("", self.text))
+        visible = self.chat.markdown(self.text if final else settled(self.text))
         if not visible:
             return False
         self._deliver(self.pager.update(visible, final=final), final)
