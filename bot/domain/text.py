@@ -36,9 +36,11 @@ _DEFINITION_START = re.compile(r" {0,3}\[[^\[\]]+")  # a line's start up to a li
 _DOT = r"[.\uFF0E\u3002\uFF61]"  # dots browsers read as dots in host names
 _LOOKS_LIKE_ADDRESS = re.compile(
     rf"[^\W\d_][\w+.-]*:/|www{_DOT}|(?:[\w-]+{_DOT})+[^\W\d_]{{2,}}\b|\b\d{{1,3}}(?:{_DOT}\d{{1,3}}){{3}}\b")
-_UNSETTLED = re.compile(r"<[^<>\n]*\Z|\S*@\S*\Z")  # an open `<…` on the last line; a word with `@`
+# on the last line, a `<` not closed before the next `<` (a mention that becomes a name leaves it
+# open to a later `>`), or a word with `@`: what either becomes depends on text still to come
+_UNSETTLED = re.compile(r"<[^<>\n]*(?:<[^\n]*)?\Z|\S*@\S*\Z")
 _FENCE = "```"
-LINK_LOOKBACK = 4_000  # characters searched back for a label's opening bracket
+LINK_LOOKBACK = 4_000  # characters searched back for a label's opening bracket; a longer label is not trusted
 
 
 def neutralise(text: str, name_of: NameOf | None = None) -> str:
@@ -86,11 +88,6 @@ def topic(text: str, limit: int | None = None) -> str:
     return mrkdwn(folded[:lo].rstrip()) + ELLIPSIS
 
 
-def shorten(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters, ending with "…" when cut."""
-    return text if len(text) <= limit else text[: max(0, limit - len(ELLIPSIS))].rstrip() + ELLIPSIS
-
-
 _NOT_IN_NAMES = str.maketrans("", "", "<>[]()|")
 
 
@@ -114,7 +111,8 @@ def _part_deceptive_links(text: str) -> str:
             deceptive = _DEFINITION_START.fullmatch(text, line_start, close) is not None
         else:
             opening = _opening_bracket(text, close)
-            deceptive = opening is not None and _LOOKS_LIKE_ADDRESS.search(text, opening + 1, close) is not None
+            deceptive = opening is not None and (close - opening > LINK_LOOKBACK  # a label that long hides anything
+                                                 or _LOOKS_LIKE_ADDRESS.search(text, opening + 1, close) is not None)
         if deceptive:
             parts += [text[done:close + 1], ZWSP]
             done = close + 1
@@ -122,9 +120,12 @@ def _part_deceptive_links(text: str) -> str:
 
 
 def _opening_bracket(text: str, close: int) -> int | None:
-    """The `[` that the `]` at `close` closes (nested brackets balanced), within its paragraph."""
+    """The `[` that the `]` at `close` closes (nested brackets balanced), within its paragraph; None
+    when there is none. The search stops LINK_LOOKBACK characters back, answering where it stopped."""
     depth = 0
-    for i in range(close - 1, max(-1, close - LINK_LOOKBACK), -1):
+    for i in range(close - 1, -1, -1):
+        if close - i > LINK_LOOKBACK:
+            return i
         char = text[i]
         if char == "]":
             depth += 1
@@ -132,8 +133,8 @@ def _opening_bracket(text: str, close: int) -> int | None:
             if depth == 0:
                 return i
             depth -= 1
-        elif char == "\n" and i > 0 and text[i - 1] == "\n":
-            return None
+        elif char == "\n" and not text[text.rfind("\n", 0, i) + 1:i].strip():
+            return None  # a blank line ends a paragraph, and a link's text with it
     return None
 
 

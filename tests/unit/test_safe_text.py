@@ -2,7 +2,7 @@
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot.domain.text import ZWSP, mrkdwn, neutralise, settled, topic
@@ -57,6 +57,11 @@ def test_a_link_never_shows_an_address_other_than_its_target(text):
     assert "evil.example" in shown  # the real target stays visible, as itself
 
 
+def test_a_label_too_long_to_look_through_is_not_trusted():
+    shown = safe("[https://bank.example" + " " * 5_000 + "](https://evil.example)")
+    assert "](https://evil" not in shown and f"]{ZWSP}(" in shown
+
+
 def test_a_link_definition_cannot_give_a_label_a_hidden_target():
     shown = safe("see [https://bank.example]\n\n[https://bank.example]: https://evil.example")
     assert f"]{ZWSP}:" in shown
@@ -79,6 +84,8 @@ HOSTILE = st.lists(st.sampled_from(list("<>[]()!@|:/. \n`abc") + [
 
 @settings(max_examples=400, deadline=None)
 @given(HOSTILE)
+@example("here<!channel@|<@channel> later >")  # the mention becomes a name: the `<!` finds the `>`
+@example("<https://b.example|see https://a.example>")
 def test_what_streams_is_never_taken_back(text):
     """Each settled start of an answer, neutralised, is a start of the whole answer neutralised: a
     streamed message (append-only) ends up exactly as the final text would be posted."""
