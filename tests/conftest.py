@@ -111,3 +111,11 @@ def pg_bot(slack, claude):
     running = RunningBot(slack, claude, fresh_postgres())
     yield running
     running.stop()
+
+
+@pytest.fixture
+def any_bot(slack, claude, database_url):
+    """The app over HTTP on SQLite and on PostgreSQL."""
+    running = RunningBot(slack, claude, database_url)
+    yield running
+    running.stop()

@@ -1,5 +1,9 @@
-"""Text shown in Slack that neither pings nor phishes: Claude's words and fork topics.
+"""Text at the bot's edges: what no database can store never gets in, and what Slack shows of
+Claude's words and fork topics neither pings nor phishes.
 
+- `storable` (Slack in, Claude out): NUL characters removed and lone UTF-16 surrogates replaced by
+  U+FFFD, so a person's message or a model's answer can never poison a session (PostgreSQL refuses
+  NUL in text; a lone surrogate cannot be encoded at all).
 - `neutralise` (Claude's Markdown: answers, summaries): special mentions (`<!channel>`, `<!here>`,
   `<!everyone>`, `<!subteam^…>`, `@channel`, `@here`, `@everyone`) are broken with a zero-width
   space; a user mention `<@U…>`/`<@W…>` becomes `@name` (a name, never a notification); a link
@@ -24,6 +28,9 @@ from collections.abc import Callable
 
 ZWSP = "\u200b"
 ELLIPSIS = "…"
+REPLACEMENT = "\ufffd"
+_NUL = "\x00"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 NameOf = Callable[[str], "str | None"]
 
@@ -41,6 +48,13 @@ _LOOKS_LIKE_ADDRESS = re.compile(
 _UNSETTLED = re.compile(r"<[^<>\n]*(?:<[^\n]*)?\Z|\S*@\S*\Z")
 _FENCE = "```"
 LINK_LOOKBACK = 4_000  # characters searched back for a label's opening bracket; a longer label is not trusted
+
+
+def storable(text: str) -> str:
+    """`text` without NUL characters, each lone surrogate replaced by U+FFFD."""
+    if _NUL in text:
+        text = text.replace(_NUL, "")
+    return _SURROGATE.sub(REPLACEMENT, text)
 
 
 def neutralise(text: str, name_of: NameOf | None = None) -> str:

@@ -12,6 +12,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..domain.model import Usage
+from ..domain.text import storable
 from ..services.ports import Completion
 from .request import RequestEncoder
 
@@ -42,9 +43,10 @@ class Claude:
                                    stream_cls=Stream[RawMessageStreamEvent]) as events:
                 for event in events:
                     if event.type == "content_block_delta" and event.delta.type == "text_delta":
-                        parts.append(event.delta.text)
+                        delta = storable(event.delta.text)
+                        parts.append(delta)
                         if on_text:
-                            on_text(event.delta.text)
+                            on_text(delta)
                     elif event.type == "message_start":
                         counts = _counts(event.message.usage)
                     elif event.type == "message_delta":

@@ -2,6 +2,7 @@
 abandons, or presses Continue (which raises the budget by the configured amount)."""
 from __future__ import annotations
 
+from ..domain.errors import NotAllowed
 from ..domain.model import Fork
 from .policy import Policy
 from .ports import Audience, Chat, Store
@@ -35,8 +36,14 @@ class Budgets:
     def raise_limit(self, fork_id: int, user_id: str, channel_id: str) -> None:
         """The Continue button."""
         fork = self.store.sessions.fork(fork_id)
+        audience = Audience(channel_id, user_id)
         if fork is None or fork.channel_id != channel_id or not self.policy.fork_token_budget:
-            self.chat.tell(Audience(channel_id, user_id), "That fork no longer has a budget to raise.")
+            self.chat.tell(audience, "That fork no longer has a budget to raise.")
+            return
+        try:
+            self.policy.check(fork, user_id, "raise the budget of")
+        except NotAllowed as refusal:
+            self.chat.tell(audience, str(refusal))
             return
         self.store.sessions.raise_budget(fork.id, self.policy.fork_token_budget)
         _, limit = self.standing(fork)

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.context import with_request
-from ..domain.errors import ForkClosed, ForkNotFound, NotAllowed, NothingToMerge
+from ..domain.errors import ForkClosed, ForkNotFound, NothingToMerge
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
 from ..domain.model import Fork, ForkListing, ForkStatus, Role, Session
 from .conversation import Conversation, Speaker
@@ -67,7 +67,7 @@ class Forks:
         return fork
 
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
-        self._check_allowed(fork, user_id, "merge")
+        self.policy.check(fork, user_id, "merge")
         ensure_mergeable(fork)
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
             if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
@@ -102,7 +102,7 @@ class Forks:
             self._safely(self.chat.refresh_fork_root, reopened)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
-        self._check_allowed(fork, user_id, "abandon")
+        self.policy.check(fork, user_id, "abandon")
         if fork.status is not ForkStatus.OPEN or not self.store.merges.abandon(fork.id, idle_before):
             raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
         abandoned = self.store.sessions.fork(fork.id)
@@ -127,10 +127,6 @@ class Forks:
         merged = self.store.sessions.fork(fork.id)
         self._announce(merged)
         return merged
-
-    def _check_allowed(self, fork: Fork, user_id: str, verb: str) -> None:
-        if self.policy.merge_policy == "owner" and user_id not in (fork.owner_id, EXPIRY_ACTOR):
-            raise NotAllowed(f"Only <@{fork.owner_id}>, who opened fork {fork.label}, may {verb} it here.")
 
     def listings(self, forks: list[Fork]) -> list[ForkListing]:
         return [ForkListing(f, self.store.views.stats(f.id)) for f in forks]

@@ -76,7 +76,7 @@ class Gestures:
 
     def home_opened(self, user_id: str) -> None:
         listings = self.forks.listings(self.store.sessions.open_forks_of(user_id))
-        self.chat.publish_home(user_id, listings, self.store.views.economy())
+        self.chat.publish_home(user_id, listings, self.store.views.economy(user_id))
 
     def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
         try:

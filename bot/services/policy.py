@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..domain.errors import NotAllowed
+from ..domain.merge import EXPIRY_ACTOR
+from ..domain.model import Fork
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -15,3 +19,8 @@ class Policy:
     expiry_policy: str = "merge"
     lease: float = 30.0  # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much
     stall_grace: float = 30.0  # a turn pending this long with nobody answering is picked up
+
+    def check(self, fork: Fork, user_id: str, verb: str) -> None:
+        """Under the `owner` policy only the fork's owner (or the expiry) may close it or raise its budget."""
+        if self.merge_policy == "owner" and user_id not in (fork.owner_id, EXPIRY_ACTOR):
+            raise NotAllowed(f"Only <@{fork.owner_id}>, who opened fork {fork.label}, may {verb} it here.")

@@ -218,7 +218,9 @@ class Views(Protocol):
     def stats(self, fork_id: int) -> ForkStats: ...
     def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
         """Turns and tokens the model sees: the last reply's reported usage plus estimates after it."""
-    def economy(self) -> list[ChannelEconomy]: ...
+    def economy(self, user_id: str) -> list[ChannelEconomy]:
+        """Per channel the user took part in (opened a fork, or wrote a turn): what forks burned
+        against what their summaries returned. Nobody sees figures of a channel they never wrote in."""
 
 
 @dataclass(frozen=True)

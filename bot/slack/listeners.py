@@ -13,6 +13,7 @@ import re
 
 from slack_bolt import App
 
+from ..domain.text import storable
 from ..services.commands import SlashCommand
 from ..services.facade import Services
 from ..services.routing import IncomingMessage
@@ -106,7 +107,7 @@ def _slash_listener(services: Services, use_case):
         ack()
         with delivered(services, context):
             use_case(SlashCommand(team_id=command.get("team_id"), channel_id=command["channel_id"],
-                                  user_id=command["user_id"], text=command.get("text") or "",
+                                  user_id=command["user_id"], text=storable(command.get("text") or ""),
                                   response_url=command.get("response_url")))
 
     return listener
@@ -129,7 +130,7 @@ def _changed_message(services: Services, event: dict) -> None:
         changed = event.get("message") or {}
         if changed.get("user") and not changed.get("bot_id") and changed.get("ts"):
             services.gestures.edit_message(event["channel"], changed["ts"], changed["user"],
-                                           changed.get("text") or "")
+                                           storable(changed.get("text") or ""))
     elif event.get("deleted_ts"):
         services.gestures.delete_message(event["channel"], event["deleted_ts"])
 
@@ -144,7 +145,7 @@ def _message(services: Services, event: dict, body: dict) -> None:
         channel_id=event["channel"],
         channel_type=event.get("channel_type"),
         user_id=event["user"],
-        text=event.get("text") or "",
+        text=storable(event.get("text") or ""),
         ts=event["ts"],
         thread_ts=event.get("thread_ts"),
     ))

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from ..domain.text import NameOf
+from ..domain.text import NameOf, storable
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,7 @@ class Names:
             user = self.client.users_info(user=user_id)["user"]
             profile = user.get("profile") or {}
             name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
+            name = storable(name) if name else None  # it reaches the database in speaker lines
         except SlackApiError as error:
             log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
             name = None  # remembered too: asking again within the hour would get the same answer

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from pathlib import Path
 
@@ -23,12 +24,23 @@ def make_engine(url: str) -> Engine:
         return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
     database = parsed.database if parsed.database not in (None, "", ":memory:") else None  # a file
     if database:
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        _private_files(Path(database))
     # readers each need a connection of their own; SQLite connections are cheap
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=16,
                            max_overflow=48)
     _configure_sqlite(engine, database)
     return engine
+
+
+def _private_files(database: Path) -> None:
+    """The database and the files beside it readable by the bot's user only: the folder 0700, the
+    database and its writer lock 0600 (SQLite gives its -wal and -shm files the database's mode)."""
+    folder = database.parent
+    if not folder.exists():
+        folder.mkdir(mode=0o700, parents=True)
+    for path in (database, Path(f"{database}.writer")):
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.chmod(path, 0o600)
 
 
 def writer_queue(engine: Engine):

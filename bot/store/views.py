@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
 from ..domain.model import ChannelEconomy, ContextSize, ForkStats, Role, Usage
 from .database import Database
-from .rows import usage_columns, usage_total
+from .rows import involves, usage_columns, usage_total
 from .tables import sessions, turns
 
 _SEEN = turns.c.status.not_in([s.value for s in UNSEEN])
@@ -49,18 +49,19 @@ class SqlViews:
         tokens = (last.total if last else 0) + int(chars) // ESTIMATED_CHARS_PER_TOKEN
         return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
 
-    def economy(self) -> list[ChannelEconomy]:
+    def economy(self, user_id: str) -> list[ChannelEconomy]:
+        theirs = select(sessions.c.channel_id).where(involves(user_id))
         with self.db.reading() as conn:
             burned = dict(conn.execute(
                 select(sessions.c.channel_id, func.sum(usage_total(turns)))
                 .join(turns, turns.c.session_id == sessions.c.id)
-                .where(sessions.c.kind == "fork")
+                .where(sessions.c.kind == "fork", sessions.c.channel_id.in_(theirs))
                 .group_by(sessions.c.channel_id)
             ).all())
             returned = dict(conn.execute(
                 select(sessions.c.channel_id, func.sum(turns.c.output_tokens))
                 .join(turns, turns.c.session_id == sessions.c.id)
-                .where(turns.c.role == Role.SUMMARY.value)
+                .where(turns.c.role == Role.SUMMARY.value, sessions.c.channel_id.in_(theirs))
                 .group_by(sessions.c.channel_id)
             ).all())
         channels = sorted(set(burned) | set(returned))

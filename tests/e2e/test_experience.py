@@ -110,6 +110,21 @@ def test_the_home_tab_shows_my_open_forks_and_the_token_economy(bot, slack, clau
     assert "1,000" in shown and "50" in shown  # 900+100 burned in the fork, 50 returned by the summary
 
 
+def test_the_home_tab_never_shows_a_channel_the_person_took_no_part_in(bot, slack, claude):
+    bot.say("UALICE01", "a private thought", channel="D0ALICE01", channel_type="im")
+    bot.slash("/fork", "--fresh secret plans", user="UALICE01", channel="G0PRIVATE1")
+    bot.fork_root(1, channel="G0PRIVATE1")
+    bot.quiesce()
+    bot.say("UBOB0001", "hello", mention=True)
+    bot.quiesce()
+    bot.event({"type": "app_home_opened", "user": "UBOB0001", "channel": "D0HOME002", "tab": "home",
+               "event_ts": "1.3"})
+    [publish] = wait_until(lambda: slack.calls_to("views.publish"))
+    shown = json.dumps(publish["view"])
+    assert publish["user_id"] == "UBOB0001"
+    assert "D0ALICE01" not in shown and "G0PRIVATE1" not in shown and "secret plans" not in shown
+
+
 def test_an_edited_message_changes_its_stored_turn(bot, slack, claude):
     [ts] = parent_talk(bot, slack, "budget is 10k")
     edit = {"type": "message", "subtype": "message_changed", "channel": CHANNEL, "hidden": True,

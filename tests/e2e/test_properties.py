@@ -30,7 +30,7 @@ def test_random_interleavings_keep_the_invariants(slack, claude, steps):
     with tempfile.TemporaryDirectory() as tmp:
         bot = RunningBot(slack, claude, f"sqlite:///{Path(tmp) / 'p.db'}")
         try:
-            slack.calls.clear(), slack.messages.clear(), slack.responses.clear(), claude.requests.clear()
+            slack.reset(), claude.reset()
             run(bot, slack, claude, steps)
         finally:
             bot.stop()

@@ -50,6 +50,14 @@ class FakeAnthropic:
     def url(self) -> str:
         return self.server.url
 
+    def reset(self) -> None:
+        """Forget every request and script, as a fresh fake would (between property-test examples)."""
+        with self._lock:
+            for record in (self.requests, self.headers, self.first_delta_at, self.received_at, self._scripts):
+                record.clear()
+            self.finished_at.clear()
+            self.default_script = None
+
     def script(self, *scripts: Script) -> None:
         with self._lock:
             self._scripts.extend(scripts)

@@ -114,6 +114,14 @@ class FakeSlack:
         with self._lock:
             self._failures.setdefault(method, []).append(Failure(error, times, status, retry_after))
 
+    def reset(self) -> None:
+        """Forget every call, message, response and scripted failure, as a fresh fake would."""
+        with self._lock:
+            for record in (self.calls, self.responses, self.tokens):
+                record.clear()
+            for record in (self.messages, self.counts, self._failures):
+                record.clear()
+
     def clear_failures(self) -> None:
         with self._lock:
             self._failures.clear()

@@ -81,12 +81,17 @@ def test_stats_and_context_size_count_what_the_model_sees(store):
     assert (stats.turns, stats.burned, stats.summary_tokens) == (2, Usage(1_000, 100), 0)
 
 
-def test_the_economy_sets_what_forks_burned_against_what_their_summaries_returned(store):
-    for channel, burned, summary in (("C1", 5_000, 300), ("C2", 1_000, 0)):
-        fork = store.sessions.create_fork(channel, "T1", "U1", Mode.FRESH, "")
+def test_the_economy_sets_what_forks_burned_against_what_their_summaries_returned_where_one_took_part(store):
+    for channel, burned, summary in (("C1", 5_000, 300), ("C2", 1_000, 0), ("DSECRET", 7_000, 0)):
+        owner = "U2" if channel == "DSECRET" else "U1"
+        fork = store.sessions.create_fork(channel, "T1", owner, Mode.FRESH, "")
         store.turns.append_turn(fork.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(burned, 0))
         if summary:
             store.merges.begin_merge(fork.id, "U1", "worker", 60)
             store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "s", Usage(0, summary))
-    economy = {e.channel_id: (e.burned, e.returned) for e in store.views.economy()}
+    economy = {e.channel_id: (e.burned, e.returned) for e in store.views.economy("U1")}
     assert economy == {"C1": (5_000, 300), "C2": (1_000, 0)}
+    assert {e.channel_id for e in store.views.economy("U2")} == {"DSECRET"}
+    parent = store.sessions.parent_id("C2", "T1")
+    store.turns.append_turn(parent, Role.USER, "hi", TurnStatus.ANSWERED, author_id="U3")
+    assert {e.channel_id for e in store.views.economy("U3")} == {"C2"}  # a parent turn is taking part

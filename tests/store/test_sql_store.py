@@ -87,3 +87,17 @@ def test_a_health_check_writes_and_fails_on_a_database_that_cannot_be_written(tm
     read_only = Database(create_engine(f"sqlite:///file:{path}?mode=ro&uri=true"))
     with pytest.raises(Exception, match="readonly"):
         read_only.check("process-b")
+
+
+def test_the_sqlite_database_and_the_files_beside_it_are_readable_by_the_bots_user_only(tmp_path):
+    import stat
+
+    folder = tmp_path / "data"
+    db, store = open_store(f"sqlite:///{folder / 'threadfork.db'}")
+    db.create_schema()
+    store.claims.claim("msg:C1:1.1")  # a write: the WAL and its index exist now
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+    db.engine.dispose()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert {"threadfork.db", "threadfork.db-wal", "threadfork.db-shm", "threadfork.db.writer"} <= set(modes)
+    assert set(modes.values()) == {0o600}, modes

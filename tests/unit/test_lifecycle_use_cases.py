@@ -1,5 +1,6 @@
 """The sweep's rules on the in-memory store and a fake clock: reminders, expiry, recovery, compaction."""
 from bot.domain.model import ForkStatus, Role, Usage
+from bot.services.ports import MAX_ATTEMPTS
 
 from ..fakes.ports import Answer
 from .conftest import UseCases
@@ -80,3 +81,50 @@ def test_retrying_a_failed_turn_answers_it_once(cases):
     cases.react("UALICE01", ts, "repeat")
     assert cases.turns(cases.parent())[-1] == ("assistant", "complete", "Answer 2")
     assert len(cases.model.inputs) == 2
+
+
+def test_a_turn_whose_answer_never_gets_recorded_is_given_up_after_three_attempts_with_one_notice(cases):
+    parent = cases.parent()
+    cases.store.turns.submit_turn(parent, "poison", author_id="UALICE01", author_name="alice", slack_ts="5.1",
+                                  channel_id=None, claim=None, owner="a dead worker", lease_seconds=30)
+    for _ in range(MAX_ATTEMPTS - 1):  # each worker dies before recording (its lease is never renewed)
+        cases.clock.advance(seconds=31)
+        session = cases.store.sessions.session(parent)
+        worker = cases.services.liveness.new_owner()
+        cases.store.upkeep.interrupt_streaming(parent)
+        if cases.store.turns.lease(parent, worker, 30):
+            cases.store.turns.next_answer(parent, worker, 30)
+    cases.clock.advance(seconds=31)
+    cases.services.sweep()
+    assert cases.turns(parent)[0] == ("user", "failed", "poison")
+    [notice] = cases.chat.told("UALICE01")
+    assert "tried 3 times" in notice and session.fork is None
+    cases.services.sweep()
+    assert len(cases.chat.told("UALICE01")) == 1 and cases.model.inputs == []
+
+
+def test_a_merge_taken_over_three_times_reopens_the_fork_with_a_notice(cases):
+    fork = cases.open_fork("stubborn")
+    cases.store.merges.begin_merge(fork.id, "UALICE01", "a dead merger", 30)
+    for n in range(MAX_ATTEMPTS - 1):  # two takeovers, each dying in turn
+        cases.clock.advance(seconds=31)
+        cases.store.merges.reclaim_merge(fork.id, f"dead sweeper {n}", 30)
+    cases.clock.advance(seconds=31)
+    cases.services.sweep()
+    assert cases.fork().status is ForkStatus.OPEN
+    assert "tried 3 times to merge" in cases.chat.of("note")[-1].text
+    cases.react("UALICE01", fork.root_ts)
+    assert cases.fork().status is ForkStatus.MERGED  # mergeable again
+
+
+def test_a_holder_whose_lease_was_taken_over_does_not_record_its_late_answer(cases):
+    parent = cases.parent()
+    submitted = cases.store.turns.submit_turn(parent, "slow one", author_id="UALICE01", author_name="alice",
+                                              slack_ts="6.1", channel_id=None, claim=None, owner="slow worker",
+                                              lease_seconds=30)
+    cases.clock.advance(seconds=31)
+    cases.services.sweep()  # taken over and answered
+    batch = submitted.batch
+    late = cases.store.turns.record_reply(batch.reply, batch.pending, "late", Usage(1, 1), [], None,
+                                          "slow worker", 30)
+    assert late is None and [t[2] for t in cases.turns(parent)] == ["slow one", "", "Answer 1"]

@@ -76,3 +76,13 @@ def test_a_fork_over_its_budget_keeps_new_messages_unanswered_until_continue():
     cases.services.budgets.raise_limit(fork.id, "UALICE01", CHANNEL)
     cases.react("UBOB0001", cases.store.turns.turns(fork.id)[-1].slack_ts, "repeat")
     assert len(cases.model.inputs) == 2 and cases.turns(fork.id)[-2][:2] == ("user", "answered")
+
+
+def test_under_the_owner_policy_only_the_owner_raises_a_forks_budget():
+    cases = UseCases(fork_token_budget=100, merge_policy="owner")
+    fork = cases.open_fork("expensive topic")
+    cases.services.budgets.raise_limit(fork.id, "UBOB0001", CHANNEL)
+    assert "Only <@UALICE01>" in cases.chat.told("UBOB0001")[0]
+    assert cases.store.sessions.budget_extra(fork.id) == 0
+    cases.services.budgets.raise_limit(fork.id, "UALICE01", CHANNEL)
+    assert cases.store.sessions.budget_extra(fork.id) == 100

@@ -29,11 +29,15 @@ class MemoryViews:
         tokens = (reported[-1].usage.total if reported else 0) + chars // ESTIMATED_CHARS_PER_TOKEN
         return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
 
-    def economy(self) -> list[ChannelEconomy]:
+    def economy(self, user_id: str) -> list[ChannelEconomy]:
         with self.m.lock:
             burned: dict[str, int] = {}
             returned: dict[str, int] = {}
+            took_part = self.m.involves(user_id)
+            theirs = {s.channel_id for s in self.m.sessions.values() if took_part(s)}
             for session in self.m.sessions.values():
+                if session.channel_id not in theirs:
+                    continue
                 for row in self.m.rows(session.id):
                     turn = row.turn
                     if session.kind == "fork":
