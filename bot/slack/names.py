@@ -3,8 +3,9 @@
 Names are wanted beside people's words (the speaker line Claude reads) and in Claude's answers,
 where a mention `<@U…>` is shown as the person's name instead of notifying them. Every outcome is
 remembered for NAME_TTL, a failed lookup too (an id Claude made up is asked about once an hour, not
-at every streamed update), and one text asks about at most NEW_NAMES_PER_TEXT people not yet known:
-the rest are shown by their ids.
+at every streamed update); callers asking about one person at once share one lookup (a mention
+arrives as `message` and `app_mention` together); and one text asks about at most
+NEW_NAMES_PER_TEXT people not yet known: the rest are shown by their ids.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ log = logging.getLogger(__name__)
 NAME_TTL = 3600.0  # people rename themselves; an hour-old name is fine beside their words
 NAMES_KEPT = 10_000
 NEW_NAMES_PER_TEXT = 5
+LOOKUP_WAIT = 10.0  # seconds a caller waits for another's lookup of the same person
 _UNKNOWN = object()
 
 
@@ -31,6 +33,7 @@ class Names:
         self.client = client
         self.clock = clock
         self._names: OrderedDict[str, tuple[str | None, float]] = OrderedDict()  # user → (name, fetched at)
+        self._asking: dict[str, threading.Event] = {}  # lookups under way, by user
         self._lock = threading.Lock()
 
     def __call__(self, user_id: str) -> str | None:
@@ -59,6 +62,24 @@ class Names:
         return cached[0] if cached and self.clock() - cached[1] < NAME_TTL else _UNKNOWN
 
     def _look_up(self, user_id: str) -> str | None:
+        """users.info for a person, unless another caller is already asking: then its answer."""
+        with self._lock:
+            asking = self._asking.get(user_id)
+            mine = asking is None
+            if mine:
+                asking = self._asking[user_id] = threading.Event()
+        if not mine:
+            asking.wait(LOOKUP_WAIT)
+            known = self._known(user_id)
+            return None if known is _UNKNOWN else known
+        try:
+            return self._ask_slack(user_id)
+        finally:
+            with self._lock:
+                del self._asking[user_id]
+            asking.set()
+
+    def _ask_slack(self, user_id: str) -> str | None:
         try:
             user = self.client.users_info(user=user_id)["user"]
             profile = user.get("profile") or {}

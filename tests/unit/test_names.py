@@ -1,5 +1,7 @@
 """People's names: users.info at most once an hour per person, failures included, and a bounded
 number of new lookups per text (against the fake Slack, through a real WebClient)."""
+import threading
+
 from slack_sdk import WebClient
 
 from bot.slack.names import NAME_TTL, NEW_NAMES_PER_TEXT, Names
@@ -39,5 +41,21 @@ def test_one_text_asks_about_a_bounded_number_of_new_people():
         assert found.count(None) == 3 and len(slack.calls_to("users.info")) == NEW_NAMES_PER_TEXT
         assert names.for_text()("U0PERSON0") == found[0]  # known now: no call
         assert len(slack.calls_to("users.info")) == NEW_NAMES_PER_TEXT
+    finally:
+        slack.stop()
+
+
+def test_people_asking_about_one_person_at_once_share_one_lookup():
+    slack = FakeSlack().start()
+    try:
+        slack.names["U0ALICE1"] = "alice"
+        names = Names(WebClient(token="xoxb-test", base_url=slack.api_url))
+        found = []
+        threads = [threading.Thread(target=lambda: found.append(names("U0ALICE1"))) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert found == ["alice"] * 8 and len(slack.calls_to("users.info")) == 1
     finally:
         slack.stop()
