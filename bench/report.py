@@ -48,7 +48,7 @@ def targets(r: dict) -> str:
             f"{load['completed']}/{load['count']} complete in {load['wall']:.2f} s wall (delivering them took "
             f"{load['delivery']:.2f} s; last model request {load['last_request']:.2f} s); "
             f"peak RSS {' + '.join(f'{p:.0f}' for p in load['rss_parts'])} = {load['rss']:.0f} MB "
-            "(supervisor + workers; pages shared since the fork count in each)",
+            "(gunicorn master + workers; pages shared since the fork count in each)",
             "all within 6.5 s, none lost; RSS ≤ 400 MB",
             load["completed"] == load["count"] and load["wall"] <= 6.5 and load["rss"] <= 400)
     if "stream" in r:

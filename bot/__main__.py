@@ -1,14 +1,13 @@
-"""`python -m bot`: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PORT (in
-THREADFORK_PROCESSES worker processes when that is above 1)."""
+"""`python -m bot`: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on HOST:PORT under gunicorn
+(THREADFORK_PROCESSES worker processes). Exit codes: 2 for a bad setting, 3 when the bot cannot
+start (bad Slack token, unusable database), 0 after SIGTERM."""
 from __future__ import annotations
 
-import gc
 import logging
+import signal
 import sys
 
-from .app import StartupError, Wiring, build
-from .config import ConfigError, Settings, load_settings
-from .processes import STARTUP_FAILED, serve_forked
+from .config import LOG_FORMAT, ConfigError, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -19,50 +18,28 @@ def main() -> int:
     except ConfigError as error:
         print(error, file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if not settings.socket_mode and settings.threadfork_processes > 1:
-        # nothing is built before the fork: each worker opens its own connections and threads
-        return serve_forked(settings.host, settings.port, settings.threadfork_processes,
-                            lambda listener: serve_http(settings, listener))
+    logging.basicConfig(level=settings.log_level.upper(), format=LOG_FORMAT)
     if settings.socket_mode:
-        wiring = start(settings)
-        if wiring is None:
-            return STARTUP_FAILED
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
+        from .runtime import start, stop
+
+        running = start(settings)  # exits 3, saying why, when it cannot start
         log.info("starting in Socket Mode")
-        SocketModeHandler(wiring.app, settings.slack_app_token.get_secret_value()).start()
+        handler = SocketModeHandler(running.wiring.app, settings.slack_app_token.get_secret_value())
+
+        def leave(signum, _frame):
+            log.info("signal %s: closing the Socket Mode connection and draining", signum)
+            handler.close()  # no new deliveries; Slack redelivers what it sends meanwhile to another connection
+            stop(running)  # exits 0
+
+        signal.signal(signal.SIGTERM, leave)
+        signal.signal(signal.SIGINT, leave)
+        handler.start()
         return 0
-    return serve_http(settings)
+    from .server import serve
 
-
-def start(settings: Settings) -> Wiring | None:
-    """Build the bot and start its sweep; None (after saying why) when it cannot start."""
-    try:
-        wiring = build(settings)
-    except StartupError as error:
-        print(f"Threadfork cannot start: {error}", file=sys.stderr)
-        return None
-    from .scheduler import start_scheduler
-
-    start_scheduler(wiring.services, settings.threadfork_sweep_interval)
-    # start-up leaves ~200K long-lived objects (libraries, models, schemas); a full collection
-    # over them took ~140 ms, a pause in whichever turn it hit. Frozen, they are never scanned again.
-    gc.collect()
-    gc.freeze()
-    return wiring
-
-
-def serve_http(settings: Settings, listener=None) -> int:
-    wiring = start(settings)
-    if wiring is None:
-        return STARTUP_FAILED
-    from .http import make_server
-
-    server = make_server(wiring, settings.host, settings.port, listener)
-    log.info("listening on %s:%s (POST /slack/events, GET /healthz)", settings.host, server.effective_port)
-    server.run()
+    serve(settings)  # gunicorn's master exits the process itself, also in every worker it forks
     return 0
 
 

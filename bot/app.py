@@ -6,7 +6,6 @@ exactly the production object graph, talking to whatever SLACK_API_URL and ANTHR
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -15,6 +14,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from .config import Settings
+from .drain import DrainableExecutor
 from .llm import Claude
 from .services.facade import Services
 from .services.policy import Policy
@@ -37,7 +37,7 @@ class Wiring:
     services: Services
     store: Store
     db: Database
-    executor: ThreadPoolExecutor
+    executor: DrainableExecutor
 
 
 def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
@@ -76,10 +76,12 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     )
     services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"), policy=policy)
     # long model calls hold a worker each; ~200 replies must stream at once
-    executor = ThreadPoolExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
+    executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
+    # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the
+    # body of a forged request); Socket Mode needs no signature
     app = App(
-        signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
         client=client,
+        request_verification_enabled=False,
         token_verification_enabled=False,
         listener_executor=executor,
     )

@@ -14,6 +14,7 @@ from .domain.durations import parse_duration
 
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
 MAX_CLAIM_TTL = 30.0  # seconds
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the bot's lines and gunicorn's alike
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
 

@@ -10,6 +10,8 @@ from .services.facade import Services
 
 log = logging.getLogger(__name__)
 
+SWEEP_JOB = "threadfork-sweep"
+
 
 def start_scheduler(services: Services, interval_seconds: float) -> BackgroundScheduler:
     """The sweep every `interval_seconds`, and the heartbeat that keeps this process's claims alive
@@ -21,7 +23,7 @@ def start_scheduler(services: Services, interval_seconds: float) -> BackgroundSc
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every run at INFO
     beat = services.liveness.ttl / 3
     scheduler.add_job(services.heartbeat, "interval", seconds=beat, id="threadfork-heartbeat")
-    scheduler.add_job(services.sweep, "interval", seconds=interval_seconds, id="threadfork-sweep")
+    scheduler.add_job(services.sweep, "interval", seconds=interval_seconds, id=SWEEP_JOB)
     scheduler.start()
     log.info("sweep scheduled every %ss, heartbeat every %ss", interval_seconds, round(beat, 1))
     return scheduler

@@ -1,21 +1,24 @@
-"""Runs the real app over HTTP (waitress, Bolt's WSGI adapter) against the fake servers, and sends
-it requests signed exactly as Slack signs them, in Slack's payload shapes."""
+"""Runs the real app over HTTP against the fake servers — the very WSGI application gunicorn serves,
+on a threaded stdlib server in this process — and sends it requests signed exactly as Slack signs
+them, in Slack's payload shapes."""
 from __future__ import annotations
 
 import hashlib
 import hmac
 import itertools
 import json
+import socketserver
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from bot.app import build
 from bot.config import load_settings
-from bot.http import make_server
+from bot.wsgi import HttpApp
 
 from .fakes.anthropic_api import FakeAnthropic
 from .fakes.clock import FakeClock
@@ -67,6 +70,16 @@ def answering(engine) -> bool:
             "SELECT COUNT(*) FROM turns WHERE status IN ('pending', 'streaming')").scalar())
 
 
+class _ThreadedWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a request still open never holds up a test's teardown
+    request_queue_size = 128  # the tests' bursts of concurrent deliveries
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args) -> None:  # like gunicorn here: no access log
+        pass
+
+
 class RunningBot:
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, database_url: str, clock=None, **settings):
         self.slack = slack
@@ -81,24 +94,18 @@ class RunningBot:
         self.services = self.wiring.services
         self.store = self.wiring.store
         self.db = self.wiring.db
-        self.server = make_server(self.wiring, "127.0.0.1", 0)
-        self._stopping = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.server = _ThreadedWSGIServer(("127.0.0.1", 0), _QuietHandler)
+        self.server.set_app(HttpApp(self.wiring))
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
         self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.effective_port}"
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
         self._ids = itertools.count(1)
         self._ts = itertools.count(1)
 
-    def _serve(self) -> None:
-        try:
-            self.server.run()
-        except OSError:
-            if not self._stopping:  # closing the socket under select() is how waitress stops here
-                raise
-
     def stop(self) -> None:
-        self._stopping = True
-        self.server.close()
+        self.server.shutdown()
+        self.server.server_close()
         self.thread.join(timeout=5)
         self.wiring.executor.shutdown(wait=True, cancel_futures=False)
         self.db.engine.dispose()

@@ -40,20 +40,22 @@ def bot_env(slack, claude, database_url: str, **settings) -> dict:
 
 
 def worker_pids(pid: int) -> set[int]:
-    """The worker processes a `THREADFORK_PROCESSES` supervisor has forked (Linux /proc)."""
+    """The worker processes gunicorn's master (the `python -m bot` process) has forked (Linux /proc)."""
     children = Path(f"/proc/{pid}/task/{pid}/children")
     return {int(p) for p in children.read_text().split()} if children.exists() else set()
 
 
 class BotProcess:
     def __init__(self, workdir: Path, slack=None, claude=None, database_url: str = "", name: str = "bot",
-                 env: dict | None = None, module: str = "bot", **settings):
-        """`python -m <module>` wired to the fakes, or, given `env`, started with exactly that environment."""
+                 env: dict | None = None, module: str = "bot", own_group: bool = False, **settings):
+        """`python -m <module>` wired to the fakes, or, given `env`, started with exactly that environment;
+        with `own_group`, in a process group of its own (as a terminal's job is)."""
         env = env or bot_env(slack, claude, database_url, **settings)
         self.port = int(env["PORT"])
         self.log = workdir / f"{name}.log"
         self.proc = subprocess.Popen([sys.executable, "-m", module], cwd=workdir, env=env,
-                                     stdout=self.log.open("a"), stderr=subprocess.STDOUT)
+                                     stdout=self.log.open("a"), stderr=subprocess.STDOUT,
+                                     start_new_session=own_group)
 
     @property
     def url(self) -> str:
@@ -98,6 +100,10 @@ class BotProcess:
         return self.signed(body.encode(), "application/json")
 
     def kill(self) -> None:
+        """kill -9 of the processes doing the work (gunicorn's workers) and of their master."""
+        workers = worker_pids(self.proc.pid)
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)
 

@@ -127,4 +127,4 @@ GIVEN_UP = (f"⚠️ I tried {MAX_ATTEMPTS} times to answer your message and cou
 
 def failure_notice(error: Exception) -> str:
     what = str(error) if isinstance(error, ModelUnavailable) else "Something went wrong while answering"
-    return f"⚠️ {what} — your message is kept. Send another message, or react 🔁 to it, to try again."
+    return f"⚠️ {what} — your message is kept; send another message or react 🔁 to it to try again."

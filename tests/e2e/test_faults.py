@@ -172,3 +172,44 @@ def turn_rows(database_url: str, kind: str | None = None) -> list[dict]:
             return [dict(r) for r in rows]
     finally:
         engine.dispose()
+
+
+def test_on_sigterm_a_reply_in_flight_finishes_and_the_process_exits_0(tmp_path, slack, claude, database_url,
+                                                                        processes):
+    leaving = BotProcess(tmp_path, slack, claude, database_url, name="leaving", **FAST)
+    processes.append(leaving)
+    leaving.wait_healthy()
+    claude.script(Script(text="almost done " * 8, chunks=8, chunk_delay=0.4))  # ~3 s
+    leaving.event(mention("UALICE01", "one more", "1700000400.000001"), "EvTERM1")
+    wait_until(lambda: slack.posts(CHANNEL), timeout=15)
+    leaving.proc.terminate()
+    assert leaving.proc.wait(timeout=30) == 0
+    [answer] = slack.posts(CHANNEL)
+    assert answer["markdown_text"].strip().endswith("almost done")
+    assert [(r["role"], r["status"]) for r in turn_rows(database_url)] == [("user", "answered"),
+                                                                          ("assistant", "complete")]
+
+
+def test_on_sigterm_a_reply_that_outlasts_the_drain_is_handed_back_and_another_replica_resumes_it_at_once(
+        tmp_path, slack, claude, database_url, processes):
+    settings = {**FAST, "threadfork_lease": "15m", "threadfork_drain_timeout": "2s"}
+    leaving, staying = (BotProcess(tmp_path, slack, claude, database_url, name=name, **settings)
+                        for name in ("leaving", "staying"))
+    processes.extend([leaving, staying])
+    leaving.wait_healthy(), staying.wait_healthy()
+    root = open_fork(leaving, slack, "--fresh deploy test")
+    claude.script(Script(text="a very long answer " * 20, chunks=60, chunk_delay=0.5),
+                  Script(text="a summary that takes long", chunks=60, chunk_delay=0.5))
+    leaving.event(mention("UALICE01", "explain it all", "1700000500.000001"), "EvDRAIN1")
+    wait_until(lambda: len(claude.requests) >= 2, timeout=15)
+    leaving.event(check_mark(root), "EvDRAIN2")
+    wait_until(lambda: any(is_merge_request(r) for r in claude.requests), timeout=15)
+    leaving.proc.terminate()
+    assert leaving.proc.wait(timeout=20) == 0
+    handed_back_at = time.monotonic()
+    wait_until(lambda: summaries(slack) and any((m.get("markdown_text") or "").startswith("Answer")
+                                                for m in slack.posts(CHANNEL, top_level=True)),
+               timeout=30, interval=0.2, message="the other replica to resume")
+    assert time.monotonic() - handed_back_at < 10  # at once: no lease had to expire
+    quiet(slack, claude, database_url)
+    assert len(summaries(slack)) == 1

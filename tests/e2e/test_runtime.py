@@ -1,16 +1,21 @@
 """The runtime contract, on the real `python -m bot` process and on the HTTP endpoint."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 import pytest
 
 from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, sign, wait_until
 from ..processes import BotProcess, clean_env, free_port, worker_pids
+
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
+
 
 def test_a_missing_secret_stops_start_up_naming_the_variable(tmp_path):
     env = clean_env(SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY)
@@ -34,7 +39,9 @@ def test_bad_slack_auth_fails_start_up_clearly(tmp_path, slack, claude):
                     SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, PORT=str(free_port()))
     done = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=60)
-    assert done.returncode != 0 and "invalid_auth" in done.stderr and BOT_TOKEN not in done.stderr
+    assert done.returncode == 3  # as with several processes: gunicorn's "worker failed to boot"
+    assert "Threadfork cannot start: Slack auth.test failed: invalid_auth" in done.stderr
+    assert "Traceback" not in done.stderr and BOT_TOKEN not in done.stderr
 
 
 def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_mention(tmp_path, slack, claude):
@@ -62,14 +69,19 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
         assert claude.requests[0]["model"] == "claude-test-model-from-env"
     finally:
         output = bot.stop()
+    assert bot.proc.returncode == 0  # SIGTERM stops gunicorn's master and its worker cleanly
     for secret in (BOT_TOKEN, SIGNING_SECRET, API_KEY):
         assert secret not in output
+    # one format for the bot's lines and gunicorn's; no access log, no request body
+    assert "Booting worker" in output
+    assert all(LOG_LINE.match(line) for line in output.splitlines() if line), output
+    assert "/slack/events" not in output and "hello" not in output
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
 def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker_is_replaced(
         tmp_path, slack, claude, database_url):
-    bot = BotProcess(tmp_path, slack, claude, database_url, threadfork_processes=2)
+    bot = BotProcess(tmp_path, slack, claude, database_url, threadfork_processes=2, log_level="WARNING")
     try:
         wait_until(bot.healthy, timeout=60, interval=0.1, message="/healthz")
         first = wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and worker_pids(bot.proc.pid), timeout=30)
@@ -90,9 +102,31 @@ def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker
     finally:
         workers = worker_pids(bot.proc.pid) if bot.proc.poll() is None else set()
         bot.proc.terminate()
-        assert bot.proc.wait(timeout=20) == 0  # SIGTERM stops the supervisor and its workers
+        assert bot.proc.wait(timeout=20) == 0  # SIGTERM stops gunicorn's master and its workers
     assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
                 "zombie" not in open(f"/proc/{pid}/status").read().lower()]
+    output = bot.log.read_text()
+    assert f"Worker (pid:{victim}) was sent SIGKILL" in output  # gunicorn's error, at LOG_LEVEL=WARNING …
+    assert "Booting worker" not in output  # … and its INFO lines are not
+    assert all(LOG_LINE.match(line) for line in output.splitlines() if line), output
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
+def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude, sqlite_url):
+    for attempt in range(3):  # the signal reaching master and workers together used to hang a worker now and then
+        bot = BotProcess(tmp_path, slack, claude, sqlite_url, own_group=True, threadfork_processes=2)
+        try:
+            bot.wait_healthy(timeout=60)
+            workers = wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and worker_pids(bot.proc.pid),
+                                 timeout=30)
+            os.killpg(bot.proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+            assert bot.proc.wait(timeout=10) == 0, f"attempt {attempt}: {bot.log.read_text()}"
+            assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
+                        "zombie" not in open(f"/proc/{pid}/status").read().lower()]
+        finally:
+            if bot.proc.poll() is None:
+                os.killpg(bot.proc.pid, signal.SIGKILL)
+                bot.proc.wait()
 
 
 def test_with_several_processes_a_start_up_failure_stops_them_all(tmp_path, slack, claude):
@@ -124,6 +158,34 @@ def test_requests_without_a_valid_signature_are_rejected_and_change_nothing(bot,
     bot.quiesce(quiet=0.2)
     assert claude.requests == [] and slack.posts() == []
     assert bot.store.claims.claim("event:EvFORGED01") is True  # the forged id was never recorded
+    assert bot.store.inbox.keep("event:EvFORGED01", "{}", 30) is True  # nor kept
+
+
+FORGED_LINE = "\n2026-12-01 00:00:00,000 ERROR bot: forged line"
+HOSTILE_BODIES = {
+    "valid JSON": (json.dumps({"type": "event_callback", "event": {"type": "app_mention", "text": FORGED_LINE}}),
+                   "application/json"),
+    "broken JSON": ('{"type": "event_callback", ' + FORGED_LINE, "application/json"),
+    "a form": ("command=%2Ffork&text=" + urllib.parse.quote(FORGED_LINE), "application/x-www-form-urlencoded"),
+    "5 MB": ("x" * 5_000_000 + FORGED_LINE, "application/json"),
+    "not UTF-8": ("\udcff\udcfe" + FORGED_LINE, "application/json"),
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE_BODIES)
+def test_an_unauthenticated_body_of_any_shape_or_size_gets_401_and_one_short_log_line(bot, slack, claude, kind,
+                                                                                       caplog):
+    text, content_type = HOSTILE_BODIES[kind]
+    body = text.encode("utf-8", errors="surrogateescape")
+    caplog.set_level("DEBUG")
+    caplog.clear()
+    reply = bot.post(body, content_type, headers={"X-Slack-Request-Timestamp": str(int(time.time())),
+                                                  "X-Slack-Signature": "v0=" + "1" * 64}, signed=False)
+    assert reply.status == 401
+    logged = "\n".join(f"{r.levelname} {r.name}: {r.getMessage()}" for r in caplog.records)
+    assert len(logged.encode()) <= 300 and "forged line" not in logged and "Traceback" not in logged, logged
+    bot.quiesce(quiet=0.1)
+    assert claude.requests == [] and slack.calls_to("chat.postMessage") == []
 
 
 def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, claude):
@@ -137,7 +199,22 @@ def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, clau
 
 def test_healthz_reports_the_store(bot):
     reply = bot.get("/healthz")
-    assert reply.status == 200 and json.loads(reply.body)["store"] == "writable"
+    assert reply.status == 200 and json.loads(reply.body) == {"ok": True, "store": "writable"}
+
+
+def test_other_paths_and_methods_are_not_found(bot):
+    assert bot.get("/").status == 404
+    assert bot.get("/slack/events").status == 404
+
+
+def test_a_body_over_the_size_limit_is_refused_and_changes_nothing(bot, slack, claude):
+    event = {"type": "app_mention", "channel": CHANNEL, "user": "UALICE01", "ts": "1.3",
+             "text": "<@UBOT0001> " + "x" * 1_000_000}
+    body = json.dumps({"type": "event_callback", "event_id": "EvHUGE0001", "team_id": "T0TEAM001",
+                       "event": event}).encode()
+    assert bot.post(body, "application/json").status == 413
+    bot.quiesce(quiet=0.2)
+    assert claude.requests == [] and slack.posts() == []
 
 
 @pytest.mark.parametrize("body, content_type", [
@@ -175,4 +252,6 @@ def test_with_an_app_token_the_bot_opens_a_socket_mode_connection(tmp_path, slac
         assert not bot.healthy()  # no HTTP server in Socket Mode
     finally:
         output = bot.stop()
+    assert bot.proc.returncode == 0, output  # SIGTERM: the connection closed, drained, exit 0
+    assert "drained" in output
     assert "xapp-test-app-token-not-real" not in output and BOT_TOKEN not in output

@@ -5,7 +5,7 @@ from pathlib import Path
 import bot.domain
 
 FORBIDDEN = {"slack_bolt", "slack_sdk", "anthropic", "sqlalchemy", "apscheduler", "httpx", "httpx2",
-             "requests", "psycopg", "waitress"}
+             "requests", "psycopg", "gunicorn"}
 
 
 def imported_roots(path: Path) -> set[str]:

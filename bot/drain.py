@@ -1,0 +1,34 @@
+"""The listener pool, drainable: on SIGTERM no new listener starts (queued ones are cancelled — their
+deliveries stay in the durable inbox for another replica), and the ones running may finish within
+a deadline."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+
+
+class DrainableExecutor(ThreadPoolExecutor):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._running: set[Future] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future = super().submit(fn, *args, **kwargs)
+        with self._lock:
+            self._running.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def drain(self, timeout: float) -> int:
+        """Take no more work, cancel what has not started, wait up to `timeout` seconds for the rest;
+        returns how many are still running."""
+        self.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            running = list(self._running)
+        _, unfinished = wait(running, timeout=timeout)
+        return len(unfinished)
+
+    def _forget(self, future: Future) -> None:
+        with self._lock:
+            self._running.discard(future)

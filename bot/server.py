@@ -1,0 +1,97 @@
+"""HTTP mode on gunicorn, started by `python -m bot` itself: no gunicorn command line or config file.
+
+The master binds HOST:PORT and keeps THREADFORK_PROCESSES workers serving it. It replaces a worker
+that dies, stops every worker on SIGTERM and exits 0, and when a worker cannot start (bad token,
+unusable database: the others would fail alike) it stops them all and exits 3.
+
+Workers are gthread: the app is synchronous and its model calls block, but they run on Bolt's
+listener pool, so a request thread only verifies, acknowledges and hands over.
+
+The master builds nothing and imports none of the app. Each worker builds its own wiring — database
+engine, Slack and Anthropic clients, listener threads, sweep — in `load`, after the fork, so no
+thread or connection crosses it; workers coordinate through the database exactly as replicas do.
+Migrations run there too, not once in the master: `build` migrates in every process anyway
+(replicas take turns behind a lock and find the schema current after the first), so a master
+migration would add work, open a connection before the fork, and split the one start-up path that
+1 process, N processes and replicas share.
+"""
+from __future__ import annotations
+
+import math
+import signal
+
+from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger
+
+from .config import LOG_FORMAT, Settings
+
+# Request threads only verify, acknowledge and hand over to Bolt's listener pool (THREADFORK_WORKERS).
+REQUEST_THREADS = 16
+# The master kills a worker whose main loop has not beaten for this long. The loop beats every
+# second whatever the replies do (they run on other threads), so this bounds a hung loop — and a
+# worker's start-up: migrations behind another replica's lock, auth.test with its retries.
+HEARTBEAT_TIMEOUT = 60
+# After SIGTERM the worker drains for THREADFORK_DRAIN_TIMEOUT; the master kills it only this much later.
+DRAIN_MARGIN = 5
+
+
+class _Log(Logger):
+    """Gunicorn's own lines in the bot's format at LOG_LEVEL. Its access log stays off (the
+    default), so no request line, let alone a body, reaches the log."""
+    error_fmt = LOG_FORMAT
+    datefmt = None
+
+
+class GunicornApp(BaseApplication):
+    """Gunicorn's configuration, from Settings alone; the WSGI application, built in each worker."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.running = None  # a worker's bot (bot.runtime.Running); the master never has one
+        super().__init__()
+
+    def load_config(self) -> None:
+        s = self.settings
+        host = f"[{s.host}]" if ":" in s.host else s.host
+        options = {
+            "bind": [f"{host}:{s.port}"], "workers": s.threadfork_processes,
+            "worker_class": "gthread", "threads": REQUEST_THREADS,
+            "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": math.ceil(s.threadfork_drain_timeout) + DRAIN_MARGIN,
+            "loglevel": s.log_level.lower(), "logger_class": _Log,
+            "control_socket_disable": True,  # no runtime control socket (nor its thread in the master)
+            "post_worker_init": _stop_gracefully_on_interrupt, "worker_exit": _worker_exit,
+        }
+        for name, value in options.items():
+            self.cfg.set(name, value)
+
+    def load(self):
+        """In each worker, after the fork (gunicorn's `preload_app` stays off) and after gunicorn has
+        set the worker's signal handlers."""
+        from .runtime import start  # imported here: the master stays small (~37 MB)
+        from .wsgi import HttpApp
+
+        self.running = start(self.settings)  # exits 3, which stops the master too, when it cannot
+        return HttpApp(self.running.wiring)
+
+
+def _stop_gracefully_on_interrupt(worker) -> None:
+    """Ctrl-C (SIGINT to the whole process group) and the master's quick stop (SIGQUIT) end a worker
+    as SIGTERM does. gthread's own handler for them shuts its thread pool down inside the signal
+    handler, which deadlocks when the signal lands while the pool is starting a thread for a request,
+    or lands twice at once (Ctrl-C reaches master and workers); the master then kills the worker only
+    after its graceful timeout."""
+    signal.signal(signal.SIGINT, worker.handle_exit)
+    signal.signal(signal.SIGQUIT, worker.handle_exit)
+
+
+def _worker_exit(arbiter, worker) -> None:
+    """A worker is leaving (SIGTERM, Ctrl-C, its master gone): the one seam for a graceful drain."""
+    if worker.app.running is not None:
+        from .runtime import stop
+
+        stop(worker.app.running)
+
+
+def serve(settings: Settings) -> None:
+    """Run the master until SIGTERM; it exits the process with its status (never returns)."""
+    GunicornApp(settings).run()
