@@ -94,6 +94,7 @@ def claude():
     fake = FakeAnthropic().start()
     yield fake
     fake.stop()
+    assert not fake.rejections, f"requests the Messages API would refuse: {fake.rejections}"
 
 
 @pytest.fixture

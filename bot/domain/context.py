@@ -8,6 +8,11 @@ Rendering is byte-stable: a stored turn always renders to the same text, the sys
 changes, and earlier turns are never rewritten. A `cache_control` breakpoint sits on the system
 prompt, at the end of an inherited parent prefix, and on the final block, so a fork's first
 request reads the parent's prompt cache.
+
+Every input is one the Messages API accepts: no block is empty or blank (an empty answer from
+Claude renders as EMPTY_ANSWER, a fixed text, so the session does not fail forever after), the
+first block is a user's (when the turns before an answer were deleted, OPENING stands in for
+them), and at most MAX_BREAKPOINTS breakpoints are set, the system prompt's included.
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ SYSTEM_PROMPT = (
 )
 
 ESTIMATED_CHARS_PER_TOKEN = 4
+MAX_BREAKPOINTS = 4  # the Messages API refuses a request with more cache_control blocks
+EMPTY_ANSWER = "[no answer: this reply was empty]"
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,11 @@ class Block:
 class ModelInput:
     system: str
     blocks: tuple[Block, ...]
+
+    @property
+    def breakpoints(self) -> int:
+        """cache_control markers the request will carry: the system prompt's and the blocks'."""
+        return 1 + sum(1 for block in self.blocks if block.breakpoint)
 
     def messages(self) -> list[dict]:
         """Messages API shape: consecutive blocks of one role share a message."""
@@ -64,7 +76,7 @@ def _render(turn: Turn) -> Block:
         return Block("user", turn.text)
     if turn.role is Role.COMPACTION:
         return Block("user", f"{COMPACTION_HEADER}\n{turn.text}")
-    text = turn.text
+    text = turn.text if turn.text.strip() else EMPTY_ANSWER
     if turn.status is TurnStatus.INTERRUPTED:
         text = f"{text}\n\n[This reply was interrupted and is incomplete.]"
     return Block("assistant", text)
@@ -117,6 +129,16 @@ def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn]) -> Mo
     return _finish(blocks)
 
 
+UNANSWERED = "[Some messages above were kept without an answer; answer them now.]"
+
+
+def asking(base: ModelInput) -> ModelInput:
+    """The input that asks for an answer ends with a user's block: after a final assistant block
+    (an earlier message retried with 🔁 once others were answered) the API would continue that
+    answer instead, and refuses one that ends with whitespace."""
+    return with_request(base, UNANSWERED) if base.blocks and base.blocks[-1].role == "assistant" else base
+
+
 def with_request(base: ModelInput, text: str) -> ModelInput:
     """One more user block after a session's history (merge and compaction prompts)."""
     blocks = [_plain(b) if i == len(base.blocks) - 1 else b for i, b in enumerate(base.blocks)]
@@ -141,10 +163,20 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // ESTIMATED_CHARS_PER_TOKEN) if text else 0
 
 
+# one object, so the request encoder finds earlier encodings that start with it (bot/llm/request.py)
+OPENING = Block("user", "[The messages before this point were deleted.]")
+
+
 def _finish(blocks: list[Block]) -> ModelInput:
-    """Put the moving breakpoint on the final block; at most 3 message breakpoints stay."""
+    """Open with a user's block, put the moving breakpoint on the final block, and keep the latest
+    breakpoints the API allows beside the system prompt's."""
+    if blocks and blocks[0].role != "user":
+        blocks.insert(0, OPENING)
     if blocks:
         blocks[-1] = Block(blocks[-1].role, blocks[-1].text, breakpoint=True)
+    marked = [i for i, block in enumerate(blocks) if block.breakpoint]
+    for i in marked[: max(0, len(marked) - (MAX_BREAKPOINTS - 1))]:
+        blocks[i] = _plain(blocks[i])
     return ModelInput(SYSTEM_PROMPT, tuple(blocks))
 
 

@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from . import text
+
+LABEL_TOPIC = 80  # characters of a topic shown in a fork's label (notices, refusals, lists)
+
 
 class Role(StrEnum):
     USER = "user"
@@ -107,7 +111,8 @@ class Fork:
 
     @property
     def label(self) -> str:
-        return f"#{self.number}" + (f" “{self.topic}”" if self.topic else "")
+        """`#3 “topic”` for mrkdwn: the topic escaped and shortened by the one topic function."""
+        return f"#{self.number}" + (f" “{text.topic(self.topic, LABEL_TOPIC)}”" if self.topic else "")
 
 
 @dataclass(frozen=True)

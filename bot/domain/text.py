@@ -1,13 +1,53 @@
-"""Text as it crosses the bot's edges (Slack in, Claude out): what no database can store is removed
-or replaced, so a person's message or a model's answer can never poison a session (PostgreSQL
-refuses NUL in text; a lone UTF-16 surrogate cannot be encoded at all)."""
+"""Text at the bot's edges: what no database can store never gets in, and what Slack shows of
+Claude's words and fork topics neither pings nor phishes.
+
+- `storable` (Slack in, Claude out): NUL characters removed and lone UTF-16 surrogates replaced by
+  U+FFFD, so a person's message or a model's answer can never poison a session (PostgreSQL refuses
+  NUL in text; a lone surrogate cannot be encoded at all).
+- `neutralise` (Claude's Markdown: answers, summaries): special mentions (`<!channel>`, `<!here>`,
+  `<!everyone>`, `<!subteam^…>`, `@channel`, `@here`, `@everyone`) are broken with a zero-width
+  space; a user mention `<@U…>`/`<@W…>` becomes `@name` (a name, never a notification); a link
+  whose visible text looks like an address (`[https://a](https://b)`, `[paypal.com](…)`,
+  `<https://b|https://a>`) stops being a link — a zero-width space parts its label from its target,
+  both stay visible and each bare address links to itself — and so do link reference definitions
+  (`[x]: https://…`), which could give any `[x]` a hidden target. A plain-word label
+  (`[the docs](https://…)`) is left alone, and so is code in fences.
+- `settled` is the part of a growing answer that may be shown while it streams: neutralising more
+  text never changes what neutralising it gave (a special or user mention, or a `<…|…>` link, is
+  held back until it closes), so streamed messages, which can only be appended to, stay safe.
+- `mrkdwn` (any text quoted inside Slack's mrkdwn): `&`, `<` and `>` escaped, so no link, mention
+  or command can form, and `@channel`-style words broken.
+- `topic` is the one way a fork topic is shown: whitespace folded, `mrkdwn`-escaped, and, where a
+  block limits its length, shortened with "…" so the escaped result fits.
+Pure functions: names come from the caller (`name_of`), so the domain stays free of I/O.
+"""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+ZWSP = "\u200b"
+ELLIPSIS = "…"
+REPLACEMENT = "\ufffd"
 _NUL = "\x00"
 _SURROGATE = re.compile("[\ud800-\udfff]")
-REPLACEMENT = "\ufffd"
+
+NameOf = Callable[[str], "str | None"]
+
+_SPECIAL = re.compile(r"<!(channel|here|everyone|subteam\^[^<>|\s]*)([^<>\n]*)>", re.IGNORECASE)
+_AT_WORD = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+_USER = re.compile(r"<@([A-Z0-9]+)(?:\|[^<>\n]*)?>", re.IGNORECASE)
+_MRKDWN_LINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^|<>\n]*)\|([^<>\n]*)>")
+_LINK_SEAM = re.compile(r"\]([(:])")  # where a Markdown link's label meets its target or definition
+_DEFINITION_START = re.compile(r" {0,3}\[[^\[\]]+")  # a line's start up to a link definition's `]:`
+_DOT = r"[.\uFF0E\u3002\uFF61]"  # dots browsers read as dots in host names
+_LOOKS_LIKE_ADDRESS = re.compile(
+    rf"[^\W\d_][\w+.-]*:/|www{_DOT}|(?:[\w-]+{_DOT})+[^\W\d_]{{2,}}\b|\b\d{{1,3}}(?:{_DOT}\d{{1,3}}){{3}}\b")
+# on the last line, a `<` not closed before the next `<` (a mention that becomes a name leaves it
+# open to a later `>`), or a word with `@`: what either becomes depends on text still to come
+_UNSETTLED = re.compile(r"<[^<>\n]*(?:<[^\n]*)?\Z|\S*@\S*\Z")
+_FENCE = "```"
+LINK_LOOKBACK = 4_000  # characters searched back for a label's opening bracket; a longer label is not trusted
 
 
 def storable(text: str) -> str:
@@ -15,3 +55,112 @@ def storable(text: str) -> str:
     if _NUL in text:
         text = text.replace(_NUL, "")
     return _SURROGATE.sub(REPLACEMENT, text)
+
+
+def neutralise(text: str, name_of: NameOf | None = None) -> str:
+    """Claude's Markdown, made safe to post (see the module docstring)."""
+    text = _USER.sub(lambda m: f"@{ZWSP}{_name(m.group(1), name_of)}", text)
+    text = _MRKDWN_LINK.sub(lambda m: f"<{ZWSP}{m.group(1)}|{m.group(2)}>"
+                            if _LOOKS_LIKE_ADDRESS.search(m.group(2)) else m.group(0), text)
+    return break_mentions(_part_deceptive_links(text))
+
+
+def settled(text: str) -> str:
+    """The longest start of a growing `text` whose neutralised form no later text can change."""
+    while True:  # cutting a word with `@` may leave a `<…` open again
+        cut = _UNSETTLED.sub("", text)
+        if cut == text:
+            return text
+        text = cut
+
+
+def break_mentions(text: str) -> str:
+    """Only the special mentions broken: nothing else changes."""
+    text = _SPECIAL.sub(lambda m: f"<{ZWSP}!{m.group(1)}{m.group(2)}>", text)
+    return _AT_WORD.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
+
+
+def mrkdwn(text: str) -> str:
+    """Text quoted inside mrkdwn: shown as typed, never a link, mention or command."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _AT_WORD.sub(lambda m: f"@{ZWSP}{m.group(1)}", escaped)
+
+
+def topic(text: str, limit: int | None = None) -> str:
+    """A fork topic for mrkdwn, at most `limit` characters once escaped (None: whole)."""
+    folded = " ".join(text.split())
+    shown = mrkdwn(folded)
+    if limit is None or len(shown) <= limit:
+        return shown
+    lo, hi = 0, len(folded)
+    while lo < hi:  # the longest prefix whose escaped form still fits beside the ellipsis
+        mid = (lo + hi + 1) // 2
+        if len(mrkdwn(folded[:mid].rstrip())) + len(ELLIPSIS) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return mrkdwn(folded[:lo].rstrip()) + ELLIPSIS
+
+
+_NOT_IN_NAMES = str.maketrans("", "", "<>[]()|")
+
+
+def _name(user_id: str, name_of: NameOf | None) -> str:
+    """A person's name as plain words (people choose their names: no link or mention may form)."""
+    name = " ".join((name_of(user_id) or "").translate(_NOT_IN_NAMES).split()) if name_of else ""
+    return name or user_id
+
+
+def _part_deceptive_links(text: str) -> str:
+    """A zero-width space after the `]` of every link whose label looks like an address, and of every
+    link definition, outside code fences. Decided at the `(` or `:`, from what comes before it."""
+    parts, done = [], 0
+    fenced = _fenced(text)
+    for seam in _LINK_SEAM.finditer(text):
+        close = seam.start()
+        if any(start <= close < end for start, end in fenced):
+            continue
+        line_start = text.rfind("\n", 0, close) + 1
+        if seam.group(1) == ":":
+            deceptive = _DEFINITION_START.fullmatch(text, line_start, close) is not None
+        else:
+            opening = _opening_bracket(text, close)
+            deceptive = opening is not None and (close - opening > LINK_LOOKBACK  # a label that long hides anything
+                                                 or _LOOKS_LIKE_ADDRESS.search(text, opening + 1, close) is not None)
+        if deceptive:
+            parts += [text[done:close + 1], ZWSP]
+            done = close + 1
+    return "".join(parts) + text[done:] if parts else text
+
+
+def _opening_bracket(text: str, close: int) -> int | None:
+    """The `[` that the `]` at `close` closes (nested brackets balanced), within its paragraph; None
+    when there is none. The search stops LINK_LOOKBACK characters back, answering where it stopped."""
+    depth = 0
+    for i in range(close - 1, -1, -1):
+        if close - i > LINK_LOOKBACK:
+            return i
+        char = text[i]
+        if char == "]":
+            depth += 1
+        elif char == "[":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif char == "\n" and not text[text.rfind("\n", 0, i) + 1:i].strip():
+            return None  # a blank line ends a paragraph, and a link's text with it
+    return None
+
+
+def _fenced(text: str) -> list[tuple[int, int]]:
+    """Where code fences are (an unclosed one runs to the end): no link forms inside them."""
+    spans, opened, position = [], None, 0
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith(_FENCE):
+            if opened is None:
+                opened = position
+            else:
+                spans.append((opened, position + len(line)))
+                opened = None
+        position += len(line)
+    return spans + ([(opened, len(text))] if opened is not None else [])

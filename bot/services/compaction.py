@@ -37,6 +37,9 @@ class Compactor:
         if not self.store.claims.mark(f"compact:{session_id}:{covers}"):
             return None
         completion = self.model.complete(compaction_input(older))
+        if not completion.text.strip():  # an empty summary would stand in for the turns and erase them
+            log.warning("compaction of session %s up to turn %s returned nothing; kept the turns", session_id, covers)
+            return None
         log.info("compacted session %s up to turn %s into %s tokens", session_id, covers,
                  completion.usage.output_tokens)
         return self.store.upkeep.add_compaction(session_id, completion.text, covers, completion.usage)

@@ -7,9 +7,6 @@ token) and, where a person waits, raised as ChatUnavailable with a plain explana
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from collections import OrderedDict
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -17,16 +14,14 @@ from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
-from ..domain.text import storable
+from ..domain.text import neutralise
 from ..services.ports import Audience, Place
 from . import render, views
+from .names import Names
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code
 
 log = logging.getLogger(__name__)
-
-NAME_TTL = 3600.0  # people rename themselves; an hour-old name is fine beside their words
-NAMES_KEPT = 10_000
 
 _EXPLAINED = {
     "not_in_channel": "I'm not in this channel — invite me with `/invite @Threadfork` and try again.",
@@ -41,30 +36,16 @@ UNWELL = "Slack is having trouble right now — try again in a minute."
 class SlackChat:
     def __init__(self, client: WebClient):
         self.client = client
-        self._names: OrderedDict[str, tuple[str | None, float]] = OrderedDict()  # user → (name, fetched at)
-        self._names_lock = threading.Lock()
+        self.names = Names(client)
         self.streams_resume_at = 0.0  # monotonic; chat.startStream was rate-limited until then
 
     def display_name(self, user_id: str) -> str | None:
         """The name Claude sees beside a person's words; users.info once an hour per person at most."""
-        with self._names_lock:
-            cached = self._names.get(user_id)
-            if cached and time.monotonic() - cached[1] < NAME_TTL:
-                return cached[0]
-        try:
-            user = self.client.users_info(user=user_id)["user"]
-            profile = user.get("profile") or {}
-            name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
-            name = storable(name) if name else None
-        except FAILURES as error:
-            log.warning("users.info failed for %s: %s", user_id, failure_code(error))
-            return None
-        with self._names_lock:
-            self._names[user_id] = (name, time.monotonic())
-            self._names.move_to_end(user_id)
-            while len(self._names) > NAMES_KEPT:
-                self._names.popitem(last=False)
-        return name
+        return self.names(user_id)
+
+    def markdown(self, text: str) -> str:
+        """Claude's Markdown as posted: it cannot ping or phish, and people it mentions are shown by name."""
+        return neutralise(text, self.names.for_text())
 
     def begin_reply(self, place: Place) -> ChannelReply | ThreadReply:
         return ThreadReply(self, place) if place.thread_ts else ChannelReply(self, place)
@@ -81,7 +62,7 @@ class SlackChat:
 
     def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str:
         response = self.call("chat_postMessage", channel=fork.channel_id, text=render.merge_header(fork, stats),
-                             blocks=render.merge_blocks(fork, stats, summary))
+                             blocks=render.merge_blocks(fork, stats, summary, self.names.for_text()))
         return response["ts"]
 
     def note_in_thread(self, fork: Fork, text: str) -> None:

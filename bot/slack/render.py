@@ -1,27 +1,27 @@
-"""Pure rendering of Threadfork's Slack messages (Block Kit and Markdown)."""
+"""Pure rendering of Threadfork's Slack messages (Block Kit and Markdown).
+
+Every payload is one Slack accepts, whatever the topic (up to the 4,000 characters of a slash
+command) or the summary: a topic is shown through `bot.domain.text.topic` only — escaped, and
+shortened to what its block allows (a section holds 3,000 characters, all markdown blocks of a
+message 12,000) — and kept whole in a fallback `text` (40,000). Claude's summary is neutralised
+(`bot.domain.text.neutralise`): it cannot ping or phish.
+"""
 from __future__ import annotations
 
-import re
-
-from ..domain.model import Fork, ForkStats, ForkStatus
+from ..domain import text as safe
 from ..domain.merge import EXPIRY_ACTOR
+from ..domain.model import Fork, ForkStats, ForkStatus
+from ..domain.text import NameOf
 
 MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
 CONTINUE_ACTION = "fork_budget_continue"
 FORK_FROM_HERE = "fork_from_here"  # message shortcut callback ids, as in manifest.yml
 MERGE_THIS_FORK = "merge_this_fork"
-MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text and markdown blocks
-ZWSP = "\u200b"
-
-_SPECIAL = re.compile(r"<!(channel|here|everyone|subteam\^[^>\s]*)([^>\s]*)>", re.IGNORECASE)
-_AT_WORD = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
-
-
-def neutralise(text: str) -> str:
-    """Model output must never ping a channel or a group: break every special mention."""
-    text = _SPECIAL.sub(lambda m: f"<{ZWSP}!{m.group(1)}{m.group(2)}>", text)
-    return _AT_WORD.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
+MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text, and on all markdown blocks of one message together
+SECTION_LIMIT = 3_000  # characters of a section's text
+MERGE_TOPIC = 300  # characters of a topic in the merge post's header: the summary needs the room
+EMPTY_SUMMARY = "_(Claude returned an empty summary.)_"
 
 
 def permalink(channel_id: str, ts: str) -> str:
@@ -29,7 +29,8 @@ def permalink(channel_id: str, ts: str) -> str:
 
 
 def fork_root_text(fork: Fork) -> str:
-    return f"Fork #{fork.number}: {fork.topic or 'untitled'} ({fork.mode}, {fork.status})"
+    """The root's fallback text (notifications, search): the whole topic."""
+    return f"Fork #{fork.number}: {safe.topic(fork.topic) or 'untitled'} ({fork.mode}, {fork.status})"
 
 
 def fork_root_blocks(fork: Fork) -> list[dict]:
@@ -37,7 +38,8 @@ def fork_root_blocks(fork: Fork) -> list[dict]:
         context = f"inherited {fork.inherited.turns} turns (~{fork.inherited.tokens:,} tokens) from the channel"
     else:
         context = "fresh: no channel context"
-    header = f"*🍴 Fork #{fork.number}* — {escape(fork.topic) or '_no topic_'}"
+    lead = f"*🍴 Fork #{fork.number}* — "
+    header = lead + (safe.topic(fork.topic, SECTION_LIMIT - len(lead)) or "_no topic_")
     origin = (f" · forked from <{permalink(fork.channel_id, fork.origin_ts)}|this message>"
               if fork.origin_ts else "")
     blocks = [
@@ -59,20 +61,21 @@ def fork_root_blocks(fork: Fork) -> list[dict]:
     return blocks
 
 
-def merge_header(fork: Fork, stats: ForkStats) -> str:
+def merge_header(fork: Fork, stats: ForkStats, topic_limit: int | None = None) -> str:
+    """Who merged which fork and what it cost; the whole topic unless `topic_limit` says otherwise."""
     who = "⏰ Threadfork merged idle" if fork.merged_by == EXPIRY_ACTOR else f"✅ <@{fork.merged_by}> merged"
     return (f"{who} fork #{fork.number}"
-            + quoted_topic(fork)
+            + quoted_topic(fork, limit=topic_limit)
             + f" — {stats.turns} turns, {stats.burned.total:,} tokens burned in the fork → "
               f"{stats.summary_tokens:,}-token summary added to the channel's context.")
 
 
-def merge_blocks(fork: Fork, stats: ForkStats, summary: str) -> list[dict]:
-    body = neutralise(summary)
+def merge_blocks(fork: Fork, stats: ForkStats, summary: str, name_of: NameOf | None = None) -> list[dict]:
+    body = safe.neutralise(summary, name_of) if summary.strip() else EMPTY_SUMMARY
     if len(body) > MARKDOWN_LIMIT:
         body = body[: MARKDOWN_LIMIT - 40] + "\n\n…(summary truncated for Slack)"
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats)}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats, MERGE_TOPIC)}},
         {"type": "markdown", "text": body},
     ]
 
@@ -120,11 +123,6 @@ def _button(label: str, action_id: str, fork_id: int, style: str | None) -> dict
     return {**button, "style": style} if style else button
 
 
-def quoted_topic(fork: Fork, missing: str = "") -> str:
-    """ “the topic” after a fork's number, or `missing` when it has none."""
-    return f" “{escape(fork.topic)}”" if fork.topic else missing
-
-
-def escape(text: str) -> str:
-    """Text for mrkdwn: &, < and > escaped and special mentions broken."""
-    return neutralise(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+def quoted_topic(fork: Fork, missing: str = "", limit: int | None = None) -> str:
+    """ “the topic” after a fork's number (at most `limit` characters), or `missing` when it has none."""
+    return f" “{safe.topic(fork.topic, limit)}”" if fork.topic else missing

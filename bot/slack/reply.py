@@ -20,7 +20,6 @@ Invariants, whatever Slack refuses or fails on (after the retries in retries.py)
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,10 +28,10 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
+from ..domain.text import settled
 from ..services.ports import Place
 from .paging import Pager
 from .posted import Message, Posted
-from .render import neutralise
 from .retries import FAILURES, failure_code, retry_after
 from .thinking import Thinking
 
@@ -44,7 +43,6 @@ log = logging.getLogger(__name__)
 UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: about once a second)
 STREAM_INTERVAL = 1.5  # seconds between appendStream calls
 STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
-_UNSETTLED_TAIL = re.compile(r"\S*[<@]\S*$")  # a trailing word that may still become a special mention
 
 
 class _Reply:
@@ -88,7 +86,7 @@ class _Reply:
         self.thinking.stop()
 
     def _flush(self, final: bool) -> bool:
-        visible = neutralise(self.text if final else _UNSETTLED_TAIL.sub("", self.text))
+        visible = self.chat.markdown(self.text if final else settled(self.text))
         if not visible:
             return False
         self._deliver(visible, final)

@@ -1,10 +1,23 @@
-"""Pure rendering of the `/forks` listing and the App Home tab."""
+"""Pure rendering of the `/forks` listing, `/context` and the App Home tab.
+
+Each stays within what Slack accepts however many forks there are and however long their topics:
+an answer's text holds at most LIST_BUDGET characters (topics are shown whole while the list fits,
+then shortened, then the list ends with how many more there are), and the Home tab at most
+HOME_FORKS forks and HOME_CHANNELS channels (Slack allows 100 blocks in a view), each topic shortened
+to fit its section.
+"""
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
 from .render import permalink, quoted_topic
+
+LIST_BUDGET = 12_000  # characters of a private answer's list (Slack takes 40,000; people read less)
+SHORT_TOPIC = 200  # characters of a topic when the whole topics would not fit
+HOME_FORKS = 40
+HOME_CHANNELS = 40
 
 
 def slack_date(moment: datetime | None) -> str:
@@ -16,18 +29,34 @@ def slack_date(moment: datetime | None) -> str:
     return f"<!date^{epoch}^{{date_short_pretty}} at {{time}}|{fallback}>"
 
 
-def fork_line(listing: ForkListing, with_channel: bool = False) -> str:
+def fork_line(listing: ForkListing, with_channel: bool = False, topic_limit: int | None = None) -> str:
     fork, stats = listing.fork, listing.stats
     link = f"<{permalink(fork.channel_id, fork.root_ts)}|open thread>" if fork.root_ts else "no thread"
     where = f" in <#{fork.channel_id}>" if with_channel else ""
-    topic = quoted_topic(fork, missing=" _(no topic)_")
+    topic = quoted_topic(fork, missing=" _(no topic)_", limit=topic_limit)
     return (f"• *#{fork.number}*{topic}{where} — by <@{fork.owner_id}>, {fork.mode}, {stats.turns} turns, "
             f"{stats.burned.total:,} tokens burned, last active {slack_date(fork.last_activity_at)} — {link}")
 
 
+def fitted(items: list, line: Callable[[object, int | None], str], what: str, budget: int = LIST_BUDGET) -> list[str]:
+    """One line per item, topics whole if all fit in `budget` characters, else shortened; if even
+    then they do not fit, the first that do and a last line saying how many more there are."""
+    for limit in (None, SHORT_TOPIC):
+        lines = [line(item, limit) for item in items]
+        if sum(len(text) + 1 for text in lines) <= budget:
+            return lines
+    kept, size = [], 0
+    for text in lines:
+        if size + len(text) + 1 > budget - 100:  # room for the last line
+            break
+        kept.append(text)
+        size += len(text) + 1
+    return kept + [f"…and {len(lines) - len(kept)} more {what}."]
+
+
 def forks_text(listings: list[ForkListing], counts: dict[ForkStatus, int]) -> str:
     head = "*Open forks in this channel*" if listings else "There are no open forks in this channel."
-    lines = [head] + [fork_line(item) for item in listings]
+    lines = [head] + fitted(listings, lambda item, limit: fork_line(item, topic_limit=limit), "open forks")
     lines.append(f"Merged: {counts.get(ForkStatus.MERGED, 0)} · Abandoned: {counts.get(ForkStatus.ABANDONED, 0)}")
     return "\n".join(lines)
 
@@ -36,7 +65,8 @@ def open_forks_text(forks: list[Fork]) -> str:
     """The short list shown beside a refused `/merge`, to say which forks could be merged."""
     if not forks:
         return "There are no open forks in this channel."
-    return "Open forks here:\n" + "\n".join(f"• {f.label} — opened by <@{f.owner_id}>, {f.mode}" for f in forks)
+    lines = fitted(forks, lambda f, _: f"• {f.label} — opened by <@{f.owner_id}>, {f.mode}", "open forks")
+    return "Open forks here:\n" + "\n".join(lines)
 
 
 def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dict:
@@ -45,24 +75,34 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
         {"type": "section", "text": {"type": "mrkdwn", "text": "*Your open forks*"}},
     ]
     if listings:
-        blocks += [{"type": "section", "text": {"type": "mrkdwn", "text": fork_line(i, with_channel=True)}}
-                   for i in listings[:40]]
+        blocks += [_section(fork_line(i, with_channel=True, topic_limit=SHORT_TOPIC)) for i in listings[:HOME_FORKS]]
+        blocks += _more(len(listings) - HOME_FORKS, "open forks")
     else:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
-                       "None — open one with `/fork [topic]` in a channel."}]})
+        blocks.append(_context("None — open one with `/fork [topic]` in a channel."))
     burned = sum(e.burned for e in economy)
     returned = sum(e.returned for e in economy)
     kept = f"{(1 - returned / burned):.0%} kept out of the parents" if burned else "nothing burned yet"
     blocks += [
         {"type": "divider"},
-        {"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*Token economy* — forks burned *{burned:,}* tokens; their summaries returned *{returned:,}* "
-            f"to the channels' conversations ({kept}).")}},
+        _section(f"*Token economy* — forks burned *{burned:,}* tokens; their summaries returned *{returned:,}* "
+                 f"to the channels' conversations ({kept})."),
     ]
-    for entry in economy[:40]:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
-                       f"<#{entry.channel_id}>: {entry.burned:,} burned in forks → {entry.returned:,} returned"}]})
+    blocks += [_context(f"<#{entry.channel_id}>: {entry.burned:,} burned in forks → {entry.returned:,} returned")
+               for entry in economy[:HOME_CHANNELS]]
+    blocks += _more(len(economy) - HOME_CHANNELS, "channels")
     return {"type": "home", "blocks": blocks}
+
+
+def _section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _context(text: str) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def _more(count: int, what: str) -> list[dict]:
+    return [_context(f"…and {count:,} more {what}.")] if count > 0 else []
 
 
 def context_text(report: ContextReport) -> str:
@@ -72,12 +112,12 @@ def context_text(report: ContextReport) -> str:
              f"in {size.turns} turns" + (f", compacted {report.compactions}×" if report.compactions else "") + "."]
     if report.merged:
         lines.append("*Merged forks*:")
-        lines += [f"• #{m.fork.number}" + quoted_topic(m.fork)
-                  + f" — {m.stats.burned.total:,} tokens burned → {m.stats.summary_tokens:,}-token summary"
-                  for m in report.merged]
+        lines += fitted(report.merged, lambda m, limit: f"• #{m.fork.number}" + quoted_topic(m.fork, limit=limit)
+                        + f" — {m.stats.burned.total:,} tokens burned → {m.stats.summary_tokens:,}-token summary",
+                        "merged forks")
     else:
         lines.append("No forks merged yet.")
     if report.open:
-        lines.append("*Open forks*: " + ", ".join(f.label for f in report.open))
+        lines.append("*Open forks*: " + ", ".join(fitted(report.open, lambda f, _: f.label, "open forks")))
     lines.append(f"Forks kept *{report.kept_out:,} tokens* out of this conversation.")
     return "\n".join(lines)

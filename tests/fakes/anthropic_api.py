@@ -3,6 +3,10 @@ errors (HTTP status errors before the stream, or an `error` event in the middle 
 
 By default it answers "Answer N" (N counts requests) and, for a merge request, a summary that
 quotes the fork's last user turn so tests can follow text end to end.
+
+It is as strict as the real API (messages_rules.py): a request the API would refuse is answered
+400 `invalid_request_error` with the API's message, uses up no script, and is recorded in
+`rejections`, which the test fixtures assert to be empty.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .http import BackgroundServer, QuietHandler
+from .messages_rules import refusal
 
 
 @dataclass
@@ -21,6 +26,7 @@ class Script:
     usage: dict = field(default_factory=dict)  # input_tokens, output_tokens, cache_read_input_tokens…
     status: int | None = None  # HTTP error before any byte of the answer
     error_type: str = "api_error"
+    error_message: str = "scripted failure"
     error_after: int | None = None  # send this many text chunks, then an error event mid-stream
     chunk_delay: float = 0.0  # seconds between streamed chunks
     chunks: int = 4
@@ -29,6 +35,7 @@ class Script:
 class FakeAnthropic:
     def __init__(self):
         self.requests: list[dict] = []
+        self.rejections: list[str] = []  # what the real API would have answered 400
         self.headers: list[dict] = []
         self.first_delta_at: list[float] = []  # monotonic time each stream sent its first text
         self.received_at: list[float] = []  # monotonic time each request arrived, by request index
@@ -67,6 +74,10 @@ class FakeAnthropic:
             self.requests.append(request)
             self.received_at.append(arrived)
             number = len(self.requests)
+            refused = refusal(request)
+            if refused:
+                self.rejections.append(f"request {number}: {refused}")
+                return number - 1, Script(status=400, error_type="invalid_request_error", error_message=refused)
             if self._scripts:
                 return number - 1, self._scripts.popleft()
             if self.default_script:
@@ -128,7 +139,8 @@ class _Handler(QuietHandler):
             fake.headers.append(dict(self.headers))
         index, script = fake.next_script(request, arrived)
         if script.status:
-            error = {"type": "error", "error": {"type": script.error_type, "message": "scripted failure"}}
+            error = {"type": "error", "error": {"type": script.error_type, "message": script.error_message},
+                     "request_id": f"req_fake{index:06d}"}
             self.send(script.status, json.dumps(error).encode())
             return
         text = script.text or ""

@@ -4,8 +4,10 @@ told to fail.
 
 Calls to a method Slack does not have, or lacking a required argument (or a token), are answered
 `{"ok": false, ...}` as Slack would, and recorded in `violations`, which the test fixtures assert
-to be empty. A scripted failure may first do what was asked (`applied`: Slack did it, then failed
-or lost the connection) and may answer with no HTTP response at all (`drop`: the connection is
+to be empty. So is every payload Slack would refuse (block_kit.py): `blocks` and `view` are checked
+with slack-sdk's Block Kit models and Slack's documented limits, texts against their length limits,
+in Web API calls and in bodies posted to a `response_url` alike. A scripted failure may first do what was asked (`applied`: Slack did it, then
+failed or lost the connection) and may answer with no HTTP response at all (`drop`: the connection is
 reset).
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlparse
 
+from .block_kit import blocks_problems, text_problems, view_problems
 from .http import BackgroundServer, QuietHandler
 
 METHODS = Path(__file__).resolve().parent / "slack_spec" / "web_api_methods.json"
@@ -170,6 +173,9 @@ class FakeSlack:
             return self._violation(method, "invalid_arguments", f"missing {missing}")
         if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):
             return self._violation(method, "no_text", "no text, blocks or markdown_text")
+        refused = self._payload_refusal(method, args)
+        if refused:
+            return refused
         if failure:
             if failure.applied:
                 self._answer(method, args)
@@ -178,6 +184,17 @@ class FakeSlack:
             headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
             return failure.status, {"ok": False, "error": failure.error}, headers
         return 200, self._answer(method, args), {}
+
+    def _payload_refusal(self, method: str, args: dict):
+        """Slack's answer to blocks, a view or a text it would refuse (the error names Slack uses)."""
+        for error, problems in (("invalid_blocks", blocks_problems(args["blocks"]) if "blocks" in args else []),
+                                ("invalid_arguments", view_problems(args["view"]) if "view" in args else []),
+                                ("msg_too_long", text_problems(args))):
+            if problems:
+                if error == "invalid_blocks" and not isinstance(args["blocks"], list):
+                    error = "invalid_blocks_format"
+                return self._violation(method, error, "; ".join(problems))
+        return None
 
     def _take_failure(self, method: str) -> Failure | None:
         queue = self._failures.get(method)
@@ -245,13 +262,22 @@ class FakeSlack:
                     "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
         return {"ok": True}
 
-    def record_response(self, body: dict) -> Failure | None:
-        """Keep a body posted to a response_url, unless `fail("response_url", …)` says otherwise."""
+    def record_response(self, body: dict) -> tuple[int, str]:
+        """Keep a body posted to a response_url unless Slack would refuse it or `fail("response_url", …)`
+        says otherwise; (the HTTP status, the body) to answer with."""
+        refused = problems = None
+        if "blocks" in body and blocks_problems(body["blocks"]):
+            refused, problems = "invalid_blocks", blocks_problems(body["blocks"])
+        elif text_problems(body):
+            refused, problems = "msg_too_long", text_problems(body)
         with self._lock:
+            if refused:
+                self.violations.append(f"response_url: {'; '.join(problems)}")
+                return 400, refused
             failure = self._take_failure("response_url")
             if failure is None or failure.applied:
                 self.responses.append(body)
-        return failure
+        return (failure.status, failure.error) if failure else (200, "ok")
 
     def start(self) -> FakeSlack:
         self.server.start()
@@ -271,18 +297,15 @@ class _Handler(QuietHandler):
         raw = self.body()
         kind = self.headers.get("Content-Type", "")
         if self.path.startswith("/response/"):
-            failure = self.server.fake.record_response(json.loads(raw or b"{}"))
-            if failure:
-                self.send(failure.status, failure.error.encode(), "text/plain")
-            else:
-                self.send(200, b"ok", "text/plain")
+            status, answer = self.server.fake.record_response(json.loads(raw or b"{}"))
+            self.send(status, answer.encode(), "text/plain")
             return
         if "application/json" in kind:
             args = json.loads(raw or b"{}")
         else:
             args = dict(parse_qsl(raw.decode()))
-            for key in ("blocks", "attachments"):
-                if isinstance(args.get(key), str) and args[key].startswith("["):
+            for key, opening in (("blocks", "["), ("attachments", "["), ("view", "{")):
+                if isinstance(args.get(key), str) and args[key].startswith(opening):
                     args[key] = json.loads(args[key])
         args.update(dict(parse_qsl(urlparse(self.path).query)))
         self._dispatch(args)

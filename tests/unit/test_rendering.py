@@ -1,18 +1,95 @@
+"""Every block, view and text the renderers build is one Slack accepts (the fake Slack's Block Kit
+checks), whatever the topic — up to the 4,000 characters of a slash command, hostile or not — and
+however many forks there are; topics are escaped wherever they appear."""
+from datetime import datetime
+
 import pytest
 
-from bot.slack.render import neutralise
+from bot.domain.model import (ChannelEconomy, ContextReport, ContextSize, Fork, ForkListing, ForkStats, ForkStatus,
+                              Mode, Usage)
+from bot.slack import render, views
+from tests.fakes.block_kit import TEXT_LIMIT, blocks_problems, view_problems
 
-RAW_FORMS = ["<!channel", "<!here", "<!everyone", "<!subteam^", "@channel", "@here"]
+HOSTILE = "<!here> <@U0BOSS01> [https://bank.example](https://evil.example) <https://evil.example|https://bank.example> & "
+TOPICS = {
+    "hostile": HOSTILE,
+    "3,001 characters": "x" * 3_001,
+    "4,000 ampersands": "&" * 4_000,  # 20,000 characters once escaped
+    "4,000 hostile": (HOSTILE * 60)[:4_000],
+    "none": "",
+}
 
 
-@pytest.mark.parametrize("text", [
-    "<!channel> look", "<!here|here> now", "<!everyone>", "<!subteam^S123|@team> hi",
-    "ping @channel and @here", "@everyone!", "<!CHANNEL>",
-])
-def test_special_mentions_are_broken(text):
-    out = neutralise(text)
-    assert not any(form.lower() in out.lower() for form in RAW_FORMS)
+def fork(topic, number=1, status=ForkStatus.OPEN, merged_by=None):
+    return Fork(id=number, channel_id="C1", team_id="T1", number=number, parent_id=1, mode=Mode.INHERIT, topic=topic,
+                owner_id="U0OWNER1", fork_point_seq=3, status=status, root_ts="1700000000.000100",
+                merged_by=merged_by, summary_ts="1700000000.000200" if merged_by else None,
+                last_activity_at=datetime(2026, 1, 1))
 
 
-def test_ordinary_text_and_user_mentions_pass_unchanged():
-    assert neutralise("email me at a@b.c, ask <@U123>") == "email me at a@b.c, ask <@U123>"
+def listing(topic, number=1):
+    return ForkListing(fork(topic, number), ForkStats(3, Usage(100, 20)))
+
+
+def raw_forms(text):
+    """What would ping or phish if a topic reached Slack unescaped."""
+    return [form for form in ("<!here>", "<@U0BOSS01>", "<https://evil") if form in text]
+
+
+@pytest.mark.parametrize("name", TOPICS)
+def test_fork_messages_are_accepted_and_escape_the_topic(name):
+    topic = TOPICS[name]
+    for each in (fork(topic), fork(topic, status=ForkStatus.MERGED, merged_by="U0CAROL1"),
+                 fork(topic, status=ForkStatus.ABANDONED)):
+        blocks = render.fork_root_blocks(each)
+        text = render.fork_root_text(each)
+        assert blocks_problems(blocks) == [] and len(text) <= TEXT_LIMIT
+        assert raw_forms(str(blocks)) == [] and raw_forms(text) == []
+    merged = fork(topic, status=ForkStatus.MERGED, merged_by="U0CAROL1")
+    stats = ForkStats(4, Usage(10, 10), 5)
+    assert blocks_problems(render.merge_blocks(merged, stats, "summary " * 3_000)) == []
+    assert raw_forms(str(render.merge_blocks(merged, stats, "ok"))) == []
+    for text, blocks in (render.reminder(fork(topic), "merge", 86_400), render.budget_notice(fork(topic), 9, 5)):
+        assert blocks_problems(blocks) == [] and raw_forms(text) == []
+
+
+def test_a_topic_is_whole_in_the_fallback_text_and_shortened_in_blocks():
+    topic = "word " * 800  # 4,000 characters
+    root = fork(topic.strip())
+    assert topic.strip() in render.fork_root_text(root)
+    [header] = [b for b in render.fork_root_blocks(root) if b["type"] == "section"][:1]
+    assert len(header["text"]["text"]) <= 3_000 and header["text"]["text"].endswith("…")
+    assert len(root.label) < 100 and root.label.endswith("…”")
+
+
+def test_an_empty_summary_is_posted_as_a_notice_not_an_empty_block():
+    blocks = render.merge_blocks(fork("t", status=ForkStatus.MERGED, merged_by="U1"), ForkStats(1, Usage()), " \n")
+    assert blocks_problems(blocks) == [] and blocks[1]["text"] == render.EMPTY_SUMMARY
+
+
+def test_the_summary_cannot_ping_or_phish():
+    body = render.merge_blocks(fork("t", status=ForkStatus.MERGED, merged_by="U1"), ForkStats(1, Usage()),
+                               "ask <@U0BOSS01> <!here> [https://bank.example](https://evil.example)",
+                               {"U0BOSS01": "Boss"}.get)[1]["text"]
+    assert "<@" not in body and "<!here>" not in body and "](https://evil" not in body and "Boss" in body
+
+
+@pytest.mark.parametrize("name", TOPICS)
+def test_home_forks_and_context_stay_within_slacks_limits_with_many_forks(name):
+    many = [listing(TOPICS[name], n) for n in range(1, 151)]
+    economy = [ChannelEconomy(f"C{n}", 100, 10) for n in range(150)]
+    home = views.home_view(many, economy)
+    assert view_problems(home) == [] and len(home["blocks"]) <= 100
+    assert "…and 110 more open forks." in str(home) and "…and 110 more channels." in str(home)
+    listed = views.forks_text(many, {ForkStatus.MERGED: 2})
+    refused = views.open_forks_text([item.fork for item in many])
+    report = ContextReport(ContextSize(10, 1_000), 160_000, 0, merged=many, open=[item.fork for item in many])
+    for text in (listed, refused, views.context_text(report)):
+        assert len(text) <= TEXT_LIMIT and raw_forms(text) == []
+
+
+def test_forks_shows_whole_topics_while_they_fit_and_says_how_many_more_there_are():
+    few = [listing("a topic worth reading in full " * 10, n) for n in range(1, 4)]
+    assert ("a topic worth reading in full " * 10).strip() in views.forks_text(few, {})
+    many = views.forks_text([listing("&" * 4_000, n) for n in range(1, 201)], {})
+    assert len(many) <= views.LIST_BUDGET + 200 and "more open forks." in many

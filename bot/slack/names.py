@@ -1,0 +1,99 @@
+"""People's display names, looked up with users.info at most once an hour per person.
+
+Names are wanted beside people's words (the speaker line Claude reads) and in Claude's answers,
+where a mention `<@U…>` is shown as the person's name instead of notifying them. Every outcome is
+remembered for NAME_TTL, a failed lookup too (an id Claude made up is asked about once an hour, not
+at every streamed update); callers asking about one person at once share one lookup (a mention
+arrives as `message` and `app_mention` together); and one text asks about at most
+NEW_NAMES_PER_TEXT people not yet known: the rest are shown by their ids.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from ..domain.text import NameOf, storable
+
+log = logging.getLogger(__name__)
+
+NAME_TTL = 3600.0  # people rename themselves; an hour-old name is fine beside their words
+NAMES_KEPT = 10_000
+NEW_NAMES_PER_TEXT = 5
+LOOKUP_WAIT = 10.0  # seconds a caller waits for another's lookup of the same person
+_UNKNOWN = object()
+
+
+class Names:
+    def __init__(self, client: WebClient, clock=time.monotonic):
+        self.client = client
+        self.clock = clock
+        self._names: OrderedDict[str, tuple[str | None, float]] = OrderedDict()  # user → (name, fetched at)
+        self._asking: dict[str, threading.Event] = {}  # lookups under way, by user
+        self._lock = threading.Lock()
+
+    def __call__(self, user_id: str) -> str | None:
+        """The person's name (None if Slack would not say); users.info once an hour at most."""
+        known = self._known(user_id)
+        return self._look_up(user_id) if known is _UNKNOWN else known
+
+    def for_text(self) -> NameOf:
+        """A lookup for one text: known names, and at most NEW_NAMES_PER_TEXT new users.info calls."""
+        left = [NEW_NAMES_PER_TEXT]
+
+        def name_of(user_id: str) -> str | None:
+            known = self._known(user_id)
+            if known is not _UNKNOWN:
+                return known
+            if left[0] <= 0:
+                return None
+            left[0] -= 1
+            return self._look_up(user_id)
+
+        return name_of
+
+    def _known(self, user_id: str):
+        with self._lock:
+            cached = self._names.get(user_id)
+        return cached[0] if cached and self.clock() - cached[1] < NAME_TTL else _UNKNOWN
+
+    def _look_up(self, user_id: str) -> str | None:
+        """users.info for a person, unless another caller is already asking: then its answer."""
+        with self._lock:
+            asking = self._asking.get(user_id)
+            mine = asking is None
+            if mine:
+                asking = self._asking[user_id] = threading.Event()
+        if not mine:
+            asking.wait(LOOKUP_WAIT)
+            known = self._known(user_id)
+            return None if known is _UNKNOWN else known
+        try:
+            return self._ask_slack(user_id)
+        finally:
+            with self._lock:
+                del self._asking[user_id]
+            asking.set()
+
+    def _ask_slack(self, user_id: str) -> str | None:
+        try:
+            user = self.client.users_info(user=user_id)["user"]
+            profile = user.get("profile") or {}
+            name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
+            name = storable(name) if name else None  # it reaches the database in speaker lines
+        except SlackApiError as error:
+            log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
+            name = None  # remembered too: asking again within the hour would get the same answer
+        except Exception as error:  # noqa: BLE001 - a name is optional; Slack unreachable is not remembered
+            log.warning("users.info failed for %s: %s", user_id, type(error).__name__)
+            return None
+        with self._lock:
+            self._names[user_id] = (name, self.clock())
+            self._names.move_to_end(user_id)
+            while len(self._names) > NAMES_KEPT:
+                self._names.popitem(last=False)
+        return name

@@ -1,0 +1,150 @@
+"""What Anthropic's Messages API refuses with HTTP 400 `invalid_request_error`, with its own messages.
+
+The messages are the API's, as its 400 answers quote them (request validation first, with paths
+such as `messages.0.content.1.text`, then the conversation rules):
+- `max_tokens: Field required`, `messages: Field required`, `model: Field required`;
+- a block of unknown `type`, a text block without `text` or with a non-string one, an unknown key;
+- `messages: at least one message is required`;
+- `messages: first message must use the "user" role`;
+- `messages.N: all messages must have non-empty content except for the optional final assistant message`;
+- `messages: text content blocks must be non-empty` / `… must contain non-whitespace text`
+  (the same for `system`);
+- `messages: final assistant content cannot end with trailing whitespace`;
+- `A maximum of 4 blocks with cache_control may be provided. Found N.` (system and messages together).
+Only text blocks are modelled in detail: Threadfork sends nothing else.
+"""
+from __future__ import annotations
+
+MAX_BREAKPOINTS = 4
+BLOCK_TYPES = ("text", "image", "document", "search_result", "thinking", "redacted_thinking", "tool_use",
+               "tool_result", "server_tool_use", "web_search_tool_result")
+TEXT_KEYS = {"type", "text", "cache_control", "citations"}
+
+
+def refusal(request: dict) -> str | None:
+    """The API's error message for `request`, or None when the API would accept it."""
+    for rule in (_fields, _blocks, _conversation, _breakpoints):
+        message = rule(request)
+        if message:
+            return message
+    return None
+
+
+def _fields(request: dict) -> str | None:
+    for name in ("model", "max_tokens", "messages"):
+        if name not in request:
+            return f"{name}: Field required"
+    if not isinstance(request["max_tokens"], int) or isinstance(request["max_tokens"], bool):
+        return "max_tokens: Input should be a valid integer"
+    if request["max_tokens"] < 1:
+        return "max_tokens: Input should be greater than or equal to 1"
+    if not isinstance(request["messages"], list):
+        return "messages: Input should be a valid list"
+    for i, message in enumerate(request["messages"]):
+        if not isinstance(message, dict):
+            return f"messages.{i}: Input should be a valid dictionary"
+        if message.get("role") not in ("user", "assistant"):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        if "content" not in message:
+            return f"messages.{i}.content: Field required"
+    return None
+
+
+def _blocks(request: dict) -> str | None:
+    system = request.get("system")
+    if system is not None and not isinstance(system, str):
+        if not isinstance(system, list):
+            return "system: Input should be a valid string or a valid list"
+        for j, block in enumerate(system):
+            problem = _text_block(block, f"system.{j}", text_only=True)
+            if problem:
+                return problem
+    for i, message in enumerate(request["messages"]):
+        content = message["content"]
+        if isinstance(content, str):
+            continue
+        if not isinstance(content, list):
+            return f"messages.{i}.content: Input should be a valid string or a valid list"
+        for j, block in enumerate(content):
+            problem = _text_block(block, f"messages.{i}.content.{j}")
+            if problem:
+                return problem
+    return None
+
+
+def _text_block(block, path: str, text_only: bool = False) -> str | None:
+    if not isinstance(block, dict):
+        return f"{path}: Input should be a valid dictionary or object to extract fields from"
+    kind = block.get("type")
+    allowed = ("text",) if text_only else BLOCK_TYPES
+    if kind not in allowed:
+        expected = ", ".join(f"'{t}'" for t in allowed)
+        return f"{path}: Input tag '{kind}' found using 'type' does not match any of the expected tags: {expected}"
+    if kind != "text":
+        return None
+    if "text" not in block:
+        return f"{path}.text: Field required"
+    if not isinstance(block["text"], str):
+        return f"{path}.text: Input should be a valid string"
+    for key in block:
+        if key not in TEXT_KEYS:
+            return f"{path}.{key}: Extra inputs are not permitted"
+    control = block.get("cache_control")
+    if control is not None and (not isinstance(control, dict) or control.get("type") != "ephemeral"):
+        return f"{path}.cache_control.type: Input should be 'ephemeral'"
+    return None
+
+
+def _conversation(request: dict) -> str | None:
+    messages = request["messages"]
+    if not messages:
+        return "messages: at least one message is required"
+    if messages[0]["role"] != "user":
+        return 'messages: first message must use the "user" role'
+    system = request.get("system")
+    for block in system if isinstance(system, list) else []:
+        if not block["text"]:
+            return "system: text content blocks must be non-empty"
+        if not block["text"].strip():
+            return "system: text content blocks must contain non-whitespace text"
+    for i, message in enumerate(messages):
+        final_assistant = i == len(messages) - 1 and message["role"] == "assistant"
+        content = message["content"]
+        if not content and not final_assistant:
+            return (f"messages.{i}: all messages must have non-empty content except for the optional final "
+                    "assistant message")
+        if isinstance(content, str) and content and not content.strip():
+            return "messages: text content blocks must contain non-whitespace text"
+        for block in [] if isinstance(content, str) else content:
+            if block.get("type") == "text" and not block["text"]:
+                return "messages: text content blocks must be non-empty"
+            if block.get("type") == "text" and not block["text"].strip():
+                return "messages: text content blocks must contain non-whitespace text"
+        if final_assistant and _last_text(content) != _last_text(content).rstrip():
+            return "messages: final assistant content cannot end with trailing whitespace"
+    return None
+
+
+def _last_text(content) -> str:
+    if isinstance(content, str):
+        return content
+    texts = [b["text"] for b in content if b.get("type") == "text"]
+    return texts[-1] if texts else ""
+
+
+def _breakpoints(request: dict) -> str | None:
+    count = breakpoints(request)
+    if count > MAX_BREAKPOINTS:
+        return f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {count}."
+    return None
+
+
+def breakpoints(request: dict) -> int:
+    """`cache_control` markers in a request: tools, system and message blocks together."""
+    blocks = list(request.get("tools") or [])
+    if isinstance(request.get("system"), list):
+        blocks += request["system"]
+    for message in request.get("messages") or []:
+        if isinstance(message.get("content"), list):
+            blocks += message["content"]
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
