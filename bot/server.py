@@ -21,6 +21,7 @@ import math
 import signal
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.errors import HaltServer
 from gunicorn.glogging import Logger
 
 from .config import LOG_FORMAT, Settings
@@ -94,4 +95,9 @@ def _worker_exit(arbiter, worker) -> None:
 
 def serve(settings: Settings) -> None:
     """Run the master until SIGTERM; it exits the process with its status (never returns)."""
-    GunicornApp(settings).run()
+    try:
+        GunicornApp(settings).run()
+    except HaltServer as halt:
+        # two workers failing to boot at once: the second's SIGCHLD lands while the master is already
+        # halting for the first, and gunicorn lets that HaltServer escape; its status is the answer
+        raise SystemExit(halt.exit_status) from None

@@ -15,6 +15,10 @@ from .fakes.slack_api import FakeSlack
 from .harness import RunningBot
 
 POSTGRES_URL = os.environ.get("THREADFORK_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/threadfork_test")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # parallel runs: a database per worker, created when missing
+    _url = make_url(POSTGRES_URL)
+    POSTGRES_URL = _url.set(database=f"{_url.database}_{os.environ['PYTEST_XDIST_WORKER']}").render_as_string(
+        hide_password=False)
 
 
 def _database_exists(admin, name: str) -> bool:
