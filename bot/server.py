@@ -44,35 +44,40 @@ class _Log(Logger):
 
 
 class GunicornApp(BaseApplication):
-    """Gunicorn's configuration, from Settings alone; the WSGI application, built in each worker."""
+    """Gunicorn configured from `options` alone; the WSGI application built by `load(self)` in each
+    worker, after the fork (gunicorn's `preload_app` stays off) and after gunicorn has set the
+    worker's signal handlers."""
 
-    def __init__(self, settings: Settings):
-        self.settings = settings
+    def __init__(self, options: dict, load):
+        self.options = options
+        self._load = load
         self.running = None  # a worker's bot (bot.runtime.Running); the master never has one
         super().__init__()
 
     def load_config(self) -> None:
-        s = self.settings
-        host = f"[{s.host}]" if ":" in s.host else s.host
-        options = {
-            "bind": [f"{host}:{s.port}"], "workers": s.threadfork_processes,
-            "worker_class": "gthread", "threads": REQUEST_THREADS,
-            "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": math.ceil(s.threadfork_drain_timeout) + DRAIN_MARGIN,
-            "loglevel": s.log_level.lower(), "logger_class": _Log,
-            "control_socket_disable": True,  # no runtime control socket (nor its thread in the master)
-            "post_worker_init": _stop_gracefully_on_interrupt, "worker_exit": _worker_exit,
-        }
-        for name, value in options.items():
+        for name, value in self.options.items():
             self.cfg.set(name, value)
 
     def load(self):
-        """In each worker, after the fork (gunicorn's `preload_app` stays off) and after gunicorn has
-        set the worker's signal handlers."""
-        from .runtime import start  # imported here: the master stays small (~37 MB)
-        from .wsgi import HttpApp
+        return self._load(self)
 
-        self.running = start(self.settings)  # exits 3, which stops the master too, when it cannot
-        return HttpApp(self.running.wiring)
+
+def options(host: str, port: int, processes: int, log_level: str, graceful: int) -> dict:
+    """How HTTP mode is served: gthread workers sharing host:port, the bot's log format, no access
+    log, no control socket (nor its thread in the master)."""
+    host = f"[{host}]" if ":" in host else host
+    return {"bind": [f"{host}:{port}"], "workers": processes, "worker_class": "gthread",
+            "threads": REQUEST_THREADS, "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": graceful,
+            "loglevel": log_level.lower(), "logger_class": _Log, "control_socket_disable": True,
+            "post_worker_init": _stop_gracefully_on_interrupt}
+
+
+def _threadfork(app: GunicornApp):
+    from .runtime import start  # imported here: the master stays small (~37 MB)
+    from .wsgi import HttpApp
+
+    app.running = start(app.settings)  # exits 3, which stops the master too, when it cannot
+    return HttpApp(app.running.wiring)
 
 
 def _stop_gracefully_on_interrupt(worker) -> None:
@@ -95,8 +100,21 @@ def _worker_exit(arbiter, worker) -> None:
 
 def serve(settings: Settings) -> None:
     """Run the master until SIGTERM; it exits the process with its status (never returns)."""
+    graceful = math.ceil(settings.threadfork_drain_timeout) + DRAIN_MARGIN
+    app = GunicornApp({**options(settings.host, settings.port, settings.threadfork_processes, settings.log_level,
+                                 graceful), "worker_exit": _worker_exit}, _threadfork)
+    app.settings = settings
+    _run(app)
+
+
+def serve_wsgi(make_app, host: str, port: int, log_level: str = "INFO") -> None:
+    """Serve another WSGI app exactly as HTTP mode serves Threadfork (the bench's baseline bot)."""
+    _run(GunicornApp(options(host, port, 1, log_level, DRAIN_MARGIN), lambda _: make_app()))
+
+
+def _run(app: GunicornApp) -> None:
     try:
-        GunicornApp(settings).run()
+        app.run()
     except HaltServer as halt:
         # two workers failing to boot at once: the second's SIGCHLD lands while the master is already
         # halting for the first, and gunicorn lets that HaltServer escape; its status is the answer

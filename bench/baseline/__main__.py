@@ -5,21 +5,16 @@ from __future__ import annotations
 import logging
 import os
 
+from bot.config import LOG_FORMAT
+from bot.server import serve_wsgi
+
 from .app import make_wsgi_app
 
 
-def serve(app, host: str, port: int) -> None:
-    """Threadfork's HTTP server: bot/http.py `make_server` runs waitress with 16 threads. When
-    Threadfork's serving entry point changes, this is the one line to change with it."""
-    from waitress import create_server
-
-    create_server(app, host=host, port=port, threads=16, ident="baseline").run()
-
-
 def main() -> None:
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO").upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    serve(make_wsgi_app(), os.environ.get("HOST", "0.0.0.0"), int(os.environ.get("PORT", "3000")))
+    level = os.environ.get("LOG_LEVEL", "INFO")
+    logging.basicConfig(level=level.upper(), format=LOG_FORMAT)
+    serve_wsgi(make_wsgi_app, os.environ.get("HOST", "0.0.0.0"), int(os.environ.get("PORT", "3000")), level)
 
 
 if __name__ == "__main__":
