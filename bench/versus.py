@@ -31,7 +31,7 @@ class Baseline:
         """Mention the bot at the channel's top level; wait until its reply shows `text` in full."""
         ts, sent = self.rig.mention(channel, said)
         self.rig.wait(lambda: (posts := self.rig.slack.posts(channel, top_level=True))
-                      and posts[-1].get("markdown_text") == text, interval=0.005)
+                      and posts[-1].shown == text, interval=0.005)
         return ts
 
     def open_thread(self, channel: str) -> str:
@@ -62,7 +62,7 @@ class Baseline:
                 cpu_before = rig.cpu()
                 ts, sent = rig.mention(f"CBL{size}", f"turn {n}")
                 rig.wait(lambda: (posts := rig.slack.posts(f"CBL{size}", top_level=True))
-                         and posts[-1].get("markdown_text") == f"ok {n}" and index in rig.claude.finished_at,
+                         and posts[-1].shown == f"ok {n}" and index in rig.claude.finished_at,
                          interval=0.005)
                 used = rig.cpu() - cpu_before
                 inbound = rig.claude.received_at[index] - sent

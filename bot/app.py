@@ -18,6 +18,7 @@ from .llm import Claude
 from .services.facade import Services
 from .services.policy import Policy
 from .services.ports import Clock, Store
+from .slack.downloads import Downloads
 from .slack.gateway import SlackChat
 from .slack.listeners import register
 from .slack.retries import retry_handlers
@@ -64,6 +65,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         base_url=settings.anthropic_base_url,
         max_tokens=settings.threadfork_max_tokens,
         timeout=settings.threadfork_model_timeout,
+        tools=settings.threadfork_tools,
+        tool_max_uses=settings.threadfork_tool_max_uses,
     )
     policy = Policy(
         merge_policy=settings.threadfork_merge_policy,
@@ -73,8 +76,12 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         expiry=settings.threadfork_fork_expiry,
         expiry_policy=settings.threadfork_fork_expiry_policy,
         lease=settings.claim_ttl,
+        max_file_bytes=settings.threadfork_max_file_bytes,
     )
-    services = Services(store, SlackChat(client), claude, bot_user_id=identity.get("user_id"), policy=policy)
+    downloads = Downloads(settings.slack_bot_token.get_secret_value(), settings.slack_api_url,
+                          settings.threadfork_max_file_bytes)
+    services = Services(store, SlackChat(client, downloads), claude, bot_user_id=identity.get("user_id"),
+                        policy=policy)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the

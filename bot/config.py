@@ -8,19 +8,36 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .domain.durations import parse_duration
+from .domain.sizes import parse_size
 
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
 MAX_CLAIM_TTL = 30.0  # seconds
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the bot's lines and gunicorn's alike
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
+Bytes = Annotated[int, BeforeValidator(parse_size)]
 
 
 class ConfigError(Exception):
     pass
+
+
+TOOLS = ("web_search", "web_fetch")
+
+
+def parse_tools(value) -> tuple[str, ...]:
+    """`web_search,web_fetch` (any order, either, or none) as a tuple; unknown names are refused."""
+    names = [n.strip().lower() for n in (value.split(",") if isinstance(value, str) else value) if n.strip()]
+    unknown = [n for n in names if n not in TOOLS]
+    if unknown:
+        raise ValueError(f"unknown tools {', '.join(unknown)}; choose from {', '.join(TOOLS)}")
+    return tuple(dict.fromkeys(names))
+
+
+ToolNames = Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_tools)]
 
 
 class Settings(BaseSettings):
@@ -50,6 +67,9 @@ class Settings(BaseSettings):
     threadfork_lease: Seconds = 30.0
     threadfork_drain_timeout: Seconds = 25.0  # on SIGTERM, how long replies in flight may take to finish
     threadfork_model_timeout: Seconds = 600.0
+    threadfork_max_file_bytes: Bytes = 32 * 1024 * 1024  # one shared file; the API's own limits apply too
+    threadfork_tools: ToolNames = ()  # Claude's server tools: web_search, web_fetch
+    threadfork_tool_max_uses: int = Field(5, gt=0, le=50)  # per request, per tool
     database_url: str = DEFAULT_DATABASE_URL
     port: int = Field(3000, ge=0, le=65535)
     host: str = "0.0.0.0"

@@ -17,10 +17,10 @@ them), and at most MAX_BREAKPOINTS breakpoints are set, the system prompt's incl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .memo import IdentityMemo
-from .model import Fork, Mode, Role, Turn, TurnStatus
+from .model import Attachment, FileKind, Fork, Mode, Role, Turn, TurnStatus
 
 SYSTEM_PROMPT = (
     "You are Threadfork, Claude working with a team inside Slack. The channel's top level is the "
@@ -37,9 +37,29 @@ EMPTY_ANSWER = "[no answer: this reply was empty]"
 
 @dataclass(frozen=True)
 class Block:
+    """One content block of a message: text, or an image or PDF by its Files API id (then `text` is
+    the file's name, a document's title)."""
+
     role: str  # "user" or "assistant"
     text: str
     breakpoint: bool = False
+    kind: str = "text"  # "text", "image" or "document"
+    file_id: str | None = None
+
+    def content(self) -> dict:
+        """The Messages API's content block."""
+        if self.kind == "text":
+            content = {"type": "text", "text": self.text}
+        else:
+            content = {"type": self.kind, "source": {"type": "file", "file_id": self.file_id}}
+            if self.kind == "document":
+                content["title"] = self.text
+        if self.breakpoint:
+            content["cache_control"] = {"type": "ephemeral"}
+        return content
+
+    def marked(self, breakpoint: bool = True) -> Block:
+        return replace(self, breakpoint=breakpoint)
 
 
 @dataclass(frozen=True)
@@ -52,13 +72,16 @@ class ModelInput:
         """cache_control markers the request will carry: the system prompt's and the blocks'."""
         return 1 + sum(1 for block in self.blocks if block.breakpoint)
 
+    @property
+    def uses_files(self) -> bool:
+        """Whether some block refers to a file uploaded to the Files API."""
+        return any(block.file_id for block in self.blocks)
+
     def messages(self) -> list[dict]:
         """Messages API shape: consecutive blocks of one role share a message."""
         out: list[dict] = []
         for block in self.blocks:
-            content = {"type": "text", "text": block.text}
-            if block.breakpoint:
-                content["cache_control"] = {"type": "ephemeral"}
+            content = block.content()
             if out and out[-1]["role"] == block.role:
                 out[-1]["content"].append(content)
             else:
@@ -69,21 +92,33 @@ class ModelInput:
 COMPACTION_HEADER = "[Summary of the earlier conversation, compacted by Threadfork to save context:]"
 
 
-def _render(turn: Turn) -> Block:
+def _render(turn: Turn) -> tuple[Block, ...]:
     if turn.role is Role.USER:
-        return Block("user", f"{speaker_line(turn.author_id, turn.author_name)}\n{turn.text}")
+        files = tuple(file_block(a) for a in turn.attachments if not a.deleted)
+        words = turn.text or (FILES_ONLY if files else "")
+        return (*files, Block("user", f"{speaker_line(turn.author_id, turn.author_name)}\n{words}"))
     if turn.role is Role.SUMMARY:
-        return Block("user", turn.text)
+        return (Block("user", turn.text),)
     if turn.role is Role.COMPACTION:
-        return Block("user", f"{COMPACTION_HEADER}\n{turn.text}")
+        return (Block("user", f"{COMPACTION_HEADER}\n{turn.text}"),)
     text = turn.text if turn.text.strip() else EMPTY_ANSWER
     if turn.status is TurnStatus.INTERRUPTED:
         text = f"{text}\n\n[This reply was interrupted and is incomplete.]"
-    return Block("assistant", text)
+    return (Block("assistant", text),)
 
 
-# a turn's block, remembered per Turn object (see memo.py): a 1,000-turn session renders only its new turns
-render_turn: Callable[[Turn], Block] = IdentityMemo(_render)
+FILES_ONLY = "[shared the files above, without a message]"
+
+
+def file_block(attachment: Attachment) -> Block:
+    """A shared file as one user block, placed before the words of its turn."""
+    if attachment.kind is FileKind.TEXT:
+        return Block("user", f"[File “{attachment.name}” ({attachment.media_type}):]\n{attachment.text}")
+    return Block("user", attachment.name, kind=attachment.kind.value, file_id=attachment.file_id)
+
+
+# a turn's blocks, remembered per Turn object (see memo.py): a 1,000-turn session renders only its new turns
+render_turn: Callable[[Turn], tuple[Block, ...]] = IdentityMemo(_render)
 
 
 def speaker_line(author_id: str | None, author_name: str | None) -> str:
@@ -114,18 +149,23 @@ def in_context(turns: Sequence[Turn]) -> list[Turn]:
     return [latest] + [t for t in visible if t.role is not Role.COMPACTION and t.seq > latest.covers_seq]
 
 
+def rendered(turns: Sequence[Turn]) -> list[Block]:
+    """The blocks of turns the model sees, in order."""
+    return [block for turn in in_context(turns) for block in render_turn(turn)]
+
+
 def parent_input(parent_turns: Sequence[Turn]) -> ModelInput:
-    return _finish([render_turn(t) for t in in_context(parent_turns)])
+    return _finish(rendered(parent_turns))
 
 
 def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn]) -> ModelInput:
     blocks: list[Block] = []
-    inherited = in_context(inherited)
     if fork.mode is Mode.INHERIT and inherited:
-        blocks = [render_turn(t) for t in inherited]
-        blocks[-1] = Block(blocks[-1].role, blocks[-1].text, breakpoint=True)
+        blocks = rendered(inherited)
+    if blocks:
+        blocks[-1] = blocks[-1].marked()
         blocks.append(Block("user", boundary_note(fork)))
-    blocks.extend(render_turn(t) for t in in_context(own))
+    blocks.extend(rendered(own))
     return _finish(blocks)
 
 
@@ -156,7 +196,7 @@ COMPACTION_PROMPT = (
 
 def compaction_input(turns: Sequence[Turn]) -> ModelInput:
     """The request that compacts `turns` (already cut at the compaction point)."""
-    return with_request(_finish([render_turn(t) for t in in_context(turns)]), COMPACTION_PROMPT)
+    return with_request(_finish(rendered(turns)), COMPACTION_PROMPT)
 
 
 def estimate_tokens(text: str) -> int:
@@ -173,7 +213,7 @@ def _finish(blocks: list[Block]) -> ModelInput:
     if blocks and blocks[0].role != "user":
         blocks.insert(0, OPENING)
     if blocks:
-        blocks[-1] = Block(blocks[-1].role, blocks[-1].text, breakpoint=True)
+        blocks[-1] = blocks[-1].marked()
     marked = [i for i, block in enumerate(blocks) if block.breakpoint]
     for i in marked[: max(0, len(marked) - (MAX_BREAKPOINTS - 1))]:
         blocks[i] = _plain(blocks[i])
@@ -181,4 +221,4 @@ def _finish(blocks: list[Block]) -> ModelInput:
 
 
 def _plain(block: Block) -> Block:
-    return Block(block.role, block.text)
+    return block.marked(False) if block.breakpoint else block

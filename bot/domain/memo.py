@@ -53,4 +53,7 @@ class IdentityMemo(Generic[Key, Value]):
 
 
 def _cost(item) -> int:
-    return sys.getsizeof(getattr(item, "text", "")) + 64  # the object and its slot in the table
+    """Bytes an item holds: its text (or its parts' texts), and its slot in the table."""
+    if isinstance(item, tuple):
+        return sum(_cost(part) for part in item)
+    return sys.getsizeof(getattr(item, "text", "")) + 64

@@ -21,7 +21,7 @@ MERGE_PROMPT = (
     "3. Rejected options and why\n"
     "4. Constraints people stated (quote them verbatim, with who said them)\n"
     "5. Open questions\n"
-    "6. Artifacts (code and exact values verbatim, in fenced blocks)\n"
+    "6. Artifacts (code and exact values verbatim, in fenced blocks; the web sources relied on, as links)\n"
     "7. Next actions (with owners where known)\n"
     "Be complete but concise; do not add a preamble."
 )

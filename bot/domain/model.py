@@ -6,7 +6,7 @@ that pointer, never copied.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
@@ -50,6 +50,8 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    searches: int = 0  # web searches and fetches Claude's server tools made for this answer
+    fetches: int = 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -61,12 +63,29 @@ class Usage:
         return self.prompt_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-        )
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+
+class FileKind(StrEnum):
+    IMAGE = "image"  # PNG, JPEG, GIF, WebP: an image block
+    DOCUMENT = "document"  # PDF: a document block
+    TEXT = "text"  # plain text, Markdown, CSV, JSON, code, logs: read as text
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file shared with a turn, as Claude sees it: an image or PDF uploaded once to Anthropic's
+    Files API (`file_id`), or a text file's text; `deleted` once it was deleted in Slack (the turn's
+    words stay, the file is sent no more)."""
+
+    kind: FileKind
+    name: str
+    media_type: str
+    slack_file_id: str
+    sha256: str  # the content's identity: one copy (one upload) per content, however often it is shared
+    file_id: str | None = None
+    text: str | None = None
+    deleted: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,7 @@ class Turn:
     slack_ts: str | None = None
     id: int | None = None
     covers_seq: int | None = None
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,11 +154,16 @@ class ForkListing:
 
 @dataclass(frozen=True)
 class ChannelEconomy:
-    """Tokens burned inside a channel's forks against tokens their summaries returned."""
+    """Tokens burned inside a channel's forks against tokens their summaries returned; the web
+    research Claude did there; the 👍/👎 its answers and summaries got."""
 
     channel_id: str
     burned: int
     returned: int
+    searches: int = 0
+    fetches: int = 0
+    good: int = 0
+    bad: int = 0
 
 
 @dataclass(frozen=True)
@@ -150,6 +175,7 @@ class ContextReport:
     compactions: int
     merged: list[ForkListing]
     open: list[Fork]
+    economy: ChannelEconomy | None = None
 
     @property
     def kept_out(self) -> int:

@@ -80,6 +80,11 @@ def break_mentions(text: str) -> str:
     return _AT_WORD.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
 
 
+def looks_like_address(text: str) -> bool:
+    """Whether a link label could pass for a web address (then it must not hide another target)."""
+    return _LOOKS_LIKE_ADDRESS.search(text) is not None
+
+
 def mrkdwn(text: str) -> str:
     """Text quoted inside mrkdwn: shown as typed, never a link, mention or command."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 import anthropic
 import httpx2
@@ -11,46 +10,41 @@ from anthropic.types import Message, RawMessageStreamEvent
 
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
-from ..domain.model import Usage
-from ..domain.text import storable
-from ..services.ports import Completion
-from .request import RequestEncoder
+from ..services.ports import Completion, ReplyEvents
+from .reading import Reading
+from .request import RequestEncoder, server_tools
 
 log = logging.getLogger(__name__)
 
-OnText = Callable[[str], None]
+
+FILES_BETA = "files-api-2025-04-14"  # images and PDFs are sent by their Files API id
 
 
 class Claude:
+    """The Model port on Anthropic's API: one streaming call per answer, and file uploads."""
+
     def __init__(self, api_key: str, model: str, *, base_url: str | None = None, max_tokens: int = 8192,
-                 timeout: float = 600.0, max_retries: int = 2):
+                 timeout: float = 600.0, max_retries: int = 2, tools: tuple[str, ...] = (), tool_max_uses: int = 5):
         self.model = model
         self.max_tokens = max_tokens
-        self.encoder = RequestEncoder(model, max_tokens)
+        self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses))
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries)
 
-    def complete(self, model_input: ModelInput, on_text: OnText | None = None) -> Completion:
+    def complete(self, model_input: ModelInput, events: ReplyEvents | None = None) -> Completion:
         body = self.encoder.encode(model_input)
-        parts: list[str] = []
-        counts: dict[str, int] = {}
+        headers = {"anthropic-beta": FILES_BETA} if model_input.uses_files else {}
+        reading = Reading(events)
         try:
             # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses
             # the SSE events, but no longer copies and re-encodes a history of hundreds of KB. The
             # events are read as they come instead of through MessageStream, whose snapshot
             # building re-creates a pydantic generic class per message (~2 ms, and garbage).
             with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
-                                   stream_cls=Stream[RawMessageStreamEvent]) as events:
-                for event in events:
-                    if event.type == "content_block_delta" and event.delta.type == "text_delta":
-                        delta = storable(event.delta.text)
-                        parts.append(delta)
-                        if on_text:
-                            on_text(delta)
-                    elif event.type == "message_start":
-                        counts = _counts(event.message.usage)
-                    elif event.type == "message_delta":
-                        counts.update(_counts(event.usage))  # final counts override the first ones
+                                   stream_cls=Stream[RawMessageStreamEvent],
+                                   options={"headers": headers}) as stream:
+                for event in stream:
+                    reading.read(event)
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
@@ -58,16 +52,16 @@ class Claude:
             raise ModelUnavailable("Claude did not answer in time") from None
         except (anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude could not be reached") from None
-        return Completion(text="".join(parts), usage=Usage(**counts))
+        return reading.completion()
 
-
-_USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
-                 "cache_read_input_tokens": "cache_read_tokens", "cache_creation_input_tokens": "cache_write_tokens"}
-
-
-def _counts(usage) -> dict[str, int]:
-    """The token counts an event reports (a message_delta leaves out what did not change)."""
-    return {ours: value for theirs, ours in _USAGE_FIELDS.items() if (value := getattr(usage, theirs, None)) is not None}
+    def upload(self, name: str, media_type: str, data: bytes) -> str:
+        try:
+            uploaded = self._client.beta.files.upload(file=(name, data, media_type), betas=[FILES_BETA])
+        except anthropic.APIStatusError as error:
+            raise _status_error(error) from None
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError, httpx2.TransportError):
+            raise ModelUnavailable("Claude's file store could not be reached") from None
+        return uploaded.id
 
 
 def _status_error(error: anthropic.APIStatusError) -> ModelUnavailable:

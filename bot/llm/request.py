@@ -12,14 +12,25 @@ from ..domain.context import Block, ModelInput
 KEPT_PER_START = 8  # encodings kept per first block: a channel's parent and its inherited forks share one
 
 
-def build_request(model: str, max_tokens: int, model_input: ModelInput) -> dict:
-    return {
+# Anthropic's server tools, by the names THREADFORK_TOOLS uses: Claude searches and fetches the web
+# itself, within one request (its results come back in the stream; see reading.py)
+SERVER_TOOLS = {"web_search": "web_search_20250305", "web_fetch": "web_fetch_20250910"}
+
+
+def server_tools(names: tuple[str, ...], max_uses: int) -> list[dict]:
+    """The `tools` of a request: each named server tool, capped at `max_uses` uses per request."""
+    return [{"type": SERVER_TOOLS[name], "name": name, "max_uses": max_uses} for name in names]
+
+
+def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: list[dict] | None = None) -> dict:
+    request = {
         "model": model,
         "max_tokens": max_tokens,
         "system": _system(model_input),
         "messages": model_input.messages(),
         "stream": True,
     }
+    return {**request, "tools": tools} if tools else request
 
 
 def _system(model_input: ModelInput) -> list[dict]:
@@ -47,9 +58,10 @@ class RequestEncoder:
     inherited fork's first request reuses its parent's encoding.
     """
 
-    def __init__(self, model: str, max_tokens: int, budget: int = 64 << 20):
+    def __init__(self, model: str, max_tokens: int, tools: list[dict] | None = None, budget: int = 64 << 20):
         self.model = model
         self.max_tokens = max_tokens
+        self.tools = tools or None  # no `tools` key at all without tools
         self.budget = budget
         self._kept: OrderedDict[int, list[_Encoded]] = OrderedDict()  # id(first block) → newest first
         self._size = 0
@@ -71,7 +83,7 @@ class RequestEncoder:
             kept_blocks, kept_bytes = ends[-2]
             self._keep(_Encoded(blocks[:kept_blocks], history[:kept_bytes], tuple(ends[:-1])))
         head = orjson.dumps({"model": self.model, "max_tokens": self.max_tokens, "stream": True,
-                             "system": _system(model_input)})
+                             "system": _system(model_input), **({"tools": self.tools} if self.tools else {})})
         return b"".join((head[:-1], b',"messages":[', history, b"]}"))
 
     def _reusable(self, blocks: tuple[Block, ...]) -> _Encoded:

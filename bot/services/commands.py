@@ -61,6 +61,7 @@ class SlashCommands:
             compactions=sum(1 for t in self.store.turns.turns(parent) if t.role is Role.COMPACTION),
             merged=self.forks.listings(sessions.forks_in(command.channel_id, ForkStatus.MERGED)),
             open=sessions.forks_in(command.channel_id, ForkStatus.OPEN),
+            economy=self.store.views.channel_economy(command.channel_id),
         )
         self.chat.show_context(command.audience, report)
 

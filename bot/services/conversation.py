@@ -9,11 +9,12 @@ across threads and replicas. A failed call leaves the user's turn stored and mar
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..domain.errors import ModelUnavailable
-from ..domain.model import Session, Usage
+from ..domain.model import Attachment, Session, Usage
+from ..domain.sources import sources_section
 from .liveness import Liveness
 from .model_inputs import model_input
 from .ports import MAX_ATTEMPTS, Audience, Batch, Chat, Model, Place, TurnQueue
@@ -41,14 +42,18 @@ class Conversation:
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
-               claim: str | None = None) -> None:
-        """Store the turn (once per `claim` key) and answer it, unless someone already is."""
+               claim: str | None = None, attachments: Sequence[Attachment] = (),
+               on_stored: Callable[[], None] | None = None) -> None:
+        """Store the turn (once per `claim` key) and answer it, unless someone already is; `on_stored`
+        runs once the turn is stored, before any answer (not for a duplicate)."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
             submitted = self.turns.submit_turn(
                 session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
                 channel_id=session.channel_id if session.fork else None, claim=claim, owner=owner,
-                lease_seconds=self.lease,
+                lease_seconds=self.lease, attachments=attachments,
             )
+            if submitted.stored and on_stored:
+                on_stored()
             if submitted.batch:
                 self._answer_all(session.id, owner, submitted.batch)
 
@@ -87,19 +92,22 @@ class Conversation:
         request = model_input(self.turns, session, history=batch.history)
         writer = self.chat.begin_reply(place)
         try:
-            completion = self.model.complete(request, writer.write)
+            completion = self.model.complete(request, writer)
         except Exception as error:
             if not isinstance(error, ModelUnavailable):
                 log.exception("reply failed in session %s", session.id)
             self._safely_fail(writer, failure_notice(error))
             return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+        text = completion.text + sources_section(completion.sources)
         try:
+            if text != completion.text:
+                writer.write(text[len(completion.text):])
             posted = writer.finish()
         except Exception:
             # the answer stays in the history even if Slack refused it; the log says why
             log.exception("posting the reply failed in session %s", session.id)
             posted = []
-        following = self.turns.record_reply(reply, pending, completion.text, completion.usage, posted,
+        following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
                                             session.channel_id if session.fork else None, owner, self.lease)
         return completion.usage, following
 

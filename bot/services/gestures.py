@@ -74,6 +74,20 @@ class Gestures:
     def delete_message(self, channel_id: str, ts: str) -> None:
         self.store.turns.delete_turn(channel_id, ts)
 
+    def feedback(self, channel_id: str, message_ts: str, user_id: str, value: str) -> None:
+        """👍 or 👎 on an answer or a summary: the person's first press on it counts; no model call."""
+        if value in ("good", "bad") and channel_id and message_ts:
+            self.store.feedback.record(channel_id, message_ts, user_id, value)
+
+    def file_deleted(self, slack_file_id: str) -> None:
+        """Deleted in Slack: no turn sends it to Claude again (the turns' words stay)."""
+        if slack_file_id:
+            self.store.files.forget_shared(slack_file_id)
+
+    def files_deleted(self, channel_id: str, ts: str) -> None:
+        """A message's files became tombstones."""
+        self.store.files.forget_files_of(channel_id, ts)
+
     def home_opened(self, user_id: str) -> None:
         listings = self.forks.listings(self.store.sessions.open_forks_of(user_id))
         self.chat.publish_home(user_id, listings, self.store.views.economy(user_id))

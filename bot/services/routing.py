@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from ..domain.commands import mentions, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Fork, ForkStatus, Role, Session, TurnStatus
+from .attachments import Attachments
 from .budgets import Budgets
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .ports import Audience, Chat, Store
+from .ports import Audience, Chat, SharedFile, Store
 
 NOT_A_FORK = ("Threads here are forks, and this one isn't. Mention me at the channel's top level, "
               "or open a fork with `/fork [topic]`.")
@@ -31,6 +32,7 @@ class IncomingMessage:
     text: str
     ts: str
     thread_ts: str | None = None
+    files: tuple[SharedFile, ...] = ()
 
     @property
     def in_thread(self) -> bool:
@@ -39,7 +41,8 @@ class IncomingMessage:
 
 class Router:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, budgets: Budgets,
-                 bot_user_id: str | None):
+                 attachments: Attachments, bot_user_id: str | None):
+        self.attachments = attachments
         self.store = store
         self.chat = chat
         self.conversation = conversation
@@ -61,10 +64,10 @@ class Router:
         try:
             if fork is not None:
                 self._in_fork(fork, message, text, mentioned, audience, key)
-            elif text and not foreign_thread:
+            elif (text or message.files) and not foreign_thread:
                 session = Session(self.store.sessions.parent_id(message.channel_id, message.team_id),
                                   message.channel_id, message.team_id)
-                self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key)
+                self._submit(session, message, text, audience, key)
             elif self.store.claims.claim(key):
                 self.chat.tell(audience, NOT_A_FORK if foreign_thread else EMPTY_MENTION)
         except ThreadforkError as error:
@@ -73,9 +76,9 @@ class Router:
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
                  key: str) -> None:
         command = parse_thread_command(text) if mentioned else None
-        if not command and fork.status is ForkStatus.OPEN and text and not self.budgets.exhausted(fork):
-            session = Session(fork.id, fork.channel_id, fork.team_id, fork)
-            self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key)
+        words = text or message.files
+        if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork):
+            self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key)
             return
         if not self.store.claims.claim(key):
             return
@@ -87,7 +90,7 @@ class Router:
             state = "merged" if fork.status in (ForkStatus.MERGED, ForkStatus.MERGING) else "abandoned"
             self.chat.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
                                      "Open a new one with `/fork [topic]` at the channel's top level.")
-        elif text:
+        elif words:
             self.store.turns.append_turn(fork.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
                                          author_name=self.chat.display_name(message.user_id),
                                          slack_ts=message.ts, channel_id=fork.channel_id)
@@ -96,6 +99,17 @@ class Router:
                                      "notice in this thread to raise the budget.")
         else:
             self.chat.tell(audience, "That message had no text, so I left it out of the fork.")
+
+    def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
+        """A turn, with the files shared with it; files left out are named to their sender, once."""
+        attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
+        if message.files and not attachments and not text:
+            if self.store.claims.claim(key):
+                self.chat.tell(audience, notice)
+            return
+        told = (lambda: self.chat.tell(audience, notice)) if notice else None
+        self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key,
+                                 attachments=attachments, on_stored=told)
 
     def _speaker(self, user_id: str) -> Speaker:
         return Speaker(user_id, self.chat.display_name(user_id))

@@ -17,6 +17,7 @@ from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, For
 from ..domain.text import neutralise
 from ..services.ports import Audience, Place
 from . import render, views
+from .downloads import Downloads
 from .names import Names
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code
@@ -34,8 +35,9 @@ UNWELL = "Slack is having trouble right now — try again in a minute."
 
 
 class SlackChat:
-    def __init__(self, client: WebClient):
+    def __init__(self, client: WebClient, download: Downloads):
         self.client = client
+        self.download = download  # (file) -> its bytes
         self.names = Names(client)
         self.streams_resume_at = 0.0  # monotonic; chat.startStream was rate-limited until then
 

@@ -16,9 +16,10 @@ from slack_bolt import App
 from ..domain.text import storable
 from ..services.commands import SlashCommand
 from ..services.facade import Services
+from ..services.ports import SharedFile
 from ..services.routing import IncomingMessage
 from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered
-from .render import ABANDON_ACTION, CONTINUE_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
+from .render import ABANDON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,14 @@ def register(app: App, services: Services) -> None:
                CONTINUE_ACTION: services.budgets.raise_limit}
     for action_id, use_case in buttons.items():
         app.action(action_id)(_button_listener(services, use_case))
+
+    @app.action(FEEDBACK_ACTION)
+    def on_feedback(ack, body, action, context):
+        ack()
+        with delivered(services, context):
+            container = body.get("container") or {}
+            services.gestures.feedback(_channel(body), container.get("message_ts") or "", body["user"]["id"],
+                                       action.get("value") or "")
 
     @app.shortcut(FORK_FROM_HERE)
     def fork_from_here(ack, shortcut, context):
@@ -78,6 +87,11 @@ def register(app: App, services: Services) -> None:
                 _changed_message(services, event)
             else:
                 _message(services, event, body)
+
+    @app.event("file_deleted")
+    def on_file_deleted(event, context):
+        with delivered(services, context):
+            services.gestures.file_deleted(event.get("file_id") or "")
 
     @app.event("reaction_added")
     def on_reaction(event, context):
@@ -128,6 +142,13 @@ def _button_listener(services: Services, use_case):
 def _changed_message(services: Services, event: dict) -> None:
     if event.get("subtype") == "message_changed":
         changed = event.get("message") or {}
+        gone = [f["id"] for f in changed.get("files") or [] if f.get("mode") == "tombstone" and f.get("id")]
+        for file_id in gone:  # deleted files show as tombstones in their message; its words stay
+            services.gestures.file_deleted(file_id)
+        if changed.get("subtype") == "tombstone" and changed.get("ts"):
+            services.gestures.files_deleted(event["channel"], changed["ts"])
+        if changed.get("subtype") == "tombstone":
+            return
         if changed.get("user") and not changed.get("bot_id") and changed.get("ts"):
             services.gestures.edit_message(event["channel"], changed["ts"], changed["user"],
                                            storable(changed.get("text") or ""))
@@ -148,7 +169,14 @@ def _message(services: Services, event: dict, body: dict) -> None:
         text=storable(event.get("text") or ""),
         ts=event["ts"],
         thread_ts=event.get("thread_ts"),
+        files=tuple(_shared(f) for f in event.get("files") or [] if f.get("url_private_download")),
     ))
+
+
+def _shared(file: dict) -> SharedFile:
+    return SharedFile(id=file["id"], name=file.get("name") or file.get("title") or file["id"],
+                      mimetype=file.get("mimetype") or "", filetype=file.get("filetype") or "",
+                      size=int(file.get("size") or 0), url=file.get("url_private_download"))
 
 
 def _fork_id(action: dict) -> int | None:

@@ -34,6 +34,7 @@ class Message:
     ts: str
     shown: str
     completed_by: list[str] = field(default_factory=list)  # posts with what its final update could not add
+    status: str = ""  # the status line shown under its text (the last message's, while Claude researches)
 
 
 def continuation(shown: str, page: str) -> str:
@@ -53,20 +54,29 @@ class Posted:
         self.before: list[str] = []  # kept as they were; they hold the start of the answer
         self._skip = 0  # characters of the given text that `before` already shows
         self._reopen = ""
+        self.status = ""  # a line shown under the last message's text (research under way); "" for none
 
     @property
     def ts(self) -> list[str]:
         return self.before + [ts for m in self.messages for ts in (m.ts, *m.completed_by)]
 
-    def deliver(self, text: str, final: bool) -> None:
+    def deliver(self, text: str, final: bool, closing: list[dict] | None = None) -> None:
+        """Show `text` so far; with `final`, all of it, and `closing` blocks (the feedback buttons) under
+        its last message."""
         pages = self.pager.update(self._reopen + text[self._skip:], final=final)
         for i, page in enumerate(pages):
-            if not page:
+            last = i == len(pages) - 1
+            status = self.status if last and not final else ""
+            if not page and not status:
+                continue
+            adopted = i < len(self.messages) and self.messages[i] is self.adopted
+            if final and last and closing and page and not adopted and self._close(i, page, closing):
                 continue
             if i == len(self.messages):
-                if not self._post(page):
+                if not self._post(page, status):
                     return
-            elif page != self.messages[i].shown and not self._update(self.messages[i], page):
+            elif (page, status) != (self.messages[i].shown, self.messages[i].status) and \
+                    not self._update(self.messages[i], page, status):
                 if self.messages[i] is self.adopted:
                     self._let_go(text)
                     self.deliver(text, final)
@@ -81,16 +91,30 @@ class Posted:
                 message.completed_by.append(ts)
                 message.shown = page
 
-    def _post(self, page: str) -> bool:
-        ts = self._send("chat_postMessage", markdown_text=page)
+    def _close(self, i: int, page: str, closing: list[dict]) -> bool:
+        """The last page with the closing blocks under it (as a markdown block: Slack takes no
+        markdown_text beside blocks). False when Slack refused: the page then goes out as usual."""
+        blocks = [{"type": "markdown", "text": page}, *closing]
+        if i == len(self.messages):
+            ts = self._send("chat_postMessage", blocks=blocks, text=page)
+            if ts:
+                self.messages.append(Message(ts, page))
+            return ts is not None
+        if not self._send("chat_update", ts=self.messages[i].ts, blocks=blocks, text=page):
+            return False
+        self.messages[i].shown, self.messages[i].status = page, ""
+        return True
+
+    def _post(self, page: str, status: str = "") -> bool:
+        ts = self._send("chat_postMessage", markdown_text=page + status)
         if ts:
-            self.messages.append(Message(ts, page))
+            self.messages.append(Message(ts, page, status=status))
         return ts is not None
 
-    def _update(self, message: Message, page: str) -> bool:
-        if not self._send("chat_update", ts=message.ts, markdown_text=page):
+    def _update(self, message: Message, page: str, status: str = "") -> bool:
+        if not self._send("chat_update", ts=message.ts, markdown_text=page + status):
             return False
-        message.shown = page
+        message.shown, message.status = page, status
         if message is self.adopted:
             self.adopted = None
         return True

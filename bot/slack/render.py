@@ -16,6 +16,7 @@ from ..domain.text import NameOf
 MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
 CONTINUE_ACTION = "fork_budget_continue"
+FEEDBACK_ACTION = "answer_feedback"
 FORK_FROM_HERE = "fork_from_here"  # message shortcut callback ids, as in manifest.yml
 MERGE_THIS_FORK = "merge_this_fork"
 MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text, and on all markdown blocks of one message together
@@ -77,7 +78,18 @@ def merge_blocks(fork: Fork, stats: ForkStats, summary: str, name_of: NameOf | N
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats, MERGE_TOPIC)}},
         {"type": "markdown", "text": body},
+        feedback_block(),
     ]
+
+
+def feedback_block() -> dict:
+    """Slack's 👍/👎 under an answer or a summary; a press is stored once per person and message."""
+    def button(text: str, value: str) -> dict:
+        return {"text": {"type": "plain_text", "text": text}, "value": value, "accessibility_label": text}
+
+    return {"type": "context_actions", "elements": [{
+        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+        "positive_button": button("Good answer", "good"), "negative_button": button("Bad answer", "bad")}]}
 
 
 def humanize(seconds: float) -> str:

@@ -29,9 +29,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
 from ..domain.text import settled
-from ..services.ports import Place
+from ..services.ports import Place, Source
 from .paging import Pager
 from .posted import Message, Posted
+from .render import feedback_block
+from .research import status_line, task_chunk, task_title
 from .retries import FAILURES, failure_code, retry_after
 from .thinking import Thinking
 
@@ -55,6 +57,8 @@ class _Reply:
         self.text = ""
         self._last_flush: float | None = None
         self.thinking = Thinking(chat.client, place.channel_id, place.reply_to_ts or place.thread_ts)
+        self.researching: dict[str, str] = {}  # tool id → its title, while Claude's web research runs
+        self.closing: list[dict] | None = None  # blocks under the finished answer (feedback buttons)
 
     @property
     def ts(self) -> list[str]:
@@ -69,7 +73,24 @@ class _Reply:
                 if self.ts:
                     self.thinking.stop()
 
+    def tool_started(self, tool_id: str, name: str, detail: str) -> None:
+        self.researching[tool_id] = task_title(name, detail)
+        self._research(tool_id, "in_progress", [])
+
+    def tool_finished(self, tool_id: str, sources: list[Source], failed: bool) -> None:
+        self._research(tool_id, "error" if failed else "complete", sources)
+        self.researching.pop(tool_id, None)
+
+    def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
+        """Show research under way (never at the cost of the answer: failures are logged only)."""
+        raise NotImplementedError
+
+    def _status_line(self) -> str:
+        return status_line(list(self.researching.values())[-1]) if self.researching else ""
+
     def finish(self) -> list[str]:
+        self.researching.clear()
+        self.closing = [feedback_block()]  # under the answer's last message
         if not self.text.strip():  # an empty answer still gets a visible reply
             self.text = "_(Claude returned an empty answer.)_"
         self._flush(final=True)
@@ -87,10 +108,10 @@ class _Reply:
 
     def _flush(self, final: bool) -> bool:
         visible = self.chat.markdown(self.text if final else settled(self.text))
-        if not visible:
+        if not visible and not self.researching:
             return False
         self._deliver(visible, final)
-        return True
+        return bool(visible)
 
     def _deliver(self, visible: str, final: bool) -> None:
         raise NotImplementedError
@@ -108,7 +129,13 @@ class ChannelReply(_Reply):
         return self.posted.ts
 
     def _deliver(self, visible: str, final: bool) -> None:
-        self.posted.deliver(visible, final)
+        self.posted.status = self._status_line()
+        self.posted.deliver(visible, final, self.closing if final else None)
+
+    def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
+        if status != "in_progress":
+            self.researching.pop(tool_id, None)
+        self._flush(final=False)
 
 
 @dataclass
@@ -151,7 +178,29 @@ class ThreadReply(_Reply):
                 return
             self._hand_over(broken)
         start, reopened = self.pager.starts[self.handover]
-        self.rest.deliver(reopened + visible[start:], final)
+        self.rest.status = self._status_line()
+        self.rest.deliver(reopened + visible[start:], final, self.closing if final else None)
+
+    def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
+        """A task card in the stream (started with the card when no text is shown yet); once the
+        stream broke, a status line like a top-level answer's."""
+        if self.rest is not None:
+            if status != "in_progress":
+                self.researching.pop(tool_id, None)
+            self._flush(final=False)
+            return
+        chunk = task_chunk(tool_id, self.researching[tool_id], status, sources)
+        stream = self.streams[-1] if self.streams and not self.streams[-1].stopped else None
+        try:
+            if stream is None:
+                stream = _Stream()
+                self._start(stream, "", [chunk])
+                self.streams.append(stream)
+            else:
+                self.chat.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])
+            self.thinking.stop()
+        except (*FAILURES, _StreamsPaused) as error:
+            log.info("a research card was not shown (%s)", failure_code(error))
 
     def _stream(self, pages: list[str], final: bool) -> int | None:
         """Stream what is new in each page; the index of the page whose stream broke, if one did."""
@@ -177,20 +226,22 @@ class ThreadReply(_Reply):
                     stream.shown = page
                 if closing:
                     step, stream.stopped = "chat.stopStream", True
+                    under = self.closing if final and i == len(pages) - 1 else None
                     self.chat.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
-                                                     chunks=_chunks(delta))
+                                                     chunks=_chunks(delta), blocks=under)
                     stream.shown = page
             except (*FAILURES, _StreamsPaused) as error:
                 log.warning("%s failed (%s); the answer is posted and updated instead", step, failure_code(error))
                 return i
         return None
 
-    def _start(self, stream: _Stream, text: str) -> None:
+    def _start(self, stream: _Stream, text: str, cards: list[dict] = ()) -> None:
         if time.monotonic() < self.chat.streams_resume_at:
             raise _StreamsPaused()
         try:
             response = self.chat.client.chat_startStream(
-                channel=self.place.channel_id, thread_ts=self.place.thread_ts, chunks=_chunks(text),
+                channel=self.place.channel_id, thread_ts=self.place.thread_ts,
+                chunks=[*cards, *(_chunks(text) or [])] or None, task_display_mode="timeline",
                 recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
         except SlackApiError as error:
             if error.response.status_code == 429:

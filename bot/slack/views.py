@@ -87,7 +87,8 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
         _section(f"*Token economy* — forks burned *{burned:,}* tokens; their summaries returned *{returned:,}* "
                  f"to the channels' conversations ({kept})."),
     ]
-    blocks += [_context(f"<#{entry.channel_id}>: {entry.burned:,} burned in forks → {entry.returned:,} returned")
+    blocks += [_context(f"<#{entry.channel_id}>: {entry.burned:,} burned in forks → {entry.returned:,} returned"
+                        f" · {research(entry)} · {feedback(entry)}")
                for entry in economy[:HOME_CHANNELS]]
     blocks += _more(len(economy) - HOME_CHANNELS, "channels")
     return {"type": "home", "blocks": blocks}
@@ -120,4 +121,14 @@ def context_text(report: ContextReport) -> str:
     if report.open:
         lines.append("*Open forks*: " + ", ".join(fitted(report.open, lambda f, _: f.label, "open forks")))
     lines.append(f"Forks kept *{report.kept_out:,} tokens* out of this conversation.")
+    if report.economy is not None:
+        lines.append(f"Research: {research(report.economy)}. Feedback: {feedback(report.economy)}.")
     return "\n".join(lines)
+
+
+def research(economy: ChannelEconomy) -> str:
+    return f"{economy.searches} searches · {economy.fetches} fetches"
+
+
+def feedback(economy: ChannelEconomy) -> str:
+    return f"👍 {economy.good} · 👎 {economy.bad}"

@@ -91,7 +91,12 @@ def _configure_sqlite(engine: Engine, database: str | None) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode=WAL")
+        if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            # switching to WAL needs an exclusive lock, and SQLite answers "database is locked" at
+            # once, without waiting, when another process holds one (replicas starting together on a
+            # new file): switch while holding the writers' queue
+            with writer:
+                cursor.execute("PRAGMA journal_mode=WAL")
         # in WAL mode NORMAL survives a process crash (only an OS crash can lose the last commits)
         # and saves an fsync on every commit
         cursor.execute("PRAGMA synchronous=NORMAL")

@@ -13,12 +13,23 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..domain.model import Role, Turn, TurnStatus, Usage
+from ..domain.model import Attachment, Role, Turn, TurnStatus, Usage
 from ..services.ports import MAX_ATTEMPTS, Batch, Submitted
 from . import statements as sql
 from .database import Database
 from .history import HistoryCache
-from .rows import append, bump, index, release_lease, settle, take_lease, to_session, to_turn
+from .rows import (
+    append,
+    bump,
+    index,
+    release_lease,
+    settle,
+    take_lease,
+    to_session,
+    to_turn,
+    usage_values,
+    with_attachments,
+)
 from .tables import sessions, turns
 
 
@@ -29,14 +40,15 @@ class SqlTurnQueue:
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
-                    lease_seconds: float) -> Submitted:
+                    lease_seconds: float, attachments: Sequence[Attachment] = ()) -> Submitted:
         now = self.db.now()
         try:
             with self.db.writing() as conn:
                 if claim:
                     conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
                 self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
-                            author_name=author_name, slack_ts=slack_ts, channel_id=channel_id)
+                            author_name=author_name, slack_ts=slack_ts, channel_id=channel_id,
+                            attachments=attachments)
                 if not take_lease(conn, session_id, owner, now, lease_seconds):
                     return Submitted(stored=True)
                 return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now))
@@ -53,9 +65,9 @@ class SqlTurnQueue:
                                author_name=author_name, slack_ts=slack_ts, usage=usage, channel_id=channel_id)
 
     def _store(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id, author_name,
-               slack_ts, channel_id, usage: Usage = Usage()) -> Turn:
+               slack_ts, channel_id, usage: Usage = Usage(), attachments: Sequence[Attachment] = ()) -> Turn:
         turn = append(conn, self.db.now(), session_id, role, text, status, author_id=author_id,
-                      author_name=author_name, slack_ts=slack_ts, usage=usage)
+                      author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments)
         if slack_ts and channel_id:
             index(conn, channel_id, slack_ts, session_id)
         return turn
@@ -73,10 +85,8 @@ class SqlTurnQueue:
         with self.db.writing() as conn:
             if not _renew(conn, reply.session_id, owner, lease_seconds, now):
                 return None  # taken over: the new holder answers these turns
-            conn.execute(sql.FINISH_REPLY, {
-                "turn_id": reply.id, "text": text, "slack_ts": posted[0] if posted else None,
-                "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-                "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens})
+            conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text,
+                                            "slack_ts": posted[0] if posted else None, **usage_values(usage)})
             settle(conn, pending, TurnStatus.ANSWERED)
             for ts in posted if channel_id else ():
                 index(conn, channel_id, ts, reply.session_id)
@@ -144,8 +154,8 @@ class SqlTurnQueue:
 
     def _history_in(self, conn, session_id: int, version: int) -> list[Turn]:
         settled = self._history.at(session_id, version)
-        rows = conn.execute(sql.TURNS_AFTER, {"session_id": session_id, "after": settled.upto})
-        history = settled.extend([to_turn(r) for r in rows])
+        rows = conn.execute(sql.TURNS_AFTER, {"session_id": session_id, "after": settled.upto}).all()
+        history = settled.extend(with_attachments(conn, [to_turn(r) for r in rows], rows))
         self._history.put(session_id, settled)
         return history
 

@@ -3,26 +3,63 @@ indexing a message, settling turns, leases), each run inside the caller's transa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import exists, or_, update
 
-from ..domain.model import ContextSize, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
+from ..domain.model import (
+    Attachment,
+    ContextSize,
+    FileKind,
+    Fork,
+    ForkStatus,
+    Mode,
+    Role,
+    Session,
+    Turn,
+    TurnStatus,
+    Usage,
+)
 from . import statements as sql
 from .tables import sessions, turns
 
 
 def append(conn, now: datetime, session_id: int, role: Role, text: str, status: TurnStatus, *,
            author_id=None, author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None,
-           covers_seq=None) -> Turn:
+           covers_seq=None, attachments: Sequence[Attachment] = ()) -> Turn:
     seq = conn.execute(sql.NEXT_SEQ, {"session_id": session_id, "now": now}).scalar_one()
     turn_id = conn.execute(sql.INSERT_TURN, {
         "session_id": session_id, "seq": seq, "role": role.value, "text": text, "author_id": author_id,
         "author_name": author_name, "status": status.value, "slack_ts": slack_ts, "source_fork_id": source_fork_id,
-        "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-        "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
-        "covers_seq": covers_seq, "deleted": False, "created_at": now}).scalar_one()
-    return Turn(session_id, seq, role, text, author_id, author_name, status, usage, slack_ts, turn_id, covers_seq)
+        **usage_values(usage), "covers_seq": covers_seq, "deleted": False, "has_files": bool(attachments),
+        "created_at": now}).scalar_one()
+    if attachments:
+        conn.execute(sql.INSERT_ATTACHMENT, [
+            {"turn_id": turn_id, "position": n, "sha256": a.sha256, "name": a.name, "slack_file_id": a.slack_file_id,
+             "deleted": False} for n, a in enumerate(attachments)])
+    return Turn(session_id, seq, role, text, author_id, author_name, status, usage, slack_ts, turn_id, covers_seq,
+                tuple(attachments))
+
+
+def usage_values(usage: Usage) -> dict:
+    """A Usage as the turns table's columns."""
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
+            "searches": usage.searches, "fetches": usage.fetches}
+
+
+def with_attachments(conn, turns: list[Turn], rows) -> list[Turn]:
+    """Turns as read, with the files of those that have some (one query for all of them)."""
+    ids = [row.id for row in rows if row.has_files]
+    if not ids:
+        return turns
+    found: dict[int, list[Attachment]] = {}
+    for a in conn.execute(sql.ATTACHMENTS, {"turn_ids": ids}):
+        found.setdefault(a.turn_id, []).append(Attachment(
+            kind=FileKind(a.kind), name=a.name, media_type=a.media_type, slack_file_id=a.slack_file_id,
+            sha256=a.sha256, file_id=a.file_id, text=a.text, deleted=a.deleted))
+    return [replace(t, attachments=tuple(found[t.id])) if t.id in found else t for t in turns]
 
 
 def index(conn, channel_id: str, ts: str, session_id: int) -> None:
@@ -53,13 +90,13 @@ def release_lease(conn, session_id: int, owner: str) -> None:
 
 def usage_columns(table):
     """In Usage's field order."""
-    return (table.c.input_tokens, table.c.output_tokens, table.c.cache_read_tokens, table.c.cache_write_tokens)
+    return (table.c.input_tokens, table.c.output_tokens, table.c.cache_read_tokens, table.c.cache_write_tokens,
+            table.c.searches, table.c.fetches)
 
 
 def usage_total(table):
-    """Everything a model call read and wrote (Usage.total), as SQL."""
-    inputs, outputs, cache_reads, cache_writes = usage_columns(table)
-    return inputs + outputs + cache_reads + cache_writes
+    """Every token a model call read and wrote (Usage.total), as SQL."""
+    return table.c.input_tokens + table.c.output_tokens + table.c.cache_read_tokens + table.c.cache_write_tokens
 
 
 def involves(user_id: str):
@@ -77,7 +114,8 @@ def to_turn(row) -> Turn:
     return Turn(
         session_id=row.session_id, seq=row.seq, role=Role(row.role), text=row.text,
         author_id=row.author_id, author_name=row.author_name, status=TurnStatus(row.status),
-        usage=Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens),
+        usage=Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens,
+                    row.searches, row.fetches),
         slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq,
     )
 

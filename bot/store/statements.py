@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy import bindparam, insert, or_, select, update
 
 from ..domain.model import TurnStatus
-from .tables import claims, messages, sessions, turns
+from .tables import attachments, claims, files, messages, sessions, turns
 
 _session = sessions.c.id == bindparam("session_id")
 
@@ -54,7 +54,17 @@ FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
                 .values(text=bindparam("text"), status=TurnStatus.COMPLETE.value, slack_ts=bindparam("slack_ts"),
                         input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
                         cache_read_tokens=bindparam("cache_read_tokens"),
-                        cache_write_tokens=bindparam("cache_write_tokens")))
+                        cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),
+                        fetches=bindparam("fetches")))
+
+ATTACHMENTS = (select(attachments.c.turn_id, attachments.c.name, attachments.c.slack_file_id,
+                      attachments.c.deleted, files.c.sha256, files.c.kind, files.c.media_type, files.c.file_id,
+                      files.c.text)
+               .join(files, files.c.sha256 == attachments.c.sha256)
+               .where(attachments.c.turn_id.in_(bindparam("turn_ids", expanding=True)))
+               .order_by(attachments.c.turn_id, attachments.c.position))
+
+INSERT_ATTACHMENT = insert(attachments)
 
 INDEXED = select(messages.c.session_id).where(messages.c.channel_id == bindparam("channel_id"),
                                               messages.c.ts == bindparam("ts"))

@@ -75,6 +75,9 @@ turns = Table(
     Column("cache_write_tokens", BigInteger, nullable=False, default=0),
     Column("deleted", Boolean, nullable=False, default=False),
     Column("attempts", Integer, nullable=False, default=0),  # answers begun for this user turn
+    Column("has_files", Boolean, nullable=False, default=False),  # attachments rows exist for it
+    Column("searches", Integer, nullable=False, default=0),  # web searches and fetches by Claude's server tools
+    Column("fetches", Integer, nullable=False, default=0),
     Column("created_at", DateTime(), nullable=False),
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
 )
@@ -129,4 +132,43 @@ health = Table(
     metadata,
     Column("process", String(64), primary_key=True),
     Column("checked_at", DateTime(), nullable=False),
+)
+
+# a file's content, once per content (sha256): an image or PDF as its Files API id, a text file's text
+files = Table(
+    "files",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("kind", String(12), nullable=False),
+    Column("media_type", String(100), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("file_id", String(100)),
+    Column("text", Text),
+    Column("created_at", DateTime(), nullable=False),
+)
+
+# the files shared with a turn, in order; a file deleted in Slack is marked, never sent again
+attachments = Table(
+    "attachments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("turn_id", Integer, ForeignKey("turns.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("sha256", String(64), ForeignKey("files.sha256"), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("slack_file_id", String(32), nullable=False),
+    Column("deleted", Boolean, nullable=False, default=False),
+)
+Index("ix_attachments_turn", attachments.c.turn_id)
+Index("ix_attachments_slack_file", attachments.c.slack_file_id)
+
+# 👍/👎 on an answer or a summary: the first press of each person on each message counts
+feedback = Table(
+    "feedback",
+    metadata,
+    Column("channel_id", String(32), primary_key=True),
+    Column("message_ts", String(32), primary_key=True),
+    Column("user_id", String(32), primary_key=True),
+    Column("value", String(8), nullable=False),  # good | bad
+    Column("created_at", DateTime(), nullable=False),
 )

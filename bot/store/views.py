@@ -2,13 +2,13 @@
 token economy per channel. A few indexed queries each, whatever a session's length."""
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 
 from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
 from ..domain.model import ChannelEconomy, ContextSize, ForkStats, Role, Usage
 from .database import Database
 from .rows import involves, usage_columns, usage_total
-from .tables import sessions, turns
+from .tables import feedback, sessions, turns
 
 _SEEN = turns.c.status.not_in([s.value for s in UNSEEN])
 
@@ -50,19 +50,28 @@ class SqlViews:
         return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
 
     def economy(self, user_id: str) -> list[ChannelEconomy]:
-        theirs = select(sessions.c.channel_id).where(involves(user_id))
+        return self._economy(sessions.c.channel_id.in_(select(sessions.c.channel_id).where(involves(user_id))))
+
+    def channel_economy(self, channel_id: str) -> ChannelEconomy:
+        found = self._economy(sessions.c.channel_id == channel_id)
+        return found[0] if found else ChannelEconomy(channel_id, 0, 0)
+
+    def _economy(self, in_channels) -> list[ChannelEconomy]:
+        in_fork = case((sessions.c.kind == "fork", usage_total(turns)), else_=0)
+        summary = case((turns.c.role == Role.SUMMARY.value, turns.c.output_tokens), else_=0)
         with self.db.reading() as conn:
-            burned = dict(conn.execute(
-                select(sessions.c.channel_id, func.sum(usage_total(turns)))
+            rows = conn.execute(
+                select(sessions.c.channel_id, func.sum(in_fork), func.sum(summary), func.sum(turns.c.searches),
+                       func.sum(turns.c.fetches))
                 .join(turns, turns.c.session_id == sessions.c.id)
-                .where(sessions.c.kind == "fork", sessions.c.channel_id.in_(theirs))
-                .group_by(sessions.c.channel_id)
-            ).all())
-            returned = dict(conn.execute(
-                select(sessions.c.channel_id, func.sum(turns.c.output_tokens))
-                .join(turns, turns.c.session_id == sessions.c.id)
-                .where(turns.c.role == Role.SUMMARY.value, sessions.c.channel_id.in_(theirs))
-                .group_by(sessions.c.channel_id)
-            ).all())
-        channels = sorted(set(burned) | set(returned))
-        return [ChannelEconomy(c, int(burned.get(c) or 0), int(returned.get(c) or 0)) for c in channels]
+                .where(in_channels).group_by(sessions.c.channel_id)).all()
+            votes = conn.execute(
+                select(feedback.c.channel_id, feedback.c.value, func.count())
+                .where(feedback.c.channel_id.in_([r[0] for r in rows]))
+                .group_by(feedback.c.channel_id, feedback.c.value)).all()
+        counted = {(channel, value): count for channel, value, count in votes}
+        figures = [ChannelEconomy(channel, int(burned or 0), int(returned or 0), int(searches or 0),
+                                  int(fetches or 0), counted.get((channel, "good"), 0), counted.get((channel, "bad"), 0))
+                   for channel, burned, returned, searches, fetches in rows]
+        return sorted((f for f in figures if f.burned or f.returned or f.searches or f.fetches or f.good or f.bad),
+                      key=lambda f: f.channel_id)

@@ -22,7 +22,7 @@ def test_an_empty_answer_is_shown_as_such_and_the_session_goes_on(bot, slack, cl
     bot.quiesce()
     texts = request_texts(claude.requests[-1])
     assert texts.count(EMPTY_ANSWER) == 2 and texts[-1].endswith("\nand now?")
-    shown = [p["markdown_text"] for p in slack.posts(CHANNEL, top_level=True)]
+    shown = [p.shown for p in slack.posts(CHANNEL, top_level=True)]
     assert shown == ["_(Claude returned an empty answer.)_"] * 2 + ["Answer 3"]
 
 

@@ -31,7 +31,7 @@ def test_the_baseline_posts_at_top_level_streams_in_threads_and_remembers_each_c
         claude.script(Script(text="top-level answer", chunks=3, chunk_delay=0.6))
         mention(bot, 1, "first question")
         top = wait_until(lambda: [m for m in slack.posts(CHANNEL, top_level=True)
-                                  if m.get("markdown_text") == "top-level answer"], timeout=15)
+                                  if m.shown == "top-level answer"], timeout=15)
         assert top[0].method == "chat.postMessage" and slack.calls_to("chat.update")  # posted, then edited
 
         root = "1699999999.000100"  # someone's message the bot has not seen

@@ -65,7 +65,8 @@ def quiet(slack, claude, database_url: str, seconds: float = 0.5, timeout: float
 def open_fork(replica, slack, topic: str) -> str:
     body, kind = slash("/fork", topic, "UALICE01", slack)
     assert replica.post(body, kind) == 200
-    roots = wait_until(lambda: [m for m in slack.posts(CHANNEL, top_level=True) if m.get("blocks")], timeout=15)
+    roots = wait_until(lambda: [m for m in slack.posts(CHANNEL, top_level=True)
+                                if m.get("text", "").startswith("Fork #")], timeout=15)
     root = roots[-1].ts
     wait_until(lambda: any(m.get("thread_ts") == root for m in slack.posts(CHANNEL)), timeout=15)
     return root
@@ -123,12 +124,12 @@ def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_withi
     claude.script(Script(text="a long answer " * 20, chunks=40, chunk_delay=0.5),
                   Script(text="a summary that never arrives", chunks=40, chunk_delay=0.5))
     doomed.event(mention("UALICE01", "tell me everything", "1700000200.000001"), "EvKILL1")
-    wait_until(lambda: slack.posts(CHANNEL, top_level=True)[-1].get("markdown_text"), timeout=15)  # streaming
+    wait_until(lambda: slack.posts(CHANNEL, top_level=True)[-1].shown, timeout=15)  # streaming
     doomed.event(check_mark(root), "EvKILL2")
     wait_until(lambda: any(is_merge_request(r) for r in claude.requests), timeout=15)
     doomed.kill()
     killed_at = time.monotonic()
-    wait_until(lambda: summaries(slack) and any((m.get("markdown_text") or "").startswith("Answer")
+    wait_until(lambda: summaries(slack) and any(m.shown.startswith("Answer")
                                                 for m in slack.posts(CHANNEL, top_level=True)),
                timeout=TAKEOVER_LIMIT + 10, interval=0.2, message="the takeover")
     assert time.monotonic() - killed_at < TAKEOVER_LIMIT
@@ -151,7 +152,7 @@ def test_an_answer_that_takes_longer_than_the_lease_is_answered_once_without_a_f
         replica.wait_healthy()
     claude.script(Script(text="a slow and steady answer", chunks=16, chunk_delay=0.5))  # 8 s, the lease is 3
     replicas[0].event(mention("UALICE01", "take your time", "1700000300.000001"), "EvSLOW1")
-    wait_until(lambda: any("steady answer" in (m.get("markdown_text") or "") for m in slack.posts(CHANNEL)),
+    wait_until(lambda: any("steady answer" in m.shown for m in slack.posts(CHANNEL)),
                timeout=30)
     quiet(slack, claude, database_url, seconds=3)  # three more sweeps on each replica
     assert len(claude.requests) == 1 and len(slack.posts(CHANNEL)) == 1
@@ -185,7 +186,7 @@ def test_on_sigterm_a_reply_in_flight_finishes_and_the_process_exits_0(tmp_path,
     leaving.proc.terminate()
     assert leaving.proc.wait(timeout=30) == 0
     [answer] = slack.posts(CHANNEL)
-    assert answer["markdown_text"].strip().endswith("almost done")
+    assert answer.shown.strip().endswith("almost done")
     assert [(r["role"], r["status"]) for r in turn_rows(database_url)] == [("user", "answered"),
                                                                           ("assistant", "complete")]
 
@@ -207,7 +208,7 @@ def test_on_sigterm_a_reply_that_outlasts_the_drain_is_handed_back_and_another_r
     leaving.proc.terminate()
     assert leaving.proc.wait(timeout=20) == 0
     handed_back_at = time.monotonic()
-    wait_until(lambda: summaries(slack) and any((m.get("markdown_text") or "").startswith("Answer")
+    wait_until(lambda: summaries(slack) and any(m.shown.startswith("Answer")
                                                 for m in slack.posts(CHANNEL, top_level=True)),
                timeout=30, interval=0.2, message="the other replica to resume")
     assert time.monotonic() - handed_back_at < 10  # at once: no lease had to expire

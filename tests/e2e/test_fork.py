@@ -16,7 +16,7 @@ def talk_in_parent(bot, slack, *texts):
 
 
 def root_post(slack):
-    return next(c for c in slack.posts(CHANNEL, top_level=True) if c.get("blocks"))
+    return next(c for c in slack.posts(CHANNEL, top_level=True) if c.get("text", "").startswith("Fork #"))
 
 
 def test_fork_is_acknowledged_at_once_and_posts_a_top_level_root(bot, slack, claude):

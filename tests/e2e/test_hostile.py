@@ -105,7 +105,7 @@ def test_claudes_hostile_words_ping_nobody_and_show_mentioned_people_by_name(bot
     [summary] = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
     bot.quiesce()
     assert_harmless(slack)
-    answers = [p.get("markdown_text", "") for p in slack.posts(CHANNEL) if p.get("markdown_text")]
+    answers = [p.shown for p in slack.posts(CHANNEL) if p.shown.startswith("Sure.")]
     assert len(answers) == 2 and all(f"@{ZWSP}the boss" in a for a in answers)
     assert f"@{ZWSP}the boss" in summary["blocks"][1]["text"]
     assert "https://evil.example/steal" in answers[0]  # the real target stays visible, as itself

@@ -241,7 +241,7 @@ def test_a_failed_answer_is_retried_with_the_repeat_reaction(bot, slack, claude)
     bot.react("UALICE01", ts, "repeat")
     wait_until(lambda: len(slack.posts(CHANNEL)) == 2)
     bot.quiesce()
-    assert slack.posts(CHANNEL)[1]["markdown_text"] == "Answer 4"
+    assert slack.posts(CHANNEL)[1].shown == "Answer 4"
     bot.react("UALICE01", ts, "repeat")  # already answered: nothing happens
     bot.quiesce()
     assert len(claude.requests) == 4

@@ -29,7 +29,7 @@ def retry(number: int) -> dict:
 
 
 def replies(slack) -> list:
-    return [m for m in slack.posts(CHANNEL) if (m.get("markdown_text") or "").startswith("Answer")]
+    return [m for m in slack.posts(CHANNEL) if m.shown.startswith("Answer")]
 
 
 @pytest.fixture

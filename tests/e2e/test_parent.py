@@ -11,7 +11,7 @@ def test_a_mention_is_answered_once_at_the_channel_top_level(bot, slack, claude)
     wait_until(lambda: slack.posts(CHANNEL), message="a reply")
     bot.quiesce()
     [reply] = slack.posts(CHANNEL)
-    assert "thread_ts" not in reply.args and reply["markdown_text"] == "Answer 1"
+    assert "thread_ts" not in reply.args and reply.shown == "Answer 1"
     assert len(claude.requests) == 1
 
 
@@ -98,7 +98,7 @@ def test_model_output_cannot_ping_the_channel(bot, slack, claude):
     bot.say("UALICE01", "announce it", mention=True)
     [reply] = wait_until(lambda: slack.posts())
     for raw in ("<!channel", "<!here", "<!subteam^", "@here"):
-        assert raw not in reply["markdown_text"]
+        assert raw not in reply.shown
 
 
 def test_a_claude_error_is_reported_where_the_reply_would_go_and_the_turn_is_kept(bot, slack, claude):
@@ -113,7 +113,7 @@ def test_a_claude_error_is_reported_where_the_reply_would_go_and_the_turn_is_kep
     bot.quiesce()
     assert request_texts(claude.requests[-1])[1:] == [
         "[person-ce01 <@UALICE01>]\nfirst question", "[person-ce01 <@UALICE01>]\nsecond question"]
-    assert slack.posts(CHANNEL)[1]["markdown_text"].startswith("Answer")
+    assert slack.posts(CHANNEL)[1].shown.startswith("Answer")
 
 
 def test_token_usage_of_every_reply_is_stored(bot, slack, claude):
@@ -153,7 +153,7 @@ def test_a_rate_limited_reply_is_posted_again_from_what_was_generated(bot, slack
     bot.say("UALICE01", "answer me", mention=True)
     [reply] = wait_until(lambda: slack.posts(CHANNEL))
     bot.quiesce()
-    assert reply["markdown_text"] == "Answer 1" and len(claude.requests) == 1
+    assert reply.shown == "Answer 1" and len(claude.requests) == 1
     attempts = slack.calls_to("chat.postMessage")
     assert len(attempts) == 2 and attempts[1].at - attempts[0].at >= 0.9  # Retry-After honoured
 

@@ -31,7 +31,7 @@ def messages_in(slack, thread_ts: str | None) -> list:
 
 
 def visible_text(message) -> str:
-    return message.get("markdown_text") or message.get("text") or ""
+    return message.shown or message.get("text") or ""
 
 
 def assert_shown_once(slack, thread_ts: str | None, answer: str) -> list:

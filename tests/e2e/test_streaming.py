@@ -29,7 +29,7 @@ def test_a_fork_reply_streams_to_the_person_whose_turn_it_answers(bot, slack, cl
     assert start["thread_ts"] == root
     assert start["recipient_user_id"] == "UBOB0001" and start["recipient_team_id"] == "T0TEAM001"
     [message] = slack.posts(CHANNEL, top_level=False)
-    assert message["markdown_text"] == "streamed answer in several chunks" and not message.streaming
+    assert message.shown == "streamed answer in several chunks" and not message.streaming
     assert slack.calls_to("chat.postMessage")[1:] == []  # only the fork root was a plain post
 
 
@@ -81,7 +81,7 @@ def test_a_top_level_reply_appears_at_the_first_token_and_updates_about_once_a_s
     bot.quiesce()
     [message] = slack.posts(CHANNEL, top_level=True)
     assert message.created - claude.first_delta_at[0] < 1.0
-    assert message["markdown_text"] == "token " * 60
+    assert message.shown == "token " * 60
     gaps = [b - a for a, b in zip([message.created] + message.updates, message.updates)]
     assert 2 <= len(message.updates) <= 5 and all(gap >= 0.9 for gap in gaps[:-1])
 
@@ -91,7 +91,7 @@ def test_a_long_top_level_answer_continues_in_further_messages_under_the_update_
     bot.say("UALICE01", "write a lot", mention=True)
     wait_until(lambda: slack.posts(CHANNEL, top_level=True), timeout=20)
     bot.quiesce()
-    pages = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=True)]
+    pages = [m.shown for m in slack.posts(CHANNEL, top_level=True)]
     assert len(pages) >= 8
     assert all(len(p.encode()) <= 4000 for p in pages)
     assert all(p.count("```") % 2 == 0 for p in pages)
@@ -105,7 +105,7 @@ def test_a_long_fork_answer_continues_in_further_streamed_messages(bot, slack, c
     bot.say("UBOB0001", "write a lot", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=20)
     bot.quiesce()
-    pages = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=False)]
+    pages = [m.shown for m in slack.posts(CHANNEL, top_level=False)]
     assert len(pages) >= 3 and all(len(p) <= 12_000 for p in pages)
     assert all(p.count("```") % 2 == 0 for p in pages)
     assert "".join(p.removeprefix("```python\n").removesuffix("```") for p in pages) == LONG
@@ -121,7 +121,7 @@ def test_a_refused_stream_still_delivers_the_whole_answer(bot, slack, claude):
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
     bot.quiesce()
     [message] = [m for m in slack.posts(CHANNEL, top_level=False)]
-    assert message.method == "chat.postMessage" and message["markdown_text"] == "the answer must arrive"
+    assert message.method == "chat.postMessage" and message.shown == "the answer must arrive"
 
 
 def test_a_streamed_answers_last_words_ride_on_stop_stream_and_survive_its_refusal(bot, slack, claude):
@@ -134,14 +134,14 @@ def test_a_streamed_answers_last_words_ride_on_stop_stream_and_survive_its_refus
     assert "final words" in json.dumps(stop.args.get("chunks"))
     assert not slack.calls_to("chat.appendStream")  # start at the first token, stop with the rest
     [message] = slack.posts(CHANNEL, top_level=False)
-    assert message["markdown_text"] == "first part, then the final words" and not message.streaming
+    assert message.shown == "first part, then the final words" and not message.streaming
 
     slack.fail("chat.stopStream", "internal_error")
     claude.script(Script(text="second answer, whose ending must not be lost", chunks=2, chunk_delay=0.8))
     bot.say("UBOB0001", "again", thread_ts=root)
     wait_until(lambda: len(slack.calls_to("chat.stopStream")) == 2, timeout=15)
     bot.quiesce()
-    texts = [m["markdown_text"] for m in slack.posts(CHANNEL, top_level=False)][1:]
+    texts = [m.shown for m in slack.posts(CHANNEL, top_level=False)][1:]
     assert "".join(texts) == "second answer, whose ending must not be lost"
 
 
@@ -152,7 +152,7 @@ def test_an_overload_in_the_middle_of_a_stream_says_so_and_keeps_the_turn(bot, s
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
     bot.quiesce()
     [message] = slack.posts(CHANNEL, top_level=False)
-    assert "kept" in message["markdown_text"] and not message.streaming
+    assert "kept" in message.shown and not message.streaming
     fork = bot.store.sessions.fork_by_message(CHANNEL, root)
     statuses = [(t.role.value, t.status.value) for t in bot.store.turns.turns(fork.id)]
     assert statuses == [("user", "failed"), ("assistant", "aborted")]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from bot.domain.context import ModelInput
 from bot.domain.errors import ChatUnavailable, ModelUnavailable
 from bot.domain.model import Usage
-from bot.services.ports import Audience, Completion, Place
+from bot.services.ports import Audience, Completion, Place, Source
 
 
 @dataclass
@@ -31,9 +31,16 @@ class RecordingReply:
     def __init__(self, chat: RecordingChat, place: Place):
         self.chat, self.place, self.text = chat, place, ""
         self.failed: str | None = None
+        self.tools: list[tuple] = []  # ("started", id, name, detail) and ("finished", id, sources, failed)
 
     def write(self, delta: str) -> None:
         self.text += delta
+
+    def tool_started(self, tool_id: str, name: str, detail: str) -> None:
+        self.tools.append(("started", tool_id, name, detail))
+
+    def tool_finished(self, tool_id: str, sources, failed: bool) -> None:
+        self.tools.append(("finished", tool_id, list(sources), failed))
 
     def finish(self) -> list[str]:
         return [self.chat.record("reply", self.place, self.text).ts]
@@ -48,6 +55,7 @@ class RecordingChat:
         self.said: list[Said] = []
         self.names: dict[str, str] = {}
         self.refuse: set[str] = set()  # methods that raise ChatUnavailable, as Slack's refusals do
+        self.files: dict[str, bytes] = {}  # Slack file id → the bytes a download gets
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -70,6 +78,12 @@ class RecordingChat:
 
     def display_name(self, user_id: str) -> str | None:
         return self.names.get(user_id, user_id.lower())
+
+    def download(self, file) -> bytes:
+        if file.id not in self.files:
+            raise ChatUnavailable(f"Slack would not give me {file.name}")
+        self.record("download", file)
+        return self.files[file.id]
 
     def begin_reply(self, place: Place) -> RecordingReply:
         return RecordingReply(self, place)
@@ -116,6 +130,7 @@ class Answer:
     text: str = ""
     usage: Usage = Usage(100, 20)
     error: str | None = None  # raise ModelUnavailable with this message instead
+    sources: tuple[Source, ...] = ()
 
 
 @dataclass
@@ -124,18 +139,23 @@ class ScriptedModel:
 
     inputs: list[ModelInput] = field(default_factory=list)
     script: deque = field(default_factory=deque)
+    uploads: list[tuple[str, str, bytes]] = field(default_factory=list)
 
     def answer(self, *answers: Answer) -> None:
         self.script.extend(answers)
 
-    def complete(self, model_input: ModelInput, on_text=None) -> Completion:
+    def complete(self, model_input: ModelInput, events=None) -> Completion:
         self.inputs.append(model_input)
         answer = self.script.popleft() if self.script else Answer(f"Answer {len(self.inputs)}")
         if answer.error:
             raise ModelUnavailable(answer.error)
-        if on_text and answer.text:
-            on_text(answer.text)
-        return Completion(answer.text, answer.usage)
+        if events and answer.text:
+            events.write(answer.text)
+        return Completion(answer.text, answer.usage, answer.sources)
+
+    def upload(self, name: str, media_type: str, data: bytes) -> str:
+        self.uploads.append((name, media_type, data))
+        return f"file_{len(self.uploads):04d}"
 
     def texts(self, index: int = -1) -> list[str]:
         """The text blocks of one model input, in order."""

@@ -75,6 +75,16 @@ class Message:
     def get(self, key, default=None):
         return self.args.get(key, default)
 
+    @property
+    def shown(self) -> str:
+        """The Markdown people read: `markdown_text` (streamed messages too), else the message's
+        markdown blocks (an answer ending with its feedback buttons), else its plain text."""
+        if self.args.get("markdown_text"):
+            return self.args["markdown_text"]
+        blocks = self.args.get("blocks") if isinstance(self.args.get("blocks"), list) else []
+        parts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "markdown"]
+        return "".join(parts) if parts else self.args.get("text") or ""
+
 
 def _chunk_text(args: dict) -> str:
     text = args.get("markdown_text") or ""
@@ -238,9 +248,11 @@ class FakeSlack:
                 if method == "chat.update":
                     if any(len(str(args.get(k) or "").encode()) > UPDATE_LIMIT for k in ("text", "markdown_text")):
                         return {"ok": False, "error": "msg_too_long"}
-                    for key in ("text", "markdown_text", "blocks"):
+                    for key in ("text", "markdown_text", "blocks"):  # the new content replaces the old
                         if key in args:
                             target.args[key] = args[key]
+                        else:
+                            target.args.pop(key, None)
                 else:
                     if not target.streaming:
                         return {"ok": False, "error": "message_not_in_streaming_state"}

@@ -22,7 +22,7 @@ def test_migrations_run_once_however_many_replicas_start_together(database_url):
     db, _ = open_store(database_url)
     db.create_schema()  # and again: idempotent
     with db.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0003"
     assert {"sessions", "turns", "messages", "claims"} <= set(inspect(db.engine).get_table_names())
     db.engine.dispose()
 

@@ -66,7 +66,7 @@ def test_a_failed_summary_reopens_the_fork_so_it_can_be_merged_again(cases):
 
 
 def test_merge_without_a_number_takes_the_callers_most_recently_active_fork(cases):
-    mine, other = cases.open_fork("mine"), cases.open_fork("other", user="UBOB0001")
+    mine, _ = cases.open_fork("mine"), cases.open_fork("other", user="UBOB0001")
     cases.say("UALICE01", "back to mine", thread_ts=mine.root_ts)
     cases.slash("/merge", "", user="UALICE01")
     assert cases.fork(1).status is ForkStatus.MERGED and cases.fork(2).status is ForkStatus.OPEN

@@ -24,14 +24,14 @@ def test_the_manifest_declares_socket_mode_commands_events_and_interactivity():
     assert m["settings"]["interactivity"]["is_enabled"] is True
     assert {"/fork", "/merge", "/forks", "/context"} <= {c["command"] for c in m["features"]["slash_commands"]}
     assert m["features"]["app_home"]["home_tab_enabled"] is True
-    assert {"app_home_opened", "app_mention", "message.channels", "message.groups", "message.im", "message.mpim",
-            "reaction_added"} <= set(m["settings"]["event_subscriptions"]["bot_events"])
+    assert {"app_home_opened", "app_mention", "file_deleted", "message.channels", "message.groups", "message.im",
+            "message.mpim", "reaction_added"} <= set(m["settings"]["event_subscriptions"]["bot_events"])
 
 
 def test_the_manifest_asks_only_for_the_scopes_threadfork_uses():
     assert set(manifest()["oauth_config"]["scopes"]["bot"]) == {
         "app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
-        "chat:write", "commands", "reactions:read", "reactions:write", "users:read"}
+        "chat:write", "commands", "files:read", "reactions:read", "reactions:write", "users:read"}
 
 
 def test_the_manifest_declares_the_message_shortcuts_the_bot_listens_for():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.services.ports import Clock, Store
 
+from .files import MemoryFeedback, MemoryFiles
 from .inbox import MemoryClaims, MemoryInbox
 from .merges import MemoryMerges
 from .queue import MemoryTurnQueue
@@ -20,4 +21,5 @@ def memory_store(clock: Clock) -> Store:
     memory = Memory(clock)
     return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=MemorySessions(memory),
                  turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), upkeep=MemoryUpkeep(memory),
-                 views=MemoryViews(memory), clock=clock, check=lambda process: None)
+                 views=MemoryViews(memory), files=MemoryFiles(memory), feedback=MemoryFeedback(memory),
+                 clock=clock, check=lambda process: None)

@@ -16,14 +16,14 @@ class MemoryTurnQueue:
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
-                    lease_seconds: float) -> Submitted:
+                    lease_seconds: float, attachments=()) -> Submitted:
         with self.m.lock:
             if claim:
                 if claim in self.m.claims:
                     return Submitted(stored=False)
                 self.m.claims[claim] = self.m.clock()
             self._store(session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
-                        author_name=author_name, slack_ts=slack_ts, channel_id=channel_id)
+                        author_name=author_name, slack_ts=slack_ts, channel_id=channel_id, attachments=attachments)
             if not self.m.take_lease(session_id, owner, lease_seconds):
                 return Submitted(stored=True)
             return Submitted(stored=True, batch=self._batch(session_id, owner))
@@ -36,9 +36,9 @@ class MemoryTurnQueue:
                                slack_ts=slack_ts, usage=usage, channel_id=channel_id)
 
     def _store(self, session_id, role, text, status, *, author_id, author_name, slack_ts, channel_id,
-               usage: Usage = Usage()) -> Turn:
+               usage: Usage = Usage(), attachments=()) -> Turn:
         turn = self.m.append(session_id, role, text, status, author_id=author_id, author_name=author_name,
-                             slack_ts=slack_ts, usage=usage)
+                             slack_ts=slack_ts, usage=usage, attachments=attachments)
         if slack_ts and channel_id:
             self.m.index(channel_id, slack_ts, session_id)
         return turn

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from bot.domain.model import ContextSize, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
-from bot.services.ports import Clock
+from bot.services.ports import Clock, StoredFile
 
 
 @dataclass
@@ -84,6 +84,8 @@ class Memory:
     claims: dict[str, datetime] = field(default_factory=dict)
     markers: dict[str, datetime] = field(default_factory=dict)
     inbox: dict[str, InboxRow] = field(default_factory=dict)
+    files: dict[str, StoredFile] = field(default_factory=dict)  # sha256 → content
+    feedback: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (channel, ts, user) → value
     messages: dict[tuple[str, str], int] = field(default_factory=dict)  # (channel, ts) → session id
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -95,13 +97,13 @@ class Memory:
 
     def append(self, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id=None,
                author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None,
-               covers_seq=None) -> Turn:
+               covers_seq=None, attachments=()) -> Turn:
         now = self.clock()
         session = self.sessions[session_id]
         session.next_seq += 1
         session.last_activity_at = now
         turn = Turn(session_id, session.next_seq, role, text, author_id, author_name, status, usage, slack_ts,
-                    self.new_id(), covers_seq)
+                    self.new_id(), covers_seq, tuple(attachments))
         self.rows(session_id).append(TurnRow(turn, now, source_fork_id=source_fork_id))
         return turn
 

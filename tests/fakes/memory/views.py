@@ -31,20 +31,29 @@ class MemoryViews:
 
     def economy(self, user_id: str) -> list[ChannelEconomy]:
         with self.m.lock:
-            burned: dict[str, int] = {}
-            returned: dict[str, int] = {}
             took_part = self.m.involves(user_id)
-            theirs = {s.channel_id for s in self.m.sessions.values() if took_part(s)}
-            for session in self.m.sessions.values():
-                if session.channel_id not in theirs:
-                    continue
-                for row in self.m.rows(session.id):
-                    turn = row.turn
-                    if session.kind == "fork":
-                        burned[session.channel_id] = burned.get(session.channel_id, 0) + turn.usage.total
-                    if turn.role is Role.SUMMARY:
-                        returned[session.channel_id] = returned.get(session.channel_id, 0) + turn.usage.output_tokens
-        return [ChannelEconomy(c, burned.get(c, 0), returned.get(c, 0)) for c in sorted(set(burned) | set(returned))]
+            return self._economy({s.channel_id for s in self.m.sessions.values() if took_part(s)})
+
+    def channel_economy(self, channel_id: str) -> ChannelEconomy:
+        with self.m.lock:
+            found = self._economy({channel_id})
+        return found[0] if found else ChannelEconomy(channel_id, 0, 0)
+
+    def _economy(self, channels: set[str]) -> list[ChannelEconomy]:
+        figures: dict[str, list[int]] = {}
+        for session in self.m.sessions.values():
+            if session.channel_id not in channels:
+                continue
+            for row in self.m.rows(session.id):
+                turn, sums = row.turn, figures.setdefault(session.channel_id, [0] * 6)
+                sums[0] += turn.usage.total if session.kind == "fork" else 0
+                sums[1] += turn.usage.output_tokens if turn.role is Role.SUMMARY else 0
+                sums[2] += turn.usage.searches
+                sums[3] += turn.usage.fetches
+        for (channel, _, _), value in self.m.feedback.items():
+            if channel in figures:
+                figures[channel][4 if value == "good" else 5] += 1
+        return [ChannelEconomy(channel, *sums) for channel, sums in sorted(figures.items()) if any(sums)]
 
     def _seen(self, session_id: int):
         return [r.turn for r in self.m.rows(session_id) if not r.deleted and r.turn.status not in UNSEEN]

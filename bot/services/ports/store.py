@@ -1,32 +1,16 @@
-"""What the use cases need from the outside world, as protocols the adapters implement.
-
-The store is split by concern, one protocol each, bundled in `Store`:
-- `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
-- `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
-- `Sessions`: channel parents and forks, found by id, number or any Slack message of a fork;
-- `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure,
-  edits, deletions and retries;
-- `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
-- `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
-- `Views`: read-only figures — a fork's stats, a context's size, the token economy.
-Every move that must happen once (a claim, a lease, a state change) is atomic in every
-implementation: its result says whether this caller won. The SQL store (bot/store) and the
-in-memory one the unit tests use pass the same contract tests.
-"""
+"""The store, one protocol per concern, bundled in `Store` (see the package's docstring)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from ..domain.context import ModelInput
-from ..domain.model import (
+from ...domain.model import (
+    Attachment,
     ChannelEconomy,
-    ContextReport,
     ContextSize,
     Fork,
-    ForkListing,
     ForkStats,
     ForkStatus,
     Mode,
@@ -36,75 +20,7 @@ from ..domain.model import (
     TurnStatus,
     Usage,
 )
-
-Clock = Callable[[], datetime]  # naive UTC
-
-
-@dataclass(frozen=True)
-class Completion:
-    """What one model call produced."""
-
-    text: str
-    usage: Usage
-
-
-@dataclass(frozen=True)
-class Batch:
-    """Turns to answer in one model call, with the reply's reserved place and the session's history
-    (pending turns and the reserved reply included). `given_up`: turns whose answer was begun
-    MAX_ATTEMPTS times and never recorded, now failed; their authors are owed a notice. With only
-    those, `pending` is empty, `reply` None, and the lease was released."""
-
-    session: Session
-    pending: list[Turn]
-    reply: Turn | None
-    history: list[Turn]
-    given_up: list[Turn] = field(default_factory=list)
-
-
-MAX_ATTEMPTS = 3  # answers begun for one turn, or merges for one fork, before it ends as failed
-
-
-@dataclass(frozen=True)
-class Kept:
-    """A delivery taken out of the inbox for replay: `attempts` counts this one."""
-
-    key: str
-    payload: str
-    attempts: int
-
-
-@dataclass(frozen=True)
-class Submitted:
-    """A user's turn handed in: `stored` is False for a duplicate; `batch` is set when this caller
-    took the session's lease and must answer (and then keep answering until next_answer is None)."""
-
-    stored: bool
-    batch: Batch | None = None
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a reply goes: a channel's top level (thread_ts None) or a fork's thread."""
-
-    channel_id: str
-    thread_ts: str | None
-    team_id: str | None
-    recipient_id: str | None  # the person whose turn is being answered
-    reply_to_ts: str | None = None  # their message, if it exists in Slack
-
-
-@dataclass(frozen=True)
-class Audience:
-    """One person to answer privately: through a slash command's response_url when there is one."""
-
-    channel_id: str
-    user_id: str
-    thread_ts: str | None = None
-    response_url: str | None = None
-
-
-# the store ------------------------------------------------------------------------------
+from .values import Batch, Clock, Kept, StoredFile, Submitted
 
 class Claims(Protocol):
     def claim(self, key: str) -> bool:
@@ -153,9 +69,10 @@ class Sessions(Protocol):
 class TurnQueue(Protocol):
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
-                    lease_seconds: float) -> Submitted:
-        """Store a user's turn as pending (once per `claim`) and try to lease the session, atomically;
-        the lease winner gets its first batch at once. With `channel_id`, the ts is indexed."""
+                    lease_seconds: float, attachments: Collection[Attachment] = ()) -> Submitted:
+        """Store a user's turn as pending (once per `claim`), with the files shared with it (their
+        content kept before with Files.keep), and try to lease the session, atomically; the lease
+        winner gets its first batch at once. With `channel_id`, the ts is indexed."""
     def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
         """For the lease holder: the waiting turns with the reply's place reserved and the lease
         renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
@@ -220,7 +137,26 @@ class Views(Protocol):
         """Turns and tokens the model sees: the last reply's reported usage plus estimates after it."""
     def economy(self, user_id: str) -> list[ChannelEconomy]:
         """Per channel the user took part in (opened a fork, or wrote a turn): what forks burned
-        against what their summaries returned. Nobody sees figures of a channel they never wrote in."""
+        against what their summaries returned, research, feedback. Nobody sees figures of a channel
+        they never wrote in."""
+    def channel_economy(self, channel_id: str) -> ChannelEconomy: ...
+
+
+class Files(Protocol):
+    def known(self, sha256: str) -> StoredFile | None: ...
+    def known_shared(self, slack_file_id: str) -> StoredFile | None:
+        """The content of a Slack file shared before (it is not downloaded again)."""
+    def keep(self, stored: StoredFile) -> None:
+        """Keep a content (once: a second keep of the same sha256 changes nothing)."""
+    def forget_shared(self, slack_file_id: str) -> int:
+        """The file was deleted in Slack: every turn that shared it stops sending it; how many."""
+    def forget_files_of(self, channel_id: str, ts: str) -> int:
+        """The message's files became tombstones: its turn stops sending them."""
+
+
+class Feedback(Protocol):
+    def record(self, channel_id: str, message_ts: str, user_id: str, value: str) -> bool:
+        """A 👍 ("good") or 👎 ("bad") on an answer or summary; False when this person already pressed one."""
 
 
 @dataclass(frozen=True)
@@ -232,34 +168,7 @@ class Store:
     merges: Merges
     upkeep: Upkeep
     views: Views
+    files: Files
+    feedback: Feedback
     clock: Clock
     check: Callable[[str], None]  # writes a health row for this process; raises when the store can't be written
-
-
-# Slack and Claude -----------------------------------------------------------------------
-
-class ReplyWriter(Protocol):
-    def write(self, delta: str) -> None: ...
-    def finish(self) -> list[str]: ...
-    def fail(self, notice: str) -> None: ...
-
-
-class Chat(Protocol):
-    def display_name(self, user_id: str) -> str | None: ...
-    def begin_reply(self, place: Place) -> ReplyWriter: ...
-    def post_fork_root(self, fork: Fork) -> str: ...
-    def refresh_fork_root(self, fork: Fork) -> None: ...
-    def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str: ...
-    def note_in_thread(self, fork: Fork, text: str) -> None: ...
-    def tell(self, audience: Audience, text: str) -> None: ...
-    def refuse_merge(self, audience: Audience, reason: str, open_forks: list[Fork]) -> None: ...
-    def post_notice(self, place: Place, text: str) -> None: ...
-    def remind(self, fork: Fork, expiry_policy: str, expiry_seconds: float) -> None: ...
-    def budget_reached(self, fork: Fork, burned: int, limit: int) -> None: ...
-    def show_context(self, audience: Audience, report: ContextReport) -> None: ...
-    def show_forks(self, audience: Audience, listings: list[ForkListing], counts: dict[ForkStatus, int]) -> None: ...
-    def publish_home(self, user_id: str, listings: list[ForkListing], economy: list[ChannelEconomy]) -> None: ...
-
-
-class Model(Protocol):
-    def complete(self, model_input: ModelInput, on_text: Callable[[str], None] | None = None) -> Completion: ...

@@ -1,0 +1,116 @@
+"""Files people share become part of their turn: downloaded from Slack once, checked against what
+Claude can take, and kept once per content — an image or PDF uploaded to Anthropic's Files API (a
+request then names it by id: a few bytes, the same every time, so the prompt cache keeps working),
+a text file as its text. A file that cannot be taken is skipped with one private notice naming it
+and why; the rest of the turn is answered."""
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import threading
+from collections.abc import Sequence
+
+import imagesize
+import pypdf
+
+from ..domain.errors import ThreadforkError
+from ..domain.files import (
+    IMAGE_SIDE_LIMIT,
+    PDF_PAGE_LIMIT,
+    TEXT_LIMIT,
+    Readable,
+    Unreadable,
+    check_content,
+    check_size,
+    readable,
+)
+from ..domain.model import Attachment, FileKind
+from ..domain.text import mrkdwn, storable
+from .ports import Chat, Model, SharedFile, Store, StoredFile
+
+log = logging.getLogger(__name__)
+
+RECENT_FILES = 1024
+
+
+class Attachments:
+    def __init__(self, store: Store, chat: Chat, model: Model, max_file_bytes: int):
+        self.store = store
+        self.chat = chat
+        self.model = model
+        self.max_file_bytes = max_file_bytes
+        # one download per Slack file at a time (a mention arrives as `message` and `app_mention`)
+        self._stripes = [threading.Lock() for _ in range(64)]
+        self._recent: dict[str, StoredFile] = {}  # Slack file id → its content, for the second delivery
+
+    def prepare(self, files: Sequence[SharedFile]) -> tuple[list[Attachment], str | None]:
+        """The files Claude can take, as attachments, and a notice naming those skipped and why (None
+        when none was): whoever stores the turn tells it, once."""
+        kept, skipped = [], []
+        for file in files:
+            try:
+                kept.append(self._attach(file))
+            except Unreadable as reason:
+                skipped.append(f"*{mrkdwn(file.name)}* ({reason})")
+        if not skipped:
+            return kept, None
+        rest = " I answer the rest of your message." if kept or len(skipped) < len(files) else ""
+        return kept, f"I left out {', '.join(skipped)}.{rest}"
+
+    def _attach(self, file: SharedFile) -> Attachment:
+        kind = readable(file.mimetype, file.filetype, file.name)
+        check_size(kind, file.size, self.max_file_bytes)
+        with self._one_at_a_time(file.id):
+            stored = self._recent.get(file.id) or self.store.files.known_shared(file.id) or self._fetch(file, kind)
+            self._recent[file.id] = stored
+            while len(self._recent) > RECENT_FILES:
+                self._recent.pop(next(iter(self._recent)))
+        return Attachment(stored.kind, storable(file.name), stored.media_type, file.id, stored.sha256,
+                          stored.file_id, stored.text)
+
+    def _fetch(self, file: SharedFile, kind: Readable) -> StoredFile:
+        try:
+            data = self.chat.download(file)
+        except ThreadforkError:
+            raise Unreadable("Slack would not let me download it") from None
+        check_content(kind, data)
+        check_size(kind, len(data), self.max_file_bytes)
+        sha256 = hashlib.sha256(data).hexdigest()
+        stored = self.store.files.known(sha256)
+        if stored is None:
+            stored = self._keep(file, kind, data, sha256)
+        return stored
+
+    def _keep(self, file: SharedFile, kind: Readable, data: bytes, sha256: str) -> StoredFile:
+        text = file_id = None
+        if kind.kind is FileKind.TEXT:
+            text = storable(data.decode("utf-8", errors="replace"))
+            if len(text) > TEXT_LIMIT:
+                raise Unreadable(f"it is too long to read ({len(text):,} characters; the limit is {TEXT_LIMIT:,})")
+        else:
+            _check_pages_and_pixels(kind, data)
+            try:
+                file_id = self.model.upload(storable(file.name), kind.media_type, data)
+            except ThreadforkError as error:
+                raise Unreadable(f"Claude's file store did not take it ({error})") from None
+        stored = StoredFile(sha256, kind.kind, kind.media_type, len(data), file_id, text)
+        self.store.files.keep(stored)
+        return self.store.files.known(sha256) or stored  # the copy kept first, if two raced
+
+    def _one_at_a_time(self, slack_file_id: str) -> threading.Lock:
+        return self._stripes[hash(slack_file_id) % len(self._stripes)]
+
+
+def _check_pages_and_pixels(kind: Readable, data: bytes) -> None:
+    if kind.kind is FileKind.DOCUMENT:
+        try:
+            pages = len(pypdf.PdfReader(io.BytesIO(data)).pages)
+        except Exception:  # noqa: BLE001 - pypdf raises many kinds for a broken file
+            raise Unreadable("it is not a PDF Claude can open") from None
+        if pages > PDF_PAGE_LIMIT:
+            raise Unreadable(f"it has {pages} pages; Claude reads PDFs up to {PDF_PAGE_LIMIT}")
+    elif kind.kind is FileKind.IMAGE:
+        width, height = imagesize.get(io.BytesIO(data))
+        if max(width, height) > IMAGE_SIDE_LIMIT:
+            raise Unreadable(f"it is {width}×{height} pixels; Claude takes images up to {IMAGE_SIDE_LIMIT} a side")

@@ -1,0 +1,106 @@
+"""The values the ports exchange."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ...domain.model import FileKind, Session, Turn, Usage
+
+Clock = Callable[[], datetime]  # naive UTC
+
+
+@dataclass(frozen=True)
+class Source:
+    """A web page an answer relied on (from Claude's web search or fetch)."""
+
+    url: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one model call produced: its text, usage, and the pages its research relied on."""
+
+    text: str
+    usage: Usage
+    sources: tuple[Source, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file's content as kept once: an image or PDF by its Files API id, a text file by its text."""
+
+    sha256: str
+    kind: FileKind
+    media_type: str
+    size: int
+    file_id: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class SharedFile:
+    """A file as Slack describes it in a message event."""
+
+    id: str
+    name: str
+    mimetype: str
+    filetype: str
+    size: int
+    url: str | None  # url_private_download
+
+@dataclass(frozen=True)
+class Batch:
+    """Turns to answer in one model call, with the reply's reserved place and the session's history
+    (pending turns and the reserved reply included). `given_up`: turns whose answer was begun
+    MAX_ATTEMPTS times and never recorded, now failed; their authors are owed a notice. With only
+    those, `pending` is empty, `reply` None, and the lease was released."""
+
+    session: Session
+    pending: list[Turn]
+    reply: Turn | None
+    history: list[Turn]
+    given_up: list[Turn] = field(default_factory=list)
+
+
+MAX_ATTEMPTS = 3  # answers begun for one turn, or merges for one fork, before it ends as failed
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A delivery taken out of the inbox for replay: `attempts` counts this one."""
+
+    key: str
+    payload: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """A user's turn handed in: `stored` is False for a duplicate; `batch` is set when this caller
+    took the session's lease and must answer (and then keep answering until next_answer is None)."""
+
+    stored: bool
+    batch: Batch | None = None
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a reply goes: a channel's top level (thread_ts None) or a fork's thread."""
+
+    channel_id: str
+    thread_ts: str | None
+    team_id: str | None
+    recipient_id: str | None  # the person whose turn is being answered
+    reply_to_ts: str | None = None  # their message, if it exists in Slack
+
+
+@dataclass(frozen=True)
+class Audience:
+    """One person to answer privately: through a slash command's response_url when there is one."""
+
+    channel_id: str
+    user_id: str
+    thread_ts: str | None = None
+    response_url: str | None = None

@@ -1,0 +1,36 @@
+"""How Claude's web research shows while it works: in a fork's thread, each search or fetch as a
+Slack task card (a `task_update` chunk of the stream) that completes with its sources; at a
+channel's top level, a status line at the end of the message being updated."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from ..domain.text import mrkdwn
+from ..services.ports import Source
+
+TITLE_LIMIT = 120
+MAX_CARD_SOURCES = 5
+
+
+def task_title(name: str, detail: str) -> str:
+    what = f"Searching the web for “{detail}”" if name == "web_search" else f"Reading {_place(detail)}"
+    return what if len(what) <= TITLE_LIMIT else what[: TITLE_LIMIT - 1] + "…"
+
+
+def task_chunk(tool_id: str, title: str, status: str, sources: list[Source] = ()) -> dict:
+    """A task card's update, as chat.startStream / appendStream take it."""
+    chunk = {"type": "task_update", "id": tool_id, "title": title, "status": status}
+    if sources:
+        chunk["sources"] = [{"type": "url", "url": s.url, "text": (s.title or s.url)[:TITLE_LIMIT]}
+                            for s in sources[:MAX_CARD_SOURCES]]
+    return chunk
+
+
+def status_line(title: str) -> str:
+    """The line under a top-level answer while Claude researches."""
+    return f"\n\n_🔎 {mrkdwn(title)}…_"
+
+
+def _place(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.hostname or url) + (parts.path if parts.path not in ("", "/") else "")
