@@ -74,7 +74,10 @@ def test_the_eval_plays_three_arms_through_threadfork_and_says_offline_accuracy_
     later_fork_turns = [t.text for e in SCENARIO.explorations for t in e.turns[1:]]
 
     # forks: each exploration's turns in a fork that inherited the opening turns, then one merge request
-    assert sum(is_merge_request(r) for r in forks) == len(SCENARIO.explorations)
+    merges = [r for r in forks if is_merge_request(r)]
+    assert len(merges) == len(SCENARIO.explorations)
+    for exploration, merge in zip(SCENARIO.explorations, merges):
+        assert all(t.text in joined(merge) for t in exploration.turns)
     first_fork_request = forks[len(opening)]
     assert all(text in joined(first_fork_request) for text in opening)
     assert SCENARIO.explorations[0].turns[0].text in joined(first_fork_request)

@@ -1,15 +1,18 @@
-"""The recall eval's pure parts: shipped scenarios are sound, grading is strict but reads Markdown and
-number formats alike, and costs follow the price table."""
+"""The recall eval's parts: shipped scenarios are sound, grading is strict but reads Markdown and
+number formats alike, costs follow the price table, and its Chat port is the whole port."""
 import copy
+import inspect
 import json
 from importlib import resources
 
 import pytest
 
 from bot.domain.model import Usage
+from bot.eval.chat import RecordingChat
 from bot.eval.grading import grade
 from bot.eval.pricing import cost, price_of
 from bot.eval.scenario import ScenarioError, available, load, parse
+from bot.services.ports import Chat
 
 SHIPPED = available()
 
@@ -86,3 +89,11 @@ def test_a_long_prompt_changes_the_rate_of_that_request_only():
     short, long = Usage(input_tokens=100_000, output_tokens=1_000_000), Usage(input_tokens=100_001)
     assert cost("claude-haiku-5-5", [short]) == pytest.approx(0.01 + 0.50)
     assert cost("claude-haiku-5-5", [long]) == pytest.approx(100_001 * 0.50 / 1e6)
+
+
+def test_the_recording_chat_implements_every_method_of_the_chat_port():
+    port = {name: inspect.signature(f) for name, f in vars(Chat).items() if not name.startswith("_") and callable(f)}
+    assert port
+    for name, signature in port.items():
+        assert hasattr(RecordingChat, name), f"RecordingChat lacks Chat.{name}"
+        assert list(inspect.signature(getattr(RecordingChat, name)).parameters) == list(signature.parameters), name
