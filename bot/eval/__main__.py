@@ -68,6 +68,9 @@ def main() -> int:
         error = f"{type(failure).__name__}: {failure}"
     except KeyboardInterrupt:
         error = "interrupted"
+    except Exception as failure:  # a bug: say where, but keep the runs already paid for
+        logging.getLogger("bot.eval").exception("the eval failed")
+        error = f"{type(failure).__name__}: {failure}"
 
     result = summarise(runs, model=args.model, endpoint=endpoint.url, offline=endpoint.offline,
                        scenarios=[s.name for s in scenarios], repeat=args.repeat, error=error)

@@ -61,7 +61,8 @@ def test_the_eval_plays_three_arms_through_threadfork_and_says_offline_accuracy_
     assert result["arms"]["none"]["accuracy"] == round(facts / questions, 4)
     assert result["arms"]["none"]["accuracy_by_kind"] == {"fact": 1.0, "outcome": 0.0}
     assert "accuracy means nothing" in done.stdout
-    for arm, row in (("forks", f"{questions}/{questions}"), ("inline", f"0/{questions}"), ("none", f"{facts}/{questions}")):
+    rows = {"forks": f"{questions}/{questions}", "inline": f"0/{questions}", "none": f"{facts}/{questions}"}
+    for arm, row in rows.items():
         assert any(line.startswith(arm) and row in line for line in done.stdout.splitlines()), done.stdout
 
     # the requests, arm after arm, in the order each arm plays the scenario
