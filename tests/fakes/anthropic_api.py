@@ -4,6 +4,10 @@ errors (HTTP status errors before the stream, or an `error` event in the middle 
 By default it answers "Answer N" (N counts requests) and, for a merge request, a summary that
 quotes the fork's last user turn so tests can follow text end to end.
 
+`GET /v1/models/{id}` describes any model, with an `x-threadfork-fake` header: the recall eval
+(bot/eval/endpoint.py) asks it before any turn and knows from that header that its accuracy means
+nothing.
+
 It is as strict as the real API (messages_rules.py): a request the API would refuse is answered
 400 `invalid_request_error` with the API's message, uses up no script, and is recorded in
 `rejections`, which the test fixtures assert to be empty.
@@ -128,6 +132,14 @@ def _pieces(text: str, count: int) -> list[str]:
 
 
 class _Handler(QuietHandler):
+    def do_GET(self):
+        if not self.path.startswith("/v1/models/"):
+            self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')
+            return
+        model = self.path.removeprefix("/v1/models/").split("?")[0]
+        info = {"type": "model", "id": model, "display_name": f"{model} (fake)", "created_at": "2026-01-01T00:00:00Z"}
+        self.send(200, json.dumps(info).encode(), headers={"x-threadfork-fake": "anthropic"})
+
     def do_POST(self):
         if not self.path.startswith("/v1/messages"):
             self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')

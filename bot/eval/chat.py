@@ -1,0 +1,94 @@
+"""The Chat port without Slack: everything the use cases say is recorded, in order, for the runner
+to read back (answers, merge posts) and to fail on (a refusal, a failed reply)."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..services.ports import Audience, Place
+
+
+@dataclass(frozen=True)
+class Said:
+    what: str  # "reply", "reply_failed", "fork_root", "merge", "tell", "refusal", …
+    text: str
+    thread_ts: str | None = None
+    ts: str | None = None
+
+
+class _Reply:
+    def __init__(self, chat: RecordingChat, place: Place):
+        self.chat, self.place, self.parts = chat, place, []
+
+    def write(self, delta: str) -> None:
+        self.parts.append(delta)
+
+    def finish(self) -> list[str]:
+        return [self.chat.record("reply", "".join(self.parts), self.place.thread_ts)]
+
+    def fail(self, notice: str) -> None:
+        self.chat.record("reply_failed", notice, self.place.thread_ts)
+
+
+class RecordingChat:
+    PROBLEMS = ("reply_failed", "tell", "refusal", "notice")  # what the eval never expects to hear
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+        self.said: list[Said] = []
+        self._ts = itertools.count(1)
+
+    def record(self, what: str, text: str, thread_ts: str | None = None) -> str:
+        ts = f"1800000000.{next(self._ts):06d}"
+        self.said.append(Said(what, text, thread_ts, ts))
+        return ts
+
+    def problems(self) -> list[Said]:
+        return [s for s in self.said if s.what in self.PROBLEMS]
+
+    def last(self, what: str) -> Said:
+        return next(s for s in reversed(self.said) if s.what == what)
+
+    # the Chat port ------------------------------------------------------------------------
+
+    def display_name(self, user_id: str) -> str | None:
+        return self.names.get(user_id)
+
+    def begin_reply(self, place: Place) -> _Reply:
+        return _Reply(self, place)
+
+    def post_fork_root(self, fork) -> str:
+        return self.record("fork_root", fork.topic)
+
+    def refresh_fork_root(self, fork) -> None:
+        pass
+
+    def post_merge(self, fork, stats, summary: str) -> str:
+        return self.record("merge", summary)
+
+    def note_in_thread(self, fork, text: str) -> None:
+        self.record("note", text, fork.root_ts)
+
+    def tell(self, audience: Audience, text: str) -> None:
+        self.record("tell", text, audience.thread_ts)
+
+    def refuse_merge(self, audience: Audience, reason: str, open_forks) -> None:
+        self.record("refusal", reason)
+
+    def post_notice(self, place: Place, text: str) -> None:
+        self.record("notice", text, place.thread_ts)
+
+    def remind(self, fork, expiry_policy: str, expiry_seconds: float) -> None:
+        self.record("reminder", fork.topic, fork.root_ts)
+
+    def budget_reached(self, fork, burned: int, limit: int) -> None:
+        self.record("notice", f"fork budget reached: {burned} of {limit}", fork.root_ts)
+
+    def show_context(self, audience: Audience, report) -> None:
+        pass
+
+    def show_forks(self, audience: Audience, listings, counts) -> None:
+        pass
+
+    def publish_home(self, user_id: str, listings, economy) -> None:
+        pass
