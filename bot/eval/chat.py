@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ..domain.errors import ChatUnavailable
 from ..services.ports import Audience, Place
 
 
@@ -22,6 +23,12 @@ class _Reply:
 
     def write(self, delta: str) -> None:
         self.parts.append(delta)
+
+    def tool_started(self, tool_id: str, name: str, detail: str) -> None:
+        pass  # the scenarios use no tools
+
+    def tool_finished(self, tool_id: str, sources, failed: bool) -> None:
+        pass
 
     def finish(self) -> list[str]:
         return [self.chat.record("reply", "".join(self.parts), self.place.thread_ts)]
@@ -50,6 +57,9 @@ class RecordingChat:
         return next(s for s in reversed(self.said) if s.what == what)
 
     # the Chat port ------------------------------------------------------------------------
+
+    def download(self, file) -> bytes:
+        raise ChatUnavailable("the eval shares no files")
 
     def display_name(self, user_id: str) -> str | None:
         return self.names.get(user_id)

@@ -70,10 +70,13 @@ class MeteredModel:
         self.model = model
         self.usages: list[Usage] = []
 
-    def complete(self, model_input, on_text=None) -> Completion:
-        completion = self.model.complete(model_input, on_text)
+    def complete(self, model_input, events=None) -> Completion:
+        completion = self.model.complete(model_input, events)
         self.usages.append(completion.usage)
         return completion
+
+    def upload(self, name: str, media_type: str, data: bytes) -> str:
+        return self.model.upload(name, media_type, data)
 
 
 def run_arm(scenario: Scenario, arm: str, repeat: int, model: Model, progress: Progress) -> ArmRun:
