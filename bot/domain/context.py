@@ -72,11 +72,6 @@ class ModelInput:
         """cache_control markers the request will carry: the system prompt's and the blocks'."""
         return 1 + sum(1 for block in self.blocks if block.breakpoint)
 
-    @property
-    def uses_files(self) -> bool:
-        """Whether some block refers to a file uploaded to the Files API."""
-        return any(block.file_id for block in self.blocks)
-
     def messages(self) -> list[dict]:
         """Messages API shape: consecutive blocks of one role share a message."""
         out: list[dict] = []

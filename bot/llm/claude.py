@@ -17,9 +17,6 @@ from .request import RequestEncoder, server_tools
 log = logging.getLogger(__name__)
 
 
-FILES_BETA = "files-api-2025-04-14"  # images and PDFs are sent by their Files API id
-
-
 class Claude:
     """The Model port on Anthropic's API: one streaming call per answer, and file uploads."""
 
@@ -33,7 +30,6 @@ class Claude:
 
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None) -> Completion:
         body = self.encoder.encode(model_input)
-        headers = {"anthropic-beta": FILES_BETA} if model_input.uses_files else {}
         reading = Reading(events)
         try:
             # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses
@@ -41,8 +37,7 @@ class Claude:
             # events are read as they come instead of through MessageStream, whose snapshot
             # building re-creates a pydantic generic class per message (~2 ms, and garbage).
             with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
-                                   stream_cls=Stream[RawMessageStreamEvent],
-                                   options={"headers": headers}) as stream:
+                                   stream_cls=Stream[RawMessageStreamEvent]) as stream:
                 for event in stream:
                     reading.read(event)
         except anthropic.APIStatusError as error:
@@ -56,7 +51,7 @@ class Claude:
 
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         try:
-            uploaded = self._client.beta.files.upload(file=(name, data, media_type), betas=[FILES_BETA])
+            uploaded = self._client.files.upload(file=(name, data, media_type))
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
         except (anthropic.APITimeoutError, anthropic.APIConnectionError, httpx2.TransportError):
