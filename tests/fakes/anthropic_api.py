@@ -5,8 +5,11 @@ By default it answers "Answer N" (N counts requests) and, for a merge request, a
 quotes the fork's last user turn so tests can follow text end to end.
 
 It is as strict as the real API (messages_rules.py): a request the API would refuse is answered
-400 `invalid_request_error` with the API's message, uses up no script, and is recorded in
-`rejections`, which the test fixtures assert to be empty.
+as the API answers it (400 `invalid_request_error` with the API's message, 404 for an unknown
+file, 413 `request_too_large` over 32 MB), uses up no script, and is recorded in `rejections`,
+which the test fixtures assert to be empty.
+
+It serves the Files API too (anthropic_files.py), whose files `file` sources may name.
 """
 from __future__ import annotations
 
@@ -16,8 +19,11 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from .anthropic_files import TOO_LARGE, FilesStore
 from .http import BackgroundServer, QuietHandler
-from .messages_rules import refusal
+from .messages_rules import problem
+
+REQUEST_LIMIT = 32 * 1024 * 1024  # bytes of a Messages request (platform.claude.com, API overview)
 
 
 @dataclass
@@ -27,6 +33,7 @@ class Script:
     status: int | None = None  # HTTP error before any byte of the answer
     error_type: str = "api_error"
     error_message: str = "scripted failure"
+    error_details: dict | None = None  # the error's `details` (e.g. {"error_code": …})
     error_after: int | None = None  # send this many text chunks, then an error event mid-stream
     chunk_delay: float = 0.0  # seconds between streamed chunks
     chunks: int = 4
@@ -41,6 +48,10 @@ class FakeAnthropic:
         self.received_at: list[float] = []  # monotonic time each request arrived, by request index
         self.finished_at: dict[int, float] = {}  # request index → when its last event was sent
         self.default_script: Script | None = None  # answer every unscripted request with this
+        self.tools_sent: list[list | None] = []  # each request's `tools`, None when it had no such key
+        self.betas: list[set[str]] = []  # each request's anthropic-beta names
+        self.files = FilesStore()
+        self.request_limit = REQUEST_LIMIT
         self._scripts: deque[Script] = deque()
         self._lock = threading.Lock()
         self.server = BackgroundServer(_Handler)
@@ -53,8 +64,10 @@ class FakeAnthropic:
     def reset(self) -> None:
         """Forget every request and script, as a fresh fake would (between property-test examples)."""
         with self._lock:
-            for record in (self.requests, self.headers, self.first_delta_at, self.received_at, self._scripts):
+            for record in (self.requests, self.headers, self.first_delta_at, self.received_at, self._scripts,
+                           self.tools_sent, self.betas):
                 record.clear()
+            self.files = FilesStore()
             self.finished_at.clear()
             self.default_script = None
 
@@ -69,15 +82,19 @@ class FakeAnthropic:
     def stop(self) -> None:
         self.server.stop()
 
-    def next_script(self, request: dict, arrived: float) -> tuple[int, Script]:
+    def next_script(self, request: dict, arrived: float, betas: set[str] = frozenset()) -> tuple[int, Script]:
+        sources = self.files.sources()
         with self._lock:
             self.requests.append(request)
             self.received_at.append(arrived)
+            self.tools_sent.append(request.get("tools") if "tools" in request else None)
+            self.betas.append(set(betas))
             number = len(self.requests)
-            refused = refusal(request)
+            refused = problem(request, sources)
             if refused:
-                self.rejections.append(f"request {number}: {refused}")
-                return number - 1, Script(status=400, error_type="invalid_request_error", error_message=refused)
+                self.rejections.append(f"request {number}: {refused.message}")
+                return number - 1, Script(status=refused.status, error_type=refused.type,
+                                          error_message=refused.message, error_details=refused.details)
             if self._scripts:
                 return number - 1, self._scripts.popleft()
             if self.default_script:
@@ -127,21 +144,72 @@ def _pieces(text: str, count: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
+def beta_names(headers) -> list[str]:
+    """The anthropic-beta values of a request: comma-separated, the header possibly repeated."""
+    return [name.strip() for value in headers.get_all("anthropic-beta") or [] for name in value.split(",")]
+
+
 class _Handler(QuietHandler):
+    def do_GET(self):
+        self._files("GET")
+
+    def do_DELETE(self):
+        self._files("DELETE")
+
+    def _files(self, method: str) -> None:
+        fake: FakeAnthropic = self.server.fake
+        if not self.path.startswith("/v1/files"):
+            self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')
+            return
+        body = self.body()
+        refused = self._refused_betas()
+        if refused:
+            return
+        status, answer = fake.files.handle(method, self.path, self.headers, body, set(beta_names(self.headers)))
+        if status >= 400:
+            with fake._lock:
+                fake.rejections.append(f"{method} {self.path}: {answer['error']['message']}")
+        self.send(status, json.dumps(answer).encode())
+
+    def _refused_betas(self) -> bool:
+        """An empty anthropic-beta value is refused as the API refuses it (aaronrussell/anthropix #15)."""
+        if "" not in beta_names(self.headers):
+            return False
+        message = ("Unexpected value(s) `` for the `anthropic-beta` header. Please consult our documentation at "
+                   "docs.anthropic.com or try again without the header.")
+        with self.server.fake._lock:
+            self.server.fake.rejections.append(f"{self.path}: {message}")
+        self.send(400, json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+                  .encode())
+        return True
+
     def do_POST(self):
+        if self.path.startswith("/v1/files"):
+            self._files("POST")
+            return
         if not self.path.startswith("/v1/messages"):
             self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')
             return
         arrived = time.monotonic()  # the request left the bot; reading and parsing it is our cost
-        request = json.loads(self.body())
         fake: FakeAnthropic = self.server.fake
+        raw = self.body()
+        if len(raw) > fake.request_limit:
+            with fake._lock:
+                fake.rejections.append(f"request of {len(raw):,} bytes: {TOO_LARGE[1]['error']['message']}")
+            self.send(TOO_LARGE[0], json.dumps(TOO_LARGE[1]).encode())
+            return
+        if self._refused_betas():
+            return
+        request = json.loads(raw)
         with fake._lock:
             fake.headers.append(dict(self.headers))
-        index, script = fake.next_script(request, arrived)
+        index, script = fake.next_script(request, arrived, set(beta_names(self.headers)))
         if script.status:
-            error = {"type": "error", "error": {"type": script.error_type, "message": script.error_message},
-                     "request_id": f"req_fake{index:06d}"}
-            self.send(script.status, json.dumps(error).encode())
+            error = {"type": script.error_type, "message": script.error_message}
+            if script.error_details:
+                error["details"] = script.error_details
+            self.send(script.status, json.dumps({"type": "error", "error": error,
+                                                 "request_id": f"req_fake{index:06d}"}).encode())
             return
         text = script.text or ""
         usage = _usage(request, script, text)
