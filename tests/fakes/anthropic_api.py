@@ -2,7 +2,9 @@
 errors (HTTP status errors before the stream, or an `error` event in the middle of it).
 
 By default it answers "Answer N" (N counts requests) and, for a merge request, a summary that
-quotes the fork's last user turn so tests can follow text end to end.
+quotes the fork's last user turn so tests can follow text end to end. A script may also use the
+server tools the request offers (server_tools.py: `tools=[Search(…), Fetch(…)]`, `cited=[…]`);
+without scripted tools an answer uses none, whatever the request offers.
 
 It is as strict as the real API (messages_rules.py): a request the API would refuse is answered
 as the API answers it (400 `invalid_request_error` with the API's message, 404 for an unknown
@@ -18,6 +20,9 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+
+from .server_tools import Cited, Fetch, Search, check_citations, cited_blocks, streamed, tool_blocks  # noqa: F401
+from .tool_rules import server_tools
 
 from .anthropic_files import TOO_LARGE, FilesStore
 from .http import BackgroundServer, QuietHandler
@@ -36,7 +41,14 @@ class Script:
     error_details: dict | None = None  # the error's `details` (e.g. {"error_code": …})
     error_after: int | None = None  # send this many text chunks, then an error event mid-stream
     chunk_delay: float = 0.0  # seconds between streamed chunks
-    chunks: int = 4
+    chunks: int = 4  # text deltas per text block
+    tools: list = field(default_factory=list)  # Search / Fetch uses, in order, before the answer's text
+    cited: list = field(default_factory=list)  # after `text`: plain strings and Cited(text, url) blocks
+    preface: str | None = None  # a text block before the tool uses ("I'll look that up.")
+    stop_reason: str = "end_turn"  # e.g. "pause_turn" for a long tool-using turn the client resumes
+
+    def __post_init__(self):
+        check_citations(self.tools, self.cited)
 
 
 class FakeAnthropic:
@@ -128,6 +140,17 @@ def request_texts(request: dict) -> list[str]:
     return texts
 
 
+def answer(request: dict, script: Script) -> tuple[list[dict], dict | None]:
+    """The answer's content blocks, and its server tool usage (None when the request offers no server tool)."""
+    uses, counts = tool_blocks(request, script.tools)
+    content = [{"type": "text", "text": script.preface}] if script.preface else []
+    content += uses
+    if script.text or not script.cited:
+        content.append({"type": "text", "text": script.text or ""})
+    content += cited_blocks(script.cited, script.tools)
+    return content, counts if server_tools(request) else None
+
+
 def _usage(request: dict, script: Script, text: str) -> dict:
     usage = {
         "input_tokens": max(1, len(json.dumps(request["messages"])) // 4),
@@ -211,41 +234,61 @@ class _Handler(QuietHandler):
             self.send(script.status, json.dumps({"type": "error", "error": error,
                                                  "request_id": f"req_fake{index:06d}"}).encode())
             return
-        text = script.text or ""
-        usage = _usage(request, script, text)
+        content, tool_use = answer(request, script)
+        usage = _usage(request, script, "".join(b["text"] for b in content if b["type"] == "text"))
+        if tool_use is not None:
+            usage["server_tool_use"] = tool_use
         if request.get("stream"):
-            self._stream(request, script, text, usage)
+            self._stream(request, script, content, usage)
         else:
-            self.send(200, json.dumps(_message(request, text, usage)).encode())
+            self.send(200, json.dumps(_message(request, content, usage, script.stop_reason)).encode())
         with fake._lock:
             fake.finished_at[index] = time.monotonic()
 
-    def _stream(self, request: dict, script: Script, text: str, usage: dict) -> None:
+    def _stream(self, request: dict, script: Script, content: list[dict], usage: dict) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        start = _message(request, "", {**usage, "output_tokens": 1})
-        self._event("message_start", {"type": "message_start", "message": start})
-        self._event("content_block_start", {"type": "content_block_start", "index": 0,
-                                            "content_block": {"type": "text", "text": ""}})
-        for number, piece in enumerate(_pieces(text, script.chunks)):
-            if script.error_after is not None and number >= script.error_after:
-                self._event("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-                self.close_connection = True
-                return
-            if script.chunk_delay:
-                time.sleep(script.chunk_delay)
-            self._event("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                "delta": {"type": "text_delta", "text": piece}})
-            if number == 0:
-                with self.server.fake._lock:
-                    self.server.fake.first_delta_at.append(time.monotonic())
-        self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        opening = {**usage, "output_tokens": 1}
+        if "server_tool_use" in usage:
+            opening["server_tool_use"] = {"web_search_requests": 0, "web_fetch_requests": 0}
+        self._event("message_start", {"type": "message_start", "message": _message(request, [], opening, None)})
+        sent = 0  # text deltas so far, for error_after
+        for index, block in enumerate(content):
+            if block["type"] != "text":
+                for name, data in streamed(index, block):
+                    self._event(name, data)
+                continue
+            start = {"type": "text", "text": ""}
+            if "citations" in block:
+                start["citations"] = []
+            self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+            for citation in block.get("citations", []):
+                self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                    "delta": {"type": "citations_delta", "citation": citation}})
+            for piece in _pieces(block["text"], script.chunks):
+                if script.error_after is not None and sent >= script.error_after:
+                    self._event("error", {"type": "error",
+                                          "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    self.close_connection = True
+                    return
+                if script.chunk_delay:
+                    time.sleep(script.chunk_delay)
+                self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                    "delta": {"type": "text_delta", "text": piece}})
+                if sent == 0:
+                    with self.server.fake._lock:
+                        self.server.fake.first_delta_at.append(time.monotonic())
+                sent += 1
+            self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+        closing = {"output_tokens": usage["output_tokens"]}
+        if "server_tool_use" in usage:
+            closing["server_tool_use"] = usage["server_tool_use"]
         self._event("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                      "usage": {"output_tokens": usage["output_tokens"]}})
+                                      "delta": {"stop_reason": script.stop_reason, "stop_sequence": None},
+                                      "usage": closing})
         self._event("message_stop", {"type": "message_stop"})
         self.close_connection = True
 
@@ -254,7 +297,9 @@ class _Handler(QuietHandler):
         self.wfile.flush()
 
 
-def _message(request: dict, text: str, usage: dict) -> dict:
+def _message(request: dict, content: list[dict], usage: dict, stop_reason: str | None) -> dict:
+    """A Message object; an answer that is one empty text block has no content and no stop reason."""
+    if [b for b in content if b != {"type": "text", "text": ""}] == []:
+        content, stop_reason = [], None
     return {"id": "msg_fake", "type": "message", "role": "assistant", "model": request.get("model"),
-            "content": [{"type": "text", "text": text}] if text else [],
-            "stop_reason": "end_turn" if text else None, "stop_sequence": None, "usage": usage}
+            "content": content, "stop_reason": stop_reason, "stop_sequence": None, "usage": usage}
