@@ -26,6 +26,7 @@ from .tool_rules import server_tools
 
 from .anthropic_files import TOO_LARGE, FilesStore
 from .http import BackgroundServer, QuietHandler
+from .media_rules import input_tokens
 from .messages_rules import problem
 
 REQUEST_LIMIT = 32 * 1024 * 1024  # bytes of a Messages request (platform.claude.com, API overview)
@@ -121,8 +122,11 @@ def is_merge_request(request: dict) -> bool:
 
 
 def last_user_text(request: dict) -> str:
-    message = request["messages"][-1]
-    return message["content"][-1]["text"] if isinstance(message["content"], list) else message["content"]
+    """The last text block of the last message ("" when it holds none, e.g. only an image)."""
+    content = request["messages"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return next((b["text"] for b in reversed(content) if b.get("type") == "text"), "")
 
 
 def last_fork_turn(request: dict) -> str:
@@ -132,11 +136,11 @@ def last_fork_turn(request: dict) -> str:
 
 
 def request_texts(request: dict) -> list[str]:
-    """Every text block of a request, in order (system first)."""
+    """Every text block of a request, in order (system first); images and documents are not text."""
     texts = [b["text"] for b in request.get("system", [])] if isinstance(request.get("system"), list) else []
     for message in request["messages"]:
         content = message["content"]
-        texts.extend([b["text"] for b in content] if isinstance(content, list) else [content])
+        texts.extend([b["text"] for b in content if b.get("type") == "text"] if isinstance(content, list) else [content])
     return texts
 
 
@@ -151,9 +155,9 @@ def answer(request: dict, script: Script) -> tuple[list[dict], dict | None]:
     return content, counts if server_tools(request) else None
 
 
-def _usage(request: dict, script: Script, text: str) -> dict:
+def _usage(request: dict, script: Script, text: str, files=None) -> dict:
     usage = {
-        "input_tokens": max(1, len(json.dumps(request["messages"])) // 4),
+        "input_tokens": max(1, input_tokens(request, files)),
         "output_tokens": max(1, len(text) // 4),
         "cache_read_input_tokens": 0,
         "cache_creation_input_tokens": 0,
@@ -235,7 +239,8 @@ class _Handler(QuietHandler):
                                                  "request_id": f"req_fake{index:06d}"}).encode())
             return
         content, tool_use = answer(request, script)
-        usage = _usage(request, script, "".join(b["text"] for b in content if b["type"] == "text"))
+        usage = _usage(request, script, "".join(b["text"] for b in content if b["type"] == "text"),
+                       fake.files.sources())
         if tool_use is not None:
             usage["server_tool_use"] = tool_use
         if request.get("stream"):

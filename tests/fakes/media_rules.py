@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from dataclasses import dataclass, field
 
 from .media import image_size, image_type, is_pdf, pdf_pages
@@ -207,3 +208,39 @@ def _totals(tally: _Tally) -> Problem | str | None:
     if tally.pdf_pages > MAX_PDF_PAGES:
         return f"A maximum of {MAX_PDF_PAGES} PDF pages may be provided."
     return None
+
+
+def input_tokens(request: dict, files=None) -> int:
+    """A plausible input token count: the request's JSON without media payloads at 4 characters a
+    token (the fake's rule for text), plus each image at width·height/750 (the Vision page's rule,
+    1,600 when its pixels are unknown) and each PDF page at 1,500."""
+    media, messages = 0, []
+    for message in request["messages"]:
+        content = message["content"]
+        if isinstance(content, list):
+            content = [_without_payload(block) for block in content]
+            media += sum(_media_tokens(block, files or {}) for block in message["content"])
+        messages.append({**message, "content": content})
+    return len(json.dumps(messages)) // 4 + media
+
+
+def _without_payload(block):
+    source = block.get("source") if isinstance(block, dict) else None
+    if block.get("type") in ("image", "document") and isinstance(source, dict) and source.get("type") == "base64":
+        return {**block, "source": {**source, "data": ""}}
+    return block
+
+
+def _media_tokens(block, files) -> int:
+    kind, source = block.get("type"), block.get("source") or {}
+    data = None
+    if source.get("type") == "base64":
+        data = _decoded(source.get("data", ""))
+    elif source.get("type") == "file" and source.get("file_id") in files:
+        data = files[source["file_id"]][1]
+    if kind == "image":
+        width, height = image_size(data or b"") or (0, 0)
+        return max(1, width * height // 750) if width else 1600
+    if kind == "document" and data is not None and is_pdf(data):
+        return 1500 * (pdf_pages(data) or 1)
+    return 0

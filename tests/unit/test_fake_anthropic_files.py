@@ -122,3 +122,14 @@ def test_each_request_records_its_tools_and_betas(fake, client):
     client.messages.create(**ask(), tools=tools, extra_headers={"anthropic-beta": FILES_BETA})
     assert fake.tools_sent == [None, tools]
     assert fake.betas == [set(), {FILES_BETA}]
+
+
+def test_a_message_of_only_an_image_is_answered_and_its_texts_are_its_text_blocks(fake, client):
+    from tests.fakes.anthropic_api import last_user_text, request_texts
+
+    png = base64.b64encode(tiny_png(2, 2)).decode()
+    only = {"model": "claude-test", "max_tokens": 50, "messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]}]}
+    assert client.messages.create(**only).content[0].text == "Answer 1"
+    assert request_texts(fake.requests[0]) == [] and last_user_text(fake.requests[0]) == ""
+    assert fake.rejections == []

@@ -137,3 +137,14 @@ def test_the_current_server_tools_are_accepted():
     assert refusal(ask(tools=tools)) is None
     assert refusal(ask(tools=[{"type": "web_search_20260318", "name": "web_search"},
                               {"type": "web_fetch_20260318", "name": "web_fetch"}])) is None
+
+
+def test_input_tokens_count_media_by_pixels_and_pages_not_by_base64_length():
+    from tests.fakes.media_rules import input_tokens
+
+    words = input_tokens(ask())
+    emptied = len('{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ""}}, ') / 4
+    assert abs(input_tokens(ask(image(tiny_png(300, 250)))) - words - (300 * 250 // 750 + emptied)) <= 1
+    assert input_tokens(ask(pdf(tiny_pdf(3)))) - input_tokens(ask(pdf(tiny_pdf(1)))) == 2 * 1500
+    assert input_tokens(ask({"type": "image", "source": {"type": "file", "file_id": "file_png"}}), FILES) < \
+        input_tokens(ask({"type": "image", "source": {"type": "url", "url": "https://a.example/x.png"}}))
