@@ -2,15 +2,20 @@
 errors (HTTP status errors before the stream, or an `error` event in the middle of it).
 
 By default it answers "Answer N" (N counts requests) and, for a merge request, a summary that
-quotes the fork's last user turn so tests can follow text end to end.
+quotes the fork's last user turn so tests can follow text end to end. A script may also use the
+server tools the request offers (server_tools.py: `tools=[Search(…), Fetch(…)]`, `cited=[…]`);
+without scripted tools an answer uses none, whatever the request offers.
 
 `GET /v1/models/{id}` describes any model, with an `x-threadfork-fake` header: the recall eval
 (bot/eval/endpoint.py) asks it before any turn and knows from that header that its accuracy means
 nothing.
 
 It is as strict as the real API (messages_rules.py): a request the API would refuse is answered
-400 `invalid_request_error` with the API's message, uses up no script, and is recorded in
-`rejections`, which the test fixtures assert to be empty.
+as the API answers it (400 `invalid_request_error` with the API's message, 404 for an unknown
+file, 413 `request_too_large` over 32 MB), uses up no script, and is recorded in `rejections`,
+which the test fixtures assert to be empty.
+
+It serves the Files API too (anthropic_files.py), whose files `file` sources may name.
 """
 from __future__ import annotations
 
@@ -20,8 +25,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from .server_tools import Cited, Fetch, Search, check_citations, cited_blocks, streamed, tool_blocks  # noqa: F401
+from .tool_rules import server_tools
+
+from .anthropic_files import TOO_LARGE, FilesStore
 from .http import BackgroundServer, QuietHandler
-from .messages_rules import refusal
+from .media_rules import input_tokens
+from .messages_rules import problem
+
+REQUEST_LIMIT = 32 * 1024 * 1024  # bytes of a Messages request (platform.claude.com, API overview)
 
 
 @dataclass
@@ -31,9 +43,17 @@ class Script:
     status: int | None = None  # HTTP error before any byte of the answer
     error_type: str = "api_error"
     error_message: str = "scripted failure"
+    error_details: dict | None = None  # the error's `details` (e.g. {"error_code": …})
     error_after: int | None = None  # send this many text chunks, then an error event mid-stream
     chunk_delay: float = 0.0  # seconds between streamed chunks
-    chunks: int = 4
+    chunks: int = 4  # text deltas per text block
+    tools: list = field(default_factory=list)  # Search / Fetch uses, in order, before the answer's text
+    cited: list = field(default_factory=list)  # after `text`: plain strings and Cited(text, url) blocks
+    preface: str | None = None  # a text block before the tool uses ("I'll look that up.")
+    stop_reason: str = "end_turn"  # e.g. "pause_turn" for a long tool-using turn the client resumes
+
+    def __post_init__(self):
+        check_citations(self.tools, self.cited)
 
 
 class FakeAnthropic:
@@ -45,6 +65,10 @@ class FakeAnthropic:
         self.received_at: list[float] = []  # monotonic time each request arrived, by request index
         self.finished_at: dict[int, float] = {}  # request index → when its last event was sent
         self.default_script: Script | None = None  # answer every unscripted request with this
+        self.tools_sent: list[list | None] = []  # each request's `tools`, None when it had no such key
+        self.betas: list[set[str]] = []  # each request's anthropic-beta names
+        self.files = FilesStore()
+        self.request_limit = REQUEST_LIMIT
         self._scripts: deque[Script] = deque()
         self._lock = threading.Lock()
         self.server = BackgroundServer(_Handler)
@@ -57,8 +81,10 @@ class FakeAnthropic:
     def reset(self) -> None:
         """Forget every request and script, as a fresh fake would (between property-test examples)."""
         with self._lock:
-            for record in (self.requests, self.headers, self.first_delta_at, self.received_at, self._scripts):
+            for record in (self.requests, self.headers, self.first_delta_at, self.received_at, self._scripts,
+                           self.tools_sent, self.betas):
                 record.clear()
+            self.files = FilesStore()
             self.finished_at.clear()
             self.default_script = None
 
@@ -73,15 +99,19 @@ class FakeAnthropic:
     def stop(self) -> None:
         self.server.stop()
 
-    def next_script(self, request: dict, arrived: float) -> tuple[int, Script]:
+    def next_script(self, request: dict, arrived: float, betas: set[str] = frozenset()) -> tuple[int, Script]:
+        sources = self.files.sources()
         with self._lock:
             self.requests.append(request)
             self.received_at.append(arrived)
+            self.tools_sent.append(request.get("tools") if "tools" in request else None)
+            self.betas.append(set(betas))
             number = len(self.requests)
-            refused = refusal(request)
+            refused = problem(request, sources)
             if refused:
-                self.rejections.append(f"request {number}: {refused}")
-                return number - 1, Script(status=400, error_type="invalid_request_error", error_message=refused)
+                self.rejections.append(f"request {number}: {refused.message}")
+                return number - 1, Script(status=refused.status, error_type=refused.type,
+                                          error_message=refused.message, error_details=refused.details)
             if self._scripts:
                 return number - 1, self._scripts.popleft()
             if self.default_script:
@@ -96,8 +126,11 @@ def is_merge_request(request: dict) -> bool:
 
 
 def last_user_text(request: dict) -> str:
-    message = request["messages"][-1]
-    return message["content"][-1]["text"] if isinstance(message["content"], list) else message["content"]
+    """The last text block of the last message ("" when it holds none, e.g. only an image)."""
+    content = request["messages"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return next((b["text"] for b in reversed(content) if b.get("type") == "text"), "")
 
 
 def last_fork_turn(request: dict) -> str:
@@ -107,17 +140,28 @@ def last_fork_turn(request: dict) -> str:
 
 
 def request_texts(request: dict) -> list[str]:
-    """Every text block of a request, in order (system first)."""
+    """Every text block of a request, in order (system first); images and documents are not text."""
     texts = [b["text"] for b in request.get("system", [])] if isinstance(request.get("system"), list) else []
     for message in request["messages"]:
         content = message["content"]
-        texts.extend([b["text"] for b in content] if isinstance(content, list) else [content])
+        texts.extend([b["text"] for b in content if b.get("type") == "text"] if isinstance(content, list) else [content])
     return texts
 
 
-def _usage(request: dict, script: Script, text: str) -> dict:
+def answer(request: dict, script: Script) -> tuple[list[dict], dict | None]:
+    """The answer's content blocks, and its server tool usage (None when the request offers no server tool)."""
+    uses, counts = tool_blocks(request, script.tools)
+    content = [{"type": "text", "text": script.preface}] if script.preface else []
+    content += uses
+    if script.text or not script.cited:
+        content.append({"type": "text", "text": script.text or ""})
+    content += cited_blocks(script.cited, script.tools)
+    return content, counts if server_tools(request) else None
+
+
+def _usage(request: dict, script: Script, text: str, files=None) -> dict:
     usage = {
-        "input_tokens": max(1, len(json.dumps(request["messages"])) // 4),
+        "input_tokens": max(1, input_tokens(request, files)),
         "output_tokens": max(1, len(text) // 4),
         "cache_read_input_tokens": 0,
         "cache_creation_input_tokens": 0,
@@ -131,65 +175,135 @@ def _pieces(text: str, count: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
+def beta_names(headers) -> list[str]:
+    """The anthropic-beta values of a request: comma-separated, the header possibly repeated."""
+    return [name.strip() for value in headers.get_all("anthropic-beta") or [] for name in value.split(",")]
+
+
 class _Handler(QuietHandler):
     def do_GET(self):
-        if not self.path.startswith("/v1/models/"):
+        if self.path.startswith("/v1/models/"):  # the eval's free check of key and model
+            model = self.path.removeprefix("/v1/models/").split("?")[0]
+            info = {"type": "model", "id": model, "display_name": f"{model} (fake)",
+                    "created_at": "2026-01-01T00:00:00Z"}
+            self.send(200, json.dumps(info).encode(), headers={"x-threadfork-fake": "anthropic"})
+            return
+        self._files("GET")
+
+    def do_DELETE(self):
+        self._files("DELETE")
+
+    def _files(self, method: str) -> None:
+        fake: FakeAnthropic = self.server.fake
+        if not self.path.startswith("/v1/files"):
             self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')
             return
-        model = self.path.removeprefix("/v1/models/").split("?")[0]
-        info = {"type": "model", "id": model, "display_name": f"{model} (fake)", "created_at": "2026-01-01T00:00:00Z"}
-        self.send(200, json.dumps(info).encode(), headers={"x-threadfork-fake": "anthropic"})
+        body = self.body()
+        refused = self._refused_betas()
+        if refused:
+            return
+        status, answer = fake.files.handle(method, self.path, self.headers, body, set(beta_names(self.headers)))
+        if status >= 400:
+            with fake._lock:
+                fake.rejections.append(f"{method} {self.path}: {answer['error']['message']}")
+        self.send(status, json.dumps(answer).encode())
+
+    def _refused_betas(self) -> bool:
+        """An empty anthropic-beta value is refused as the API refuses it (aaronrussell/anthropix #15)."""
+        if "" not in beta_names(self.headers):
+            return False
+        message = ("Unexpected value(s) `` for the `anthropic-beta` header. Please consult our documentation at "
+                   "docs.anthropic.com or try again without the header.")
+        with self.server.fake._lock:
+            self.server.fake.rejections.append(f"{self.path}: {message}")
+        self.send(400, json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+                  .encode())
+        return True
 
     def do_POST(self):
+        if self.path.startswith("/v1/files"):
+            self._files("POST")
+            return
         if not self.path.startswith("/v1/messages"):
             self.send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no route"}}')
             return
         arrived = time.monotonic()  # the request left the bot; reading and parsing it is our cost
-        request = json.loads(self.body())
         fake: FakeAnthropic = self.server.fake
+        raw = self.body()
+        if len(raw) > fake.request_limit:
+            with fake._lock:
+                fake.rejections.append(f"request of {len(raw):,} bytes: {TOO_LARGE[1]['error']['message']}")
+            self.send(TOO_LARGE[0], json.dumps(TOO_LARGE[1]).encode())
+            return
+        if self._refused_betas():
+            return
+        request = json.loads(raw)
         with fake._lock:
             fake.headers.append(dict(self.headers))
-        index, script = fake.next_script(request, arrived)
+        index, script = fake.next_script(request, arrived, set(beta_names(self.headers)))
         if script.status:
-            error = {"type": "error", "error": {"type": script.error_type, "message": script.error_message},
-                     "request_id": f"req_fake{index:06d}"}
-            self.send(script.status, json.dumps(error).encode())
+            error = {"type": script.error_type, "message": script.error_message}
+            if script.error_details:
+                error["details"] = script.error_details
+            self.send(script.status, json.dumps({"type": "error", "error": error,
+                                                 "request_id": f"req_fake{index:06d}"}).encode())
             return
-        text = script.text or ""
-        usage = _usage(request, script, text)
+        content, tool_use = answer(request, script)
+        usage = _usage(request, script, "".join(b["text"] for b in content if b["type"] == "text"),
+                       fake.files.sources())
+        if tool_use is not None:
+            usage["server_tool_use"] = tool_use
         if request.get("stream"):
-            self._stream(request, script, text, usage)
+            self._stream(request, script, content, usage)
         else:
-            self.send(200, json.dumps(_message(request, text, usage)).encode())
+            self.send(200, json.dumps(_message(request, content, usage, script.stop_reason)).encode())
         with fake._lock:
             fake.finished_at[index] = time.monotonic()
 
-    def _stream(self, request: dict, script: Script, text: str, usage: dict) -> None:
+    def _stream(self, request: dict, script: Script, content: list[dict], usage: dict) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        start = _message(request, "", {**usage, "output_tokens": 1})
-        self._event("message_start", {"type": "message_start", "message": start})
-        self._event("content_block_start", {"type": "content_block_start", "index": 0,
-                                            "content_block": {"type": "text", "text": ""}})
-        for number, piece in enumerate(_pieces(text, script.chunks)):
-            if script.error_after is not None and number >= script.error_after:
-                self._event("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-                self.close_connection = True
-                return
-            if script.chunk_delay:
-                time.sleep(script.chunk_delay)
-            self._event("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                "delta": {"type": "text_delta", "text": piece}})
-            if number == 0:
-                with self.server.fake._lock:
-                    self.server.fake.first_delta_at.append(time.monotonic())
-        self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        opening = {**usage, "output_tokens": 1}
+        if "server_tool_use" in usage:
+            opening["server_tool_use"] = {"web_search_requests": 0, "web_fetch_requests": 0}
+        self._event("message_start", {"type": "message_start", "message": _message(request, [], opening, None)})
+        sent = 0  # text deltas so far, for error_after
+        for index, block in enumerate(content):
+            if block["type"] != "text":
+                for name, data in streamed(index, block):
+                    self._event(name, data)
+                continue
+            start = {"type": "text", "text": ""}
+            if "citations" in block:
+                start["citations"] = []
+            self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+            for citation in block.get("citations", []):
+                self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                    "delta": {"type": "citations_delta", "citation": citation}})
+            for piece in _pieces(block["text"], script.chunks):
+                if script.error_after is not None and sent >= script.error_after:
+                    self._event("error", {"type": "error",
+                                          "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    self.close_connection = True
+                    return
+                if script.chunk_delay:
+                    time.sleep(script.chunk_delay)
+                self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                    "delta": {"type": "text_delta", "text": piece}})
+                if sent == 0:
+                    with self.server.fake._lock:
+                        self.server.fake.first_delta_at.append(time.monotonic())
+                sent += 1
+            self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+        closing = {"output_tokens": usage["output_tokens"]}
+        if "server_tool_use" in usage:
+            closing["server_tool_use"] = usage["server_tool_use"]
         self._event("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                      "usage": {"output_tokens": usage["output_tokens"]}})
+                                      "delta": {"stop_reason": script.stop_reason, "stop_sequence": None},
+                                      "usage": closing})
         self._event("message_stop", {"type": "message_stop"})
         self.close_connection = True
 
@@ -198,7 +312,9 @@ class _Handler(QuietHandler):
         self.wfile.flush()
 
 
-def _message(request: dict, text: str, usage: dict) -> dict:
+def _message(request: dict, content: list[dict], usage: dict, stop_reason: str | None) -> dict:
+    """A Message object; an answer that is one empty text block has no content and no stop reason."""
+    if [b for b in content if b != {"type": "text", "text": ""}] == []:
+        content, stop_reason = [], None
     return {"id": "msg_fake", "type": "message", "role": "assistant", "model": request.get("model"),
-            "content": [{"type": "text", "text": text}] if text else [],
-            "stop_reason": "end_turn" if text else None, "stop_sequence": None, "usage": usage}
+            "content": content, "stop_reason": stop_reason, "stop_sequence": None, "usage": usage}

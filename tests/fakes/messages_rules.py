@@ -1,4 +1,5 @@
-"""What Anthropic's Messages API refuses with HTTP 400 `invalid_request_error`, with its own messages.
+"""What Anthropic's Messages API refuses, with its own messages: HTTP 400 `invalid_request_error`
+unless said otherwise.
 
 The messages are the API's, as its 400 answers quote them (request validation first, with paths
 such as `messages.0.content.1.text`, then the conversation rules):
@@ -11,22 +12,34 @@ such as `messages.0.content.1.text`, then the conversation rules):
   (the same for `system`);
 - `messages: final assistant content cannot end with trailing whitespace`;
 - `A maximum of 4 blocks with cache_control may be provided. Found N.` (system and messages together).
-Only text blocks are modelled in detail: Threadfork sends nothing else.
+
+Images and documents (media_rules.py) and `tools` (tool_rules.py) are checked as the API checks
+them; `problem()` gives the whole answer (status, type, message, details) for the fake to send.
 """
 from __future__ import annotations
 
+from .media_rules import Problem, media_problem
+from .tool_rules import tools_problem
+
 MAX_BREAKPOINTS = 4
 BLOCK_TYPES = ("text", "image", "document", "search_result", "thinking", "redacted_thinking", "tool_use",
-               "tool_result", "server_tool_use", "web_search_tool_result")
+               "tool_result", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
 TEXT_KEYS = {"type", "text", "cache_control", "citations"}
 
 
-def refusal(request: dict) -> str | None:
+def refusal(request: dict, files=None) -> str | None:
     """The API's error message for `request`, or None when the API would accept it."""
-    for rule in (_fields, _blocks, _conversation, _breakpoints):
-        message = rule(request)
-        if message:
-            return message
+    found = problem(request, files)
+    return found.message if found else None
+
+
+def problem(request: dict, files=None) -> Problem | None:
+    """The API's whole refusal of `request`, or None. `files`: file_id → (mime_type, bytes) of the
+    files the Files API holds, for `file` sources."""
+    for rule in (_fields, _blocks, tools_problem, lambda r: media_problem(r, files), _conversation, _breakpoints):
+        found = rule(request)
+        if found:
+            return found if isinstance(found, Problem) else Problem(found)
     return None
 
 

@@ -9,6 +9,10 @@ with slack-sdk's Block Kit models and Slack's documented limits, texts against t
 in Web API calls and in bodies posted to a `response_url` alike. A scripted failure may first do what was asked (`applied`: Slack did it, then
 failed or lost the connection) and may answer with no HTTP response at all (`drop`: the connection is
 reset).
+
+It also serves files as Slack does (slack_files.py): `share_file` gives the file object a message
+event carries, whose private URLs on this server need the bot's token, and `files.info` answers
+from the same registry.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from urllib.parse import parse_qsl, urlparse
 
 from .block_kit import blocks_problems, text_problems, view_problems
 from .http import BackgroundServer, QuietHandler
+from .slack_files import FileDeletion, SlackFiles
 
 METHODS = Path(__file__).resolve().parent / "slack_spec" / "web_api_methods.json"
 
@@ -105,7 +110,8 @@ class Failure:
 
 
 class FakeSlack:
-    def __init__(self):
+    def __init__(self, bot_token: str | None = None):
+        self.bot_token = bot_token  # the one token file downloads accept; None: any xoxb- token
         self.calls: list[Call] = []
         self.responses: list[dict] = []  # bodies posted to response_url
         self.violations: list[str] = []
@@ -118,6 +124,7 @@ class FakeSlack:
         self._ts = itertools.count(1)
         self.server = BackgroundServer(_Handler)
         self.server.httpd.fake = self
+        self.files = SlackFiles(TEAM_ID, lambda: self.server.url, self.accepts)
 
     # control ----------------------------------------------------------------------------
 
@@ -141,6 +148,7 @@ class FakeSlack:
                 record.clear()
             for record in (self.messages, self.counts, self._failures):
                 record.clear()
+        self.files = SlackFiles(TEAM_ID, lambda: self.server.url, self.accepts)
 
     def clear_failures(self) -> None:
         with self._lock:
@@ -162,6 +170,31 @@ class FakeSlack:
             found = [c for c in found if c.get("thread_ts")]
         return found
 
+    # files ------------------------------------------------------------------------------
+
+    def accepts(self, token: str) -> bool:
+        return token == self.bot_token if self.bot_token else token.startswith("xoxb-")
+
+    def share_file(self, name: str, data: bytes, mimetype: str, filetype: str | None = None, **options) -> dict:
+        """Register a file; the answer is its object as a message event's `files` array holds it.
+        Options: user, title, refuse (403, 404 or "login")."""
+        return self.files.share(name, data, mimetype, filetype, **options)
+
+    def refuse_download(self, file_id: str, how: int | str | None) -> None:
+        self.files.refuse(file_id, how)
+
+    def delete_file(self, file_id: str, message: dict | None = None) -> FileDeletion:
+        return self.files.delete(file_id, message)
+
+    @property
+    def downloads(self) -> list:
+        """Every GET of a file URL, in order: url, file_id, token, status, served, at (monotonic)."""
+        return list(self.files.downloads)
+
+    def downloads_of(self, file_id: str, *, served: bool | None = None) -> list:
+        return [d for d in list(self.files.downloads)
+                if d.file_id == file_id and (served is None or d.served == served)]
+
     def next_ts(self) -> str:
         n = next(self._ts)
         return f"{1_800_000_000 + n}.{n:06d}"
@@ -181,6 +214,8 @@ class FakeSlack:
         missing = sorted(REQUIRED[method] - {k for k, v in args.items() if v not in (None, "")})
         if missing:
             return self._violation(method, "invalid_arguments", f"missing {missing}")
+        if method == "files.info" and not args.get("file"):
+            return self._violation(method, "invalid_arguments", "missing ['file']")
         if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):
             return self._violation(method, "no_text", "no text, blocks or markdown_text")
         refused = self._payload_refusal(method, args)
@@ -269,6 +304,8 @@ class FakeSlack:
                                          "profile": {"display_name": name, "real_name": name.title()}}}
         if method == "apps.connections.open":
             return {"ok": True, "url": "ws://127.0.0.1:9/socket-mode-not-served"}
+        if method == "files.info":
+            return self.files.info(args.get("file"))
         if method == "chat.getPermalink":
             return {"ok": True, "channel": channel,
                     "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
@@ -302,6 +339,12 @@ class FakeSlack:
 class _Handler(QuietHandler):
     def do_GET(self):
         self.arrived = time.monotonic()
+        if self.path.startswith("/files-pri/"):
+            auth = self.headers.get("Authorization", "")
+            token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else None
+            status, body, headers = self.server.fake.files.serve(self.server.fake.server.url + self.path, token)
+            self.send(status, body, headers.pop("Content-Type"), headers)
+            return
         self._dispatch(dict(parse_qsl(urlparse(self.path).query)))
 
     def do_POST(self):

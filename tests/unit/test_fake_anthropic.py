@@ -44,7 +44,7 @@ def assistant(*blocks):
     (request(user({"type": "txet", "text": "hi"})),
      "messages.0.content.0: Input tag 'txet' found using 'type' does not match any of the expected tags: "
      "'text', 'image', 'document', 'search_result', 'thinking', 'redacted_thinking', 'tool_use', "
-     "'tool_result', 'server_tool_use', 'web_search_tool_result'"),
+     "'tool_result', 'server_tool_use', 'web_search_tool_result', 'web_fetch_tool_result'"),
     (request(user({"type": "text"})), "messages.0.content.0.text: Field required"),
     (request(user({"type": "text", "text": 42})), "messages.0.content.0.text: Input should be a valid string"),
     (request(user({"type": "text", "text": "hi", "speaker": "x"})),
