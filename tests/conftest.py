@@ -12,7 +12,7 @@ from sqlalchemy.exc import DBAPIError
 
 from .fakes.anthropic_api import FakeAnthropic
 from .fakes.slack_api import FakeSlack
-from .harness import RunningBot
+from .harness import BOT_TOKEN, RunningBot
 
 POSTGRES_URL = os.environ.get("THREADFORK_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/threadfork_test")
 if os.environ.get("PYTEST_XDIST_WORKER"):  # parallel runs: a database per worker, created when missing
@@ -87,7 +87,7 @@ def sqlite_url(tmp_path):
 
 @pytest.fixture
 def slack():
-    fake = FakeSlack().start()
+    fake = FakeSlack(bot_token=BOT_TOKEN).start()  # files download only with the bot's own token
     yield fake
     fake.stop()
     assert not fake.violations, f"calls Slack would reject: {fake.violations}"

@@ -145,21 +145,31 @@ class RunningBot:
         return self.post(json.dumps(envelope).encode(), "application/json", headers)
 
     def say(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
-            mention: bool = False, channel_type: str = "channel") -> str:
-        """A person posts a message; with a mention Slack delivers it as `message` and `app_mention`."""
+            mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None) -> str:
+        """A person posts a message (with `files`, as `slack.share_file` describes them); with a mention
+        Slack delivers it as `message` and `app_mention`."""
+        return self.said(user, text, channel=channel, thread_ts=thread_ts, mention=mention,
+                         channel_type=channel_type, files=files)["ts"]
+
+    def said(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
+             mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None) -> dict:
+        """`say`, returning the message event as Slack sent it."""
         ts = self.new_ts()
         if mention:
             text = f"<@{BOT_USER_ID}> {text}"
         message = {"type": "message", "channel": channel, "user": user, "text": text, "ts": ts,
                    "event_ts": ts, "channel_type": channel_type, "team": TEAM_ID}
+        if files:
+            message.update(subtype="file_share", files=files, upload=False)
         if thread_ts:
             message["thread_ts"] = thread_ts
         assert self.event(message).status == 200
         if mention:
             mention_event = {"type": "app_mention", "channel": channel, "user": user, "text": text, "ts": ts,
-                             "event_ts": ts, "team": TEAM_ID, **({"thread_ts": thread_ts} if thread_ts else {})}
+                             "event_ts": ts, "team": TEAM_ID, **({"thread_ts": thread_ts} if thread_ts else {}),
+                             **({"files": files} if files else {})}
             assert self.event(mention_event).status == 200
-        return ts
+        return message
 
     def react(self, user: str, ts: str, reaction: str = "white_check_mark", channel: str = CHANNEL,
               event_id: str | None = None) -> Reply:

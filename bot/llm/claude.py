@@ -5,6 +5,7 @@ import logging
 
 import anthropic
 import httpx2
+import orjson
 from anthropic import Stream
 from anthropic.types import Message, RawMessageStreamEvent
 
@@ -15,6 +16,14 @@ from .reading import Reading
 from .request import RequestEncoder, server_tools
 
 log = logging.getLogger(__name__)
+
+MAX_RESUMES = 3
+
+
+def _with_answer_so_far(body: bytes, content: list[dict]) -> bytes:
+    """The request again, ending with the paused answer as an assistant message (the body's messages
+    come last, so the message goes before its closing `]}`)."""
+    return body[:-2] + b"," + orjson.dumps({"role": "assistant", "content": content}) + b"]}"
 
 
 class Claude:
@@ -32,14 +41,11 @@ class Claude:
         body = self.encoder.encode(model_input)
         reading = Reading(events)
         try:
-            # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses
-            # the SSE events, but no longer copies and re-encodes a history of hundreds of KB. The
-            # events are read as they come instead of through MessageStream, whose snapshot
-            # building re-creates a pydantic generic class per message (~2 ms, and garbage).
-            with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
-                                   stream_cls=Stream[RawMessageStreamEvent]) as stream:
-                for event in stream:
-                    reading.read(event)
+            self._stream(body, reading)
+            for _ in range(MAX_RESUMES):  # a long research turn pauses; handing it back resumes it
+                if reading.stop_reason != "pause_turn":
+                    break
+                self._stream(_with_answer_so_far(body, reading.resume()), reading)
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
@@ -48,6 +54,16 @@ class Claude:
         except (anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude could not be reached") from None
         return reading.completion()
+
+    def _stream(self, body: bytes, reading: Reading) -> None:
+        # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses the
+        # SSE events, but no longer copies and re-encodes a history of hundreds of KB. The events are
+        # read as they come instead of through MessageStream, whose snapshot building re-creates a
+        # pydantic generic class per message (~2 ms, and garbage).
+        with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
+                               stream_cls=Stream[RawMessageStreamEvent]) as stream:
+            for event in stream:
+                reading.read(event)
 
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         try:

@@ -27,6 +27,10 @@ class Reading:
         self._tools: dict[int, tuple[str, str, list[str]]] = {}  # block index → (tool id, name, input JSON)
         self.cited: list[Source] = []  # pages the answer cites, in order
         self.found: list[Source] = []  # pages searches and fetches brought back, in order
+        self.blocks: dict[int, dict] = {}  # this round's content blocks as the API sent them, by index
+        self.stop_reason: str | None = None
+        self.earlier_content: list[dict] = []  # earlier rounds' blocks, when Claude paused and resumed
+        self.earlier_usage = Usage()
 
     def read(self, event) -> None:
         kind = event.type
@@ -42,19 +46,38 @@ class Reading:
             self.counts = _counts(event.message.usage)
         elif kind == "message_delta":
             self.counts.update(_counts(event.usage))  # final counts override the first ones
+            self.stop_reason = getattr(event.delta, "stop_reason", None)
+
+    def resume(self) -> list[dict]:
+        """Claude paused (`pause_turn`): the whole answer so far, as content blocks to hand back, and
+        a fresh start for the next round's events (text, sources and usage keep adding up)."""
+        self.earlier_content += [self.blocks[i] for i in sorted(self.blocks)  # the API refuses empty text
+                                 if self.blocks[i].get("type") != "text" or self.blocks[i].get("text", "").strip()]
+        texts = [b for b in self.earlier_content if b.get("type") == "text"]
+        if texts:  # nor an assistant message whose text ends with whitespace
+            texts[-1]["text"] = texts[-1]["text"].rstrip()
+        self.earlier_usage += Usage(**self.counts)
+        self.blocks, self.counts, self._tools, self.stop_reason = {}, {}, {}, None
+        return self.earlier_content
 
     def _delta(self, index: int, delta) -> None:
+        block = self.blocks.get(index, {})
         if delta.type == "text_delta":
             text = storable(delta.text)
             self.parts.append(text)
+            block["text"] = block.get("text", "") + delta.text
             if self.events:
                 self.events.write(text)
         elif delta.type == "input_json_delta" and index in self._tools:
             self._tools[index][2].append(delta.partial_json)
-        elif delta.type == "citations_delta" and getattr(delta.citation, "url", None):
-            self.cited.append(Source(delta.citation.url, storable(getattr(delta.citation, "title", None) or "")))
+            block["input"] = _parsed("".join(self._tools[index][2]))
+        elif delta.type == "citations_delta":
+            block.setdefault("citations", []).append(delta.citation.to_dict())
+            if getattr(delta.citation, "url", None):
+                self.cited.append(Source(delta.citation.url, storable(getattr(delta.citation, "title", None) or "")))
 
     def _start(self, index: int, block) -> None:
+        self.blocks[index] = block.to_dict()
         if block.type == "server_tool_use":
             self._tools[index] = (block.id, block.name, [])
         elif block.type in ("web_search_tool_result", "web_fetch_tool_result"):
@@ -64,7 +87,8 @@ class Reading:
                 self.events.tool_finished(block.tool_use_id, pages, failed)
 
     def completion(self) -> Completion:
-        return Completion(text="".join(self.parts), usage=Usage(**self.counts), sources=_sources(self.cited, self.found))
+        usage = self.earlier_usage + Usage(**self.counts)
+        return Completion("".join(self.parts), usage, _sources(self.cited, self.found))
 
 
 def _counts(usage) -> dict[str, int]:
@@ -75,6 +99,14 @@ def _counts(usage) -> dict[str, int]:
     counts.update({ours: value for theirs, ours in _TOOL_COUNTS.items()
                    if (value := getattr(tools, theirs, None)) is not None})
     return counts
+
+
+def _parsed(raw_input: str) -> dict:
+    try:
+        value = json.loads(raw_input or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _detail(name: str, raw_input: str) -> str:
