@@ -47,6 +47,7 @@ def run(quick: bool, with_postgres: bool) -> dict:
                 if label == "sqlite":
                     raw["stream"] = bench.stream()
                     raw["economy"] = bench.token_economy_and_cache()
+                    raw["images"] = bench.images()
             finally:
                 bench.rig.stop()
                 bench.close()

@@ -51,14 +51,18 @@ class Rig:
         assert self.bot.send(request) == 200
         return started
 
-    def mention(self, channel: str, text: str, thread_ts: str | None = None) -> tuple[str, float]:
-        """An @-mention at the channel's top level, or a plain message in a thread."""
+    def mention(self, channel: str, text: str, thread_ts: str | None = None,
+                files: list[dict] | None = None) -> tuple[str, float]:
+        """An @-mention at the channel's top level, or a plain message in a thread (with `files`, as
+        the fake Slack's `share_file` describes them)."""
         ts = self.next_ts()
         event = {"type": "app_mention", "channel": channel, "user": "UBENCH01", "text": f"<@{BOT_USER_ID}> {text}",
                  "ts": ts, "event_ts": ts, "team": TEAM_ID}
         if thread_ts:
             event = {"type": "message", "channel": channel, "user": "UBENCH01", "text": text, "ts": ts,
                      "event_ts": ts, "team": TEAM_ID, "thread_ts": thread_ts, "channel_type": "channel"}
+        if files:
+            event["files"] = files
         return ts, self.send(event)
 
     def mention_in_thread(self, channel: str, text: str, thread_ts: str) -> float:
@@ -79,7 +83,8 @@ class Rig:
     def slash(self, command: str, text: str, channel: str) -> tuple[float, float]:
         """Send a signed slash command; (when it was handed over, how long the ack took)."""
         form = {"command": command, "text": text, "user_id": "UBENCH01", "user_name": "bench", "channel_id": channel,
-                "team_id": TEAM_ID, "response_url": self.slack.response_url("bench"), "trigger_id": "1.t",
+                "team_id": TEAM_ID, "response_url": self.slack.response_url("bench"),
+                "trigger_id": f"{next(_ts)}.trigger",  # each command its own: a repeated one is a replay
                 "api_app_id": "A0BENCH", "token": "unused"}
         request = self.bot.signed(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
         started = time.monotonic()
@@ -94,5 +99,5 @@ class Rig:
         return self.slack.counts.get("chat.stopStream", 0)
 
     def roots(self, channel: str) -> list:
-        """Fork roots posted at the channel's top level (messages with blocks), oldest first."""
-        return [m for m in self.slack.posts(channel, top_level=True) if m.get("blocks")]
+        """Fork roots posted at the channel's top level, oldest first."""
+        return [m for m in self.slack.posts(channel, top_level=True) if m.get("text", "").startswith("Fork #")]

@@ -7,6 +7,7 @@ import json
 from sqlalchemy import create_engine, text
 
 from tests.fakes.anthropic_api import Script
+from tests.fakes.samples import png
 from tests.harness import answering
 
 from .load import one_streamed_reply, stream_replies
@@ -136,6 +137,39 @@ class Threadfork:
         after = rig.claude.requests[-1]
         return {"parent": len(json.dumps(parent_before["messages"])) // 4, "burned": burned,
                 "after": len(json.dumps(after["messages"])) // 4, "cache": cache_reuse(parent_before, fork_first)}
+
+    def images(self) -> dict:
+        """Figure 10: a parent that holds 20 shared images (uploaded once, sent by Files API id): the
+        time the bot adds to a turn, and the inherited fork's prompt-cache reuse."""
+        rig, channel, samples = self.rig, "CIMAGES", 15 if self.quick else 40
+        rig.claude.default_script = None
+        for n in range(20):
+            progress(f"[{self.label}] a parent with 20 images: image {n + 1}/20")
+            shot = rig.slack.share_file(f"screenshot-{n}.png", png(1280, 800), "image/png", "png")
+            requests = len(rig.claude.requests)
+            rig.mention(channel, f"what does screenshot {n} show?", files=[shot])
+            rig.wait(lambda: len(rig.claude.requests) > requests)
+            self.settle()
+        latency = []
+        for n in range(samples + 3):
+            progress(f"[{self.label}] a parent with 20 images: turn {n + 1}/{samples + 3}")
+            index, calls = len(rig.claude.requests), len(rig.slack.calls)
+            rig.claude.script(Script(text=f"ok {n}", chunks=1))
+            ts, sent = rig.mention(channel, f"turn {n}")
+            rig.wait(lambda: len(rig.claude.requests) > index)
+            self.settle()
+            inbound = rig.claude.received_at[index] - sent
+            outbound = max(c.at for c in rig.slack.calls[calls:]) - rig.claude.finished_at[index]
+            if n >= 3:
+                latency.append((inbound + outbound) * 1000)
+        parent = rig.claude.requests[-1]
+        first = len(rig.claude.requests)
+        rig.slash("/fork", "--inherit which screenshot matters", channel)
+        rig.wait(lambda: len(rig.claude.requests) > first)
+        self.settle()
+        images = sum(1 for m in parent["messages"] for b in m["content"] if b["type"] == "image")
+        return {"latency": latency, "images": images, "uploads": len(rig.claude.files.uploads),
+                "cache": cache_reuse(parent, rig.claude.requests[first])}
 
     def fork_burn(self, channel: str) -> int:
         with self.db.connect() as conn:
