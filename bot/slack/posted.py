@@ -35,6 +35,15 @@ class Message:
     shown: str
     completed_by: list[str] = field(default_factory=list)  # posts with what its final update could not add
     status: str = ""  # the status line shown under its text (the last message's, while Claude researches)
+    closed: bool = False  # it carries the closing blocks (the feedback buttons): the answer's last message
+
+
+def _content(markdown: str, closing: list[dict] | None) -> dict:
+    """A message's content: Markdown alone, or as a markdown block with the closing blocks under it
+    (Slack takes no markdown_text beside blocks; `text` is then the notification's fallback)."""
+    if not closing:
+        return {"markdown_text": markdown}
+    return {"blocks": [{"type": "markdown", "text": markdown}, *closing], "text": markdown}
 
 
 def continuation(shown: str, page: str) -> str:
@@ -61,25 +70,23 @@ class Posted:
         return self.before + [ts for m in self.messages for ts in (m.ts, *m.completed_by)]
 
     def deliver(self, text: str, final: bool, closing: list[dict] | None = None) -> None:
-        """Show `text` so far; with `final`, all of it, and `closing` blocks (the feedback buttons) under
-        its last message."""
+        """Show `text` so far (all of it with `final`), with `closing` blocks (the feedback buttons)
+        under the last message from the moment it is posted: no call is spent adding them at the end."""
         pages = self.pager.update(self._reopen + text[self._skip:], final=final)
         for i, page in enumerate(pages):
             last = i == len(pages) - 1
             status = self.status if last and not final else ""
+            closed = bool(closing) and last
             if not page and not status:
                 continue
-            adopted = i < len(self.messages) and self.messages[i] is self.adopted
-            if final and last and closing and page and not adopted and self._close(i, page, closing):
-                continue
             if i == len(self.messages):
-                if not self._post(page, status):
+                if not self._post(page, status, closing if closed else None):
                     return
-            elif (page, status) != (self.messages[i].shown, self.messages[i].status) and \
-                    not self._update(self.messages[i], page, status):
+            elif (page, status, closed) != (self.messages[i].shown, self.messages[i].status, self.messages[i].closed) \
+                    and not self._update(self.messages[i], page, status, closing if closed else None):
                 if self.messages[i] is self.adopted:
                     self._let_go(text)
-                    self.deliver(text, final)
+                    self.deliver(text, final, closing)
                     return
                 if final:
                     self._complete(self.messages[i], page)
@@ -91,30 +98,16 @@ class Posted:
                 message.completed_by.append(ts)
                 message.shown = page
 
-    def _close(self, i: int, page: str, closing: list[dict]) -> bool:
-        """The last page with the closing blocks under it (as a markdown block: Slack takes no
-        markdown_text beside blocks). False when Slack refused: the page then goes out as usual."""
-        blocks = [{"type": "markdown", "text": page}, *closing]
-        if i == len(self.messages):
-            ts = self._send("chat_postMessage", blocks=blocks, text=page)
-            if ts:
-                self.messages.append(Message(ts, page))
-            return ts is not None
-        if not self._send("chat_update", ts=self.messages[i].ts, blocks=blocks, text=page):
-            return False
-        self.messages[i].shown, self.messages[i].status = page, ""
-        return True
-
-    def _post(self, page: str, status: str = "") -> bool:
-        ts = self._send("chat_postMessage", markdown_text=page + status)
+    def _post(self, page: str, status: str = "", closing: list[dict] | None = None) -> bool:
+        ts = self._send("chat_postMessage", **_content(page + status, closing))
         if ts:
-            self.messages.append(Message(ts, page, status=status))
+            self.messages.append(Message(ts, page, status=status, closed=bool(closing)))
         return ts is not None
 
-    def _update(self, message: Message, page: str, status: str = "") -> bool:
-        if not self._send("chat_update", ts=message.ts, markdown_text=page + status):
+    def _update(self, message: Message, page: str, status: str = "", closing: list[dict] | None = None) -> bool:
+        if not self._send("chat_update", ts=message.ts, **_content(page + status, closing)):
             return False
-        message.shown, message.status = page, status
+        message.shown, message.status, message.closed = page, status, bool(closing)
         if message is self.adopted:
             self.adopted = None
         return True

@@ -58,7 +58,7 @@ class _Reply:
         self._last_flush: float | None = None
         self.thinking = Thinking(chat.client, place.channel_id, place.reply_to_ts or place.thread_ts)
         self.researching: dict[str, str] = {}  # tool id → its title, while Claude's web research runs
-        self.closing: list[dict] | None = None  # blocks under the finished answer (feedback buttons)
+        self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
 
     @property
     def ts(self) -> list[str]:
@@ -90,7 +90,6 @@ class _Reply:
 
     def finish(self) -> list[str]:
         self.researching.clear()
-        self.closing = [feedback_block()]  # under the answer's last message
         if not self.text.strip():  # an empty answer still gets a visible reply
             self.text = "_(Claude returned an empty answer.)_"
         self._flush(final=True)
@@ -130,7 +129,7 @@ class ChannelReply(_Reply):
 
     def _deliver(self, visible: str, final: bool) -> None:
         self.posted.status = self._status_line()
-        self.posted.deliver(visible, final, self.closing if final else None)
+        self.posted.deliver(visible, final, self.closing)
 
     def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
         if status != "in_progress":
@@ -179,7 +178,7 @@ class ThreadReply(_Reply):
             self._hand_over(broken)
         start, reopened = self.pager.starts[self.handover]
         self.rest.status = self._status_line()
-        self.rest.deliver(reopened + visible[start:], final, self.closing if final else None)
+        self.rest.deliver(reopened + visible[start:], final, self.closing)
 
     def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
         """A task card in the stream (started with the card when no text is shown yet); once the

@@ -69,7 +69,8 @@ def test_at_the_top_level_a_status_line_shows_the_research_until_the_answer_is_w
     bot.say("UALICE01", "what's new in postgres? https://docs.example.org/notes", mention=True)
     wait_until(lambda: claude.requests)
     bot.quiesce()
-    shown = [c.get("markdown_text") or "" for c in slack.calls if c.method in ("chat.postMessage", "chat.update")]
+    shown = [c.get("markdown_text") or "".join(b.get("text", "") for b in c.get("blocks") or [] if b["type"] == "markdown")
+             for c in slack.calls if c.method in ("chat.postMessage", "chat.update")]
     assert any("🔎 Searching the web for “postgres 18 release”…" in t or "🔎 Reading docs.example.org/notes…" in t
                for t in shown)
     [answer] = slack.posts(CHANNEL, top_level=True)
