@@ -3,7 +3,7 @@ for figures 1, 2 and 9, written in a moment instead of N model turns. `bot.store
 part: when its API changes, only this function changes."""
 from __future__ import annotations
 
-from bot.domain.model import Role, TurnStatus, Usage
+from bot.domain.model import Channel, Role, TurnStatus, Usage
 from bot.store import open_store
 from tests.fakes.slack_api import TEAM_ID
 
@@ -11,7 +11,7 @@ from tests.fakes.slack_api import TEAM_ID
 def populate(url: str, channel: str, turns: int) -> None:
     db, store = open_store(url)
     db.create_schema()
-    parent = store.sessions.parent_id(channel, TEAM_ID)
+    parent = store.sessions.parent_id(Channel(TEAM_ID, channel))
     for n in range(turns // 2):
         store.turns.append_turn(parent, Role.USER, question(n), TurnStatus.ANSWERED,
                                 author_id="UBENCH01", author_name="bench")

@@ -18,6 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from bot.app import build
 from bot.config import load_settings
+from bot.domain.model import Channel
 from bot.wsgi import HttpApp
 
 from .fakes.anthropic_api import FakeAnthropic
@@ -29,6 +30,7 @@ BOT_TOKEN = "xoxb-test-token-not-real"
 API_KEY = "sk-ant-test-key-not-real"
 APP_ID = "A0THREADFORK"
 CHANNEL = "C0GENERAL01"
+GENERAL = Channel(TEAM_ID, CHANNEL)  # the test channel as the store keys it
 
 
 @dataclass
@@ -224,5 +226,6 @@ class RunningBot:
         raise AssertionError("the bot never went quiet")
 
     def fork_root(self, number: int = 1, channel: str = CHANNEL) -> str:
-        fork = wait_until(lambda: self.store.sessions.fork_by_number(channel, number), message=f"fork #{number}")
+        fork = wait_until(lambda: self.store.sessions.fork_by_number(Channel(TEAM_ID, channel), number),
+                          message=f"fork #{number}")
         return wait_until(lambda: self.store.sessions.fork(fork.id).root_ts, message="fork root")

@@ -9,10 +9,19 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from . import text
 
 LABEL_TOPIC = 80  # characters of a topic shown in a fork's label (notices, refusals, lists)
+
+
+class Channel(NamedTuple):
+    """A channel as Threadfork keys what it stores: within its workspace, because a channel shared
+    between workspaces (Slack Connect) has the same id in each, and each has its own sessions."""
+
+    team_id: str
+    id: str
 
 
 class Role(StrEnum):
@@ -114,7 +123,7 @@ class ContextSize:
 class Fork:
     id: int
     channel_id: str
-    team_id: str | None
+    team_id: str
     number: int
     parent_id: int
     mode: Mode
@@ -128,6 +137,10 @@ class Fork:
     last_activity_at: datetime | None = None
     inherited: ContextSize = ContextSize(0, 0)  # the parent context it started from
     origin_ts: str | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return Channel(self.team_id, self.channel_id)
 
     @property
     def label(self) -> str:
@@ -190,8 +203,12 @@ class Session:
 
     id: int
     channel_id: str
-    team_id: str | None
+    team_id: str
     fork: Fork | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return Channel(self.team_id, self.channel_id)
 
     @property
     def thread_ts(self) -> str | None:

@@ -61,7 +61,7 @@ class RecordingChat:
     def download(self, file) -> bytes:
         raise ChatUnavailable("the eval shares no files")
 
-    def display_name(self, user_id: str) -> str | None:
+    def display_name(self, team_id: str, user_id: str) -> str | None:
         return self.names.get(user_id)
 
     def begin_reply(self, place: Place) -> _Reply:
@@ -100,5 +100,5 @@ class RecordingChat:
     def show_forks(self, audience: Audience, listings, counts) -> None:
         pass
 
-    def publish_home(self, user_id: str, listings, economy) -> None:
+    def publish_home(self, team_id: str, user_id: str, listings, economy) -> None:
         pass

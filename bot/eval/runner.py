@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..domain.model import ForkStatus, Role, Usage
+from ..domain.model import Channel, ForkStatus, Role, Usage
 from ..services.commands import SlashCommand
 from ..services.facade import Services
 from ..services.policy import Policy
@@ -101,7 +101,7 @@ class _Play:
         self.chat = RecordingChat({p.user_id: p.name for p in scenario.people})
         self.model = MeteredModel(model)
         self.services = Services(self.store, self.chat, self.model, bot_user_id=BOT_USER, policy=Policy())
-        self.parent_id = self.store.sessions.parent_id(CHANNEL, TEAM)
+        self.parent_id = self.store.sessions.parent_id(Channel(TEAM, CHANNEL))
         self._ts = itertools.count(1)
 
     def close(self) -> None:
@@ -141,7 +141,7 @@ class _Play:
         progress(f"{exploration.topic}, fork turn 1/{len(exploration.turns)}")
         opening = SlashCommand(TEAM, CHANNEL, first.speaker.user_id, f"--inherit {first.text}", None)
         self._answer(lambda: self.services.commands.fork(opening), "reply")
-        (fork,) = self.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN)
+        (fork,) = self.store.sessions.forks_in(Channel(TEAM, CHANNEL), ForkStatus.OPEN)
         for number, line in enumerate(rest, 2):
             progress(f"{exploration.topic}, fork turn {number}/{len(exploration.turns)}")
             message = IncomingMessage(TEAM, CHANNEL, "channel", line.speaker.user_id, line.text, self._next_ts(),

@@ -3,7 +3,7 @@ abandons, or presses Continue (which raises the budget by the configured amount)
 from __future__ import annotations
 
 from ..domain.errors import NotAllowed
-from ..domain.model import Fork
+from ..domain.model import Channel, Fork
 from .policy import Policy
 from .ports import Audience, Chat, Store
 
@@ -33,11 +33,11 @@ class Budgets:
         if burned >= limit and self.store.claims.mark(f"budget:{fork.id}:{limit}"):
             self.chat.budget_reached(fork, burned, limit)
 
-    def raise_limit(self, fork_id: int, user_id: str, channel_id: str) -> None:
+    def raise_limit(self, fork_id: int, user_id: str, channel: Channel) -> None:
         """The Continue button."""
         fork = self.store.sessions.fork(fork_id)
-        audience = Audience(channel_id, user_id)
-        if fork is None or fork.channel_id != channel_id or not self.policy.fork_token_budget:
+        audience = Audience(channel.team_id, channel.id, user_id)
+        if fork is None or fork.channel != channel or not self.policy.fork_token_budget:
             self.chat.tell(audience, "That fork no longer has a budget to raise.")
             return
         try:

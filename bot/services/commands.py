@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..domain.commands import parse_merge
 from ..domain.errors import ThreadforkError
-from ..domain.model import ContextReport, ForkStatus, Role
+from ..domain.model import Channel, ContextReport, ForkStatus, Role
 from .conversation import Speaker
 from .forks import Forks
 from .policy import Policy
@@ -16,16 +16,20 @@ from .ports import Audience, Chat, Store
 
 @dataclass(frozen=True)
 class SlashCommand:
-    team_id: str | None
+    team_id: str
     channel_id: str
     user_id: str
     text: str
     response_url: str | None
 
     @property
+    def channel(self) -> Channel:
+        return Channel(self.team_id, self.channel_id)
+
+    @property
     def audience(self) -> Audience:
         """The caller, answered privately through the command's response_url."""
-        return Audience(self.channel_id, self.user_id, response_url=self.response_url)
+        return Audience(self.team_id, self.channel_id, self.user_id, response_url=self.response_url)
 
 
 class SlashCommands:
@@ -37,8 +41,8 @@ class SlashCommands:
 
     def fork(self, command: SlashCommand) -> None:
         try:
-            speaker = Speaker(command.user_id, self.chat.display_name(command.user_id))
-            result = self.forks.open(command.channel_id, command.team_id, speaker, command.text)
+            speaker = Speaker(command.user_id, self.chat.display_name(command.team_id, command.user_id))
+            result = self.forks.open(command.channel, speaker, command.text)
             if isinstance(result, str):
                 self.chat.tell(command.audience, result)
         except ThreadforkError as error:
@@ -47,25 +51,25 @@ class SlashCommands:
     def merge(self, command: SlashCommand) -> None:
         request = parse_merge(command.text)
         try:
-            fork = self.forks.resolve(command.channel_id, command.user_id, request.number)
+            fork = self.forks.resolve(command.channel, command.user_id, request.number)
             self.forks.merge(fork, command.user_id, request.guidance)
         except ThreadforkError as error:
-            open_forks = self.store.sessions.forks_in(command.channel_id, ForkStatus.OPEN)
+            open_forks = self.store.sessions.forks_in(command.channel, ForkStatus.OPEN)
             self.chat.refuse_merge(command.audience, str(error), open_forks)
 
     def context(self, command: SlashCommand) -> None:
-        parent = self.store.sessions.parent_id(command.channel_id, command.team_id)
+        parent = self.store.sessions.parent_id(command.channel)
         sessions = self.store.sessions
         report = ContextReport(
             size=self.store.views.context_size(parent), budget=self.policy.compact_at,
             compactions=sum(1 for t in self.store.turns.turns(parent) if t.role is Role.COMPACTION),
-            merged=self.forks.listings(sessions.forks_in(command.channel_id, ForkStatus.MERGED)),
-            open=sessions.forks_in(command.channel_id, ForkStatus.OPEN),
-            economy=self.store.views.channel_economy(command.channel_id),
+            merged=self.forks.listings(sessions.forks_in(command.channel, ForkStatus.MERGED)),
+            open=sessions.forks_in(command.channel, ForkStatus.OPEN),
+            economy=self.store.views.channel_economy(command.channel),
         )
         self.chat.show_context(command.audience, report)
 
     def forks_list(self, command: SlashCommand) -> None:
         sessions = self.store.sessions
-        listings = self.forks.listings(sessions.forks_in(command.channel_id, ForkStatus.OPEN))
-        self.chat.show_forks(command.audience, listings, sessions.fork_counts(command.channel_id))
+        listings = self.forks.listings(sessions.forks_in(command.channel, ForkStatus.OPEN))
+        self.chat.show_forks(command.audience, listings, sessions.fork_counts(command.channel))

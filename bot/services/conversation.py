@@ -49,7 +49,7 @@ class Conversation:
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
             submitted = self.turns.submit_turn(
                 session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
-                channel_id=session.channel_id if session.fork else None, claim=claim, owner=owner,
+                channel=session.channel if session.fork else None, claim=claim, owner=owner,
                 lease_seconds=self.lease, attachments=attachments,
             )
             if submitted.stored and on_stored:
@@ -108,7 +108,7 @@ class Conversation:
             log.exception("posting the reply failed in session %s", session.id)
             posted = []
         following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
-                                            session.channel_id if session.fork else None, owner, self.lease)
+                                            session.channel if session.fork else None, owner, self.lease)
         return completion.usage, following
 
     def _tell_given_up(self, batch: Batch) -> None:
@@ -116,7 +116,8 @@ class Conversation:
             log.warning("turn %s in session %s given up after %s attempts", turn.id, turn.session_id, MAX_ATTEMPTS)
             if turn.author_id:
                 try:
-                    self.chat.tell(Audience(batch.session.channel_id, turn.author_id, batch.session.thread_ts),
+                    self.chat.tell(Audience(batch.session.team_id, batch.session.channel_id, turn.author_id,
+                                            batch.session.thread_ts),
                                    GIVEN_UP)
                 except Exception:
                     log.exception("could not tell %s that their message was given up", turn.author_id)

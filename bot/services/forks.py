@@ -13,7 +13,7 @@ from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.context import with_request
 from ..domain.errors import ForkClosed, ForkNotFound, NothingToMerge
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
-from ..domain.model import Fork, ForkListing, ForkStatus, Role, Session
+from ..domain.model import Channel, Fork, ForkListing, ForkStatus, Role, Session
 from .conversation import Conversation, Speaker
 from .model_inputs import fork_model_input
 from .liveness import Liveness
@@ -33,15 +33,15 @@ class Forks:
         self.conversation = conversation
         self.policy = policy
 
-    def open(self, channel_id: str, team_id: str | None, speaker: Speaker, text: str,
+    def open(self, channel: Channel, speaker: Speaker, text: str,
              origin_ts: str | None = None) -> Fork | str:
         """Open a fork from `/fork` arguments (or from a message, `origin_ts`); returns the fork, or
         help text to show privately."""
         command = parse_fork(text)
         if isinstance(command, HelpCommand):
             return FORK_USAGE
-        fork = self.store.sessions.create_fork(channel_id, team_id, speaker.user_id, command.mode, command.topic,
-                                      origin_ts=origin_ts)
+        fork = self.store.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
+                                               origin_ts=origin_ts)
         if fork.fork_point_seq:
             fork = replace(fork, inherited=self.store.views.context_size(fork.parent_id, fork.fork_point_seq))
         try:
@@ -52,16 +52,17 @@ class Forks:
         self.store.sessions.set_root(fork.id, root_ts, fork.inherited)
         fork = self.store.sessions.fork(fork.id)
         if command.topic:
-            self.conversation.submit(Session(fork.id, channel_id, team_id, fork), speaker, command.topic, None)
+            self.conversation.submit(Session(fork.id, fork.channel_id, fork.team_id, fork), speaker, command.topic,
+                                     None)
         return fork
 
-    def resolve(self, channel_id: str, user_id: str, number: int | None) -> Fork:
+    def resolve(self, channel: Channel, user_id: str, number: int | None) -> Fork:
         if number is not None:
-            fork = self.store.sessions.fork_by_number(channel_id, number)
+            fork = self.store.sessions.fork_by_number(channel, number)
             if fork is None:
                 raise ForkNotFound(f"There is no fork #{number} in this channel.")
             return fork
-        fork = self.store.sessions.latest_open_fork_of(channel_id, user_id)
+        fork = self.store.sessions.latest_open_fork_of(channel, user_id)
         if fork is None:
             raise ForkNotFound("You have no open fork in this channel. Name one: `/merge N`.")
         return fork

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..domain.commands import strip_mention
 from ..domain.errors import ThreadforkError
-from ..domain.model import Fork
+from ..domain.model import Channel, Fork
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, Chat, Store
@@ -23,74 +23,74 @@ class Gestures:
         self.forks = forks
         self.bot_user_id = bot_user_id
 
-    def reaction(self, channel_id: str, ts: str, user_id: str, name: str) -> None:
+    def reaction(self, channel: Channel, ts: str, user_id: str, name: str) -> None:
         base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
         if base in RETRY_REACTIONS:
-            session_id = self.store.turns.retry_turn(channel_id, ts)
+            session_id = self.store.turns.retry_turn(channel, ts)
             if session_id is not None:
                 self.conversation.drain(session_id)
             return
         if base not in MERGE_REACTIONS | ABANDON_REACTIONS:
             return
-        fork = self.store.sessions.fork_by_message(channel_id, ts)
+        fork = self.store.sessions.fork_by_message(channel, ts)
         if fork is None or (base in ABANDON_REACTIONS and fork.root_ts != ts):
             return
-        audience = Audience(channel_id, user_id, thread_ts=fork.root_ts)
+        audience = Audience(channel.team_id, channel.id, user_id, thread_ts=fork.root_ts)
         self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience)
 
-    def button(self, fork_id: int, user_id: str, verb: str, channel_id: str) -> None:
+    def button(self, fork_id: int, user_id: str, verb: str, channel: Channel) -> None:
         """The Merge or Abandon button on a fork root, reminder or budget notice."""
         fork = self.store.sessions.fork(fork_id)
-        audience = Audience(channel_id, user_id)
-        if fork is None or fork.channel_id != channel_id:
+        audience = Audience(channel.team_id, channel.id, user_id)
+        if fork is None or fork.channel != channel:
             self.chat.tell(audience, "That fork no longer exists.")
             return
         self._act(fork, user_id, verb, audience)
 
-    def fork_from_message(self, team_id: str | None, channel_id: str, user_id: str, message_ts: str,
-                          thread_ts: str | None, response_url: str | None) -> None:
-        audience = Audience(channel_id, user_id, response_url=response_url)
-        if (thread_ts and thread_ts != message_ts) or self.store.sessions.fork_by_message(channel_id, message_ts):
+    def fork_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
+                          response_url: str | None) -> None:
+        audience = Audience(channel.team_id, channel.id, user_id, response_url=response_url)
+        if (thread_ts and thread_ts != message_ts) or self.store.sessions.fork_by_message(channel, message_ts):
             self.chat.tell(audience, "“Fork from here” works on the channel's conversation, not inside a thread.")
             return
         try:
-            speaker = Speaker(user_id, self.chat.display_name(user_id))
-            self.forks.open(channel_id, team_id, speaker, "--inherit", origin_ts=message_ts)
+            speaker = Speaker(user_id, self.chat.display_name(channel.team_id, user_id))
+            self.forks.open(channel, speaker, "--inherit", origin_ts=message_ts)
         except ThreadforkError as error:
             self.chat.tell(audience, str(error))
 
-    def merge_from_message(self, channel_id: str, user_id: str, message_ts: str, thread_ts: str | None,
+    def merge_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                            response_url: str | None) -> None:
-        audience = Audience(channel_id, user_id, response_url=response_url)
-        fork = self.store.sessions.fork_by_message(channel_id, thread_ts or message_ts)
+        audience = Audience(channel.team_id, channel.id, user_id, response_url=response_url)
+        fork = self.store.sessions.fork_by_message(channel, thread_ts or message_ts)
         if fork is None:
             self.chat.tell(audience, "“Merge this fork” works on the messages of a fork's thread.")
             return
         self._act(fork, user_id, "merge", audience)
 
-    def edit_message(self, channel_id: str, ts: str, user_id: str, text: str) -> None:
-        self.store.turns.edit_turn(channel_id, ts, user_id, strip_mention(text, self.bot_user_id))
+    def edit_message(self, channel: Channel, ts: str, user_id: str, text: str) -> None:
+        self.store.turns.edit_turn(channel, ts, user_id, strip_mention(text, self.bot_user_id))
 
-    def delete_message(self, channel_id: str, ts: str) -> None:
-        self.store.turns.delete_turn(channel_id, ts)
+    def delete_message(self, channel: Channel, ts: str) -> None:
+        self.store.turns.delete_turn(channel, ts)
 
-    def feedback(self, channel_id: str, message_ts: str, user_id: str, value: str) -> None:
+    def feedback(self, channel: Channel, message_ts: str, user_id: str, value: str) -> None:
         """👍 or 👎 on an answer or a summary: the person's first press on it counts; no model call."""
-        if value in ("good", "bad") and channel_id and message_ts:
-            self.store.feedback.record(channel_id, message_ts, user_id, value)
+        if value in ("good", "bad") and channel.id and message_ts:
+            self.store.feedback.record(channel, message_ts, user_id, value)
 
     def file_deleted(self, slack_file_id: str) -> None:
         """Deleted in Slack: no turn sends it to Claude again (the turns' words stay)."""
         if slack_file_id:
             self.store.files.forget_shared(slack_file_id)
 
-    def files_deleted(self, channel_id: str, ts: str) -> None:
+    def files_deleted(self, channel: Channel, ts: str) -> None:
         """A message's files became tombstones."""
-        self.store.files.forget_files_of(channel_id, ts)
+        self.store.files.forget_files_of(channel, ts)
 
-    def home_opened(self, user_id: str) -> None:
-        listings = self.forks.listings(self.store.sessions.open_forks_of(user_id))
-        self.chat.publish_home(user_id, listings, self.store.views.economy(user_id))
+    def home_opened(self, team_id: str, user_id: str) -> None:
+        listings = self.forks.listings(self.store.sessions.open_forks_of(team_id, user_id))
+        self.chat.publish_home(team_id, user_id, listings, self.store.views.economy(team_id, user_id))
 
     def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
         try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..domain.commands import mentions, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
-from ..domain.model import Fork, ForkStatus, Role, Session, TurnStatus
+from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
 from .attachments import Attachments
 from .budgets import Budgets
 from .conversation import Conversation, Speaker
@@ -25,7 +25,7 @@ EMPTY_MENTION = "I got an empty message — write your question after the mentio
 
 @dataclass(frozen=True)
 class IncomingMessage:
-    team_id: str | None
+    team_id: str
     channel_id: str
     channel_type: str | None
     user_id: str
@@ -33,6 +33,10 @@ class IncomingMessage:
     ts: str
     thread_ts: str | None = None
     files: tuple[SharedFile, ...] = ()
+
+    @property
+    def channel(self) -> Channel:
+        return Channel(self.team_id, self.channel_id)
 
     @property
     def in_thread(self) -> bool:
@@ -52,20 +56,20 @@ class Router:
 
     def receive(self, message: IncomingMessage) -> None:
         mentioned = mentions(message.text, self.bot_user_id)
-        fork = self.store.sessions.fork_by_message(message.channel_id, message.thread_ts) \
+        fork = self.store.sessions.fork_by_message(message.channel, message.thread_ts) \
             if message.in_thread else None
         if fork is None and not (mentioned or message.channel_type == "im"):
             return  # ordinary channel chatter; the parent listens only when mentioned
-        key = f"msg:{message.channel_id}:{message.ts}"
+        key = f"msg:{message.team_id}:{message.channel_id}:{message.ts}"
         text = strip_mention(message.text, self.bot_user_id)
-        audience = Audience(message.channel_id, message.user_id,
+        audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
         try:
             if fork is not None:
                 self._in_fork(fork, message, text, mentioned, audience, key)
             elif (text or message.files) and not foreign_thread:
-                session = Session(self.store.sessions.parent_id(message.channel_id, message.team_id),
+                session = Session(self.store.sessions.parent_id(message.channel),
                                   message.channel_id, message.team_id)
                 self._submit(session, message, text, audience, key)
             elif self.store.claims.claim(key):
@@ -92,8 +96,8 @@ class Router:
                                      "Open a new one with `/fork [topic]` at the channel's top level.")
         elif words:
             self.store.turns.append_turn(fork.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
-                                         author_name=self.chat.display_name(message.user_id),
-                                         slack_ts=message.ts, channel_id=fork.channel_id)
+                                         author_name=self.chat.display_name(message.team_id, message.user_id),
+                                         slack_ts=message.ts, channel=fork.channel)
             self.chat.tell(audience, f"Fork {fork.label} has used up its token budget, so I kept your message "
                                      "without answering. Merge it, abandon it, or press *Continue* on the budget "
                                      "notice in this thread to raise the budget.")
@@ -108,8 +112,8 @@ class Router:
                 self.chat.tell(audience, notice)
             return
         told = (lambda: self.chat.tell(audience, notice)) if notice else None
-        self.conversation.submit(session, self._speaker(message.user_id), text, message.ts, claim=key,
+        self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts, claim=key,
                                  attachments=attachments, on_stored=told)
 
-    def _speaker(self, user_id: str) -> Speaker:
-        return Speaker(user_id, self.chat.display_name(user_id))
+    def _speaker(self, team_id: str, user_id: str) -> Speaker:
+        return Speaker(user_id, self.chat.display_name(team_id, user_id))

@@ -41,7 +41,7 @@ class SlackChat:
         self.names = Names(client)
         self.streams_resume_at = 0.0  # monotonic; chat.startStream was rate-limited until then
 
-    def display_name(self, user_id: str) -> str | None:
+    def display_name(self, team_id: str, user_id: str) -> str | None:
         """The name Claude sees beside a person's words; users.info once an hour per person at most."""
         return self.names(user_id)
 
@@ -92,7 +92,7 @@ class SlackChat:
     def refuse_merge(self, audience: Audience, reason: str, open_forks: list[Fork]) -> None:
         self.tell(audience, f"{reason}\n{views.open_forks_text(open_forks)}")
 
-    def publish_home(self, user_id: str, listings: list[ForkListing], economy: list[ChannelEconomy]) -> None:
+    def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing], economy: list[ChannelEconomy]) -> None:
         self.call("views_publish", user_id=user_id, view=views.home_view(listings, economy))
 
     def tell(self, audience: Audience, text: str) -> None:

@@ -117,17 +117,18 @@ class Door:
 
 def sender(body: dict) -> Audience | None:
     """Who sent a delivery, to answer privately."""
+    team = body.get("team_id") or (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id") or ""
     if body.get("type") == "event_callback":
         event = body.get("event") or {}
         item = event.get("item") or {}
         channel, user = event.get("channel") or item.get("channel"), event.get("user")
         thread = event.get("thread_ts")
-        return Audience(channel, user, thread_ts=thread) if channel and isinstance(user, str) else None
+        return Audience(team, channel, user, thread_ts=thread) if channel and isinstance(user, str) else None
     user = body.get("user_id") or (body.get("user") or {}).get("id")
     channel = body.get("channel_id") or (body.get("channel") or {}).get("id")
     if not user or not channel:
         return None
-    return Audience(channel, user, response_url=body.get("response_url"))
+    return Audience(team, channel, user, response_url=body.get("response_url"))
 
 
 @contextmanager
@@ -161,5 +162,5 @@ class BoltDeliveries:
     def give_up(self, payload: str) -> None:
         audience = sender(json.loads(payload))
         if audience is not None:
-            self.chat.tell(Audience(audience.channel_id, audience.user_id, audience.thread_ts),
+            self.chat.tell(Audience(audience.team_id, audience.channel_id, audience.user_id, audience.thread_ts),
                            "⚠️ I couldn't process what you sent (I tried 3 times) — please send it again.")

@@ -13,6 +13,7 @@ import re
 
 from slack_bolt import App
 
+from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
 from ..services.facade import Services
@@ -47,8 +48,8 @@ def register(app: App, services: Services) -> None:
         ack()
         with delivered(services, context):
             container = body.get("container") or {}
-            services.gestures.feedback(_channel(body), container.get("message_ts") or "", body["user"]["id"],
-                                       action.get("value") or "")
+            services.gestures.feedback(_channel(body, context), container.get("message_ts") or "",
+                                       body["user"]["id"], action.get("value") or "")
 
     @app.shortcut(FORK_FROM_HERE)
     def fork_from_here(ack, shortcut, context):
@@ -56,7 +57,7 @@ def register(app: App, services: Services) -> None:
         message = shortcut.get("message") or {}
         with delivered(services, context):
             services.gestures.fork_from_message(
-                (shortcut.get("team") or {}).get("id"), shortcut["channel"]["id"], shortcut["user"]["id"],
+                Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
                 message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
                 shortcut.get("response_url"))
 
@@ -66,27 +67,28 @@ def register(app: App, services: Services) -> None:
         message = shortcut.get("message") or {}
         with delivered(services, context):
             services.gestures.merge_from_message(
-                shortcut["channel"]["id"], shortcut["user"]["id"], message.get("ts") or shortcut.get("message_ts"),
-                message.get("thread_ts"), shortcut.get("response_url"))
+                Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
+                message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
+                shortcut.get("response_url"))
 
     @app.event("app_home_opened")
-    def on_home(event, body):
+    def on_home(event, body, context):
         # not kept (a view refresh); one publish per delivery, however often Slack delivers it
         if event.get("tab", "home") == "home" and services.first_delivery(body.get("event_id") or ""):
-            services.gestures.home_opened(event["user"])
+            services.gestures.home_opened(_team(context), event["user"])
 
     @app.event("app_mention")
-    def on_mention(event, body, context):
+    def on_mention(event, context):
         with delivered(services, context):
-            _message(services, event, body)
+            _message(services, event, context)
 
     @app.event("message")
-    def on_message(event, body, context):
+    def on_message(event, context):
         with delivered(services, context):
             if event.get("subtype") in ("message_changed", "message_deleted"):
-                _changed_message(services, event)
+                _changed_message(services, event, Channel(_team(context), event["channel"]))
             else:
-                _message(services, event, body)
+                _message(services, event, context)
 
     @app.event("file_deleted")
     def on_file_deleted(event, context):
@@ -98,7 +100,8 @@ def register(app: App, services: Services) -> None:
         item = event.get("item") or {}
         with delivered(services, context):
             if item.get("type") == "message" and event.get("user") != services.bot_user_id:
-                services.gestures.reaction(item["channel"], item["ts"], event["user"], event["reaction"])
+                services.gestures.reaction(Channel(_team(context), item["channel"]), item["ts"], event["user"],
+                                           event["reaction"])
 
     # whatever else Slack sends is acknowledged (else it retries or shows an error) and logged
     @app.event(re.compile(".*"))
@@ -120,7 +123,7 @@ def _slash_listener(services: Services, use_case):
     def listener(ack, command, context):
         ack()
         with delivered(services, context):
-            use_case(SlashCommand(team_id=command.get("team_id"), channel_id=command["channel_id"],
+            use_case(SlashCommand(team_id=_team(context), channel_id=command["channel_id"],
                                   user_id=command["user_id"], text=storable(command.get("text") or ""),
                                   response_url=command.get("response_url")))
 
@@ -128,55 +131,55 @@ def _slash_listener(services: Services, use_case):
 
 
 def _button_listener(services: Services, use_case):
-    """A button whose value is a fork id: `use_case(fork_id, user_id, channel_id)`."""
+    """A button whose value is a fork id: `use_case(fork_id, user_id, channel)`."""
     def listener(ack, body, action, context):
         ack()
         with delivered(services, context):
             fork_id = _fork_id(action)
             if fork_id is not None:
-                use_case(fork_id, body["user"]["id"], channel_id=_channel(body))
+                use_case(fork_id, body["user"]["id"], channel=_channel(body, context))
 
     return listener
 
 
-def _changed_message(services: Services, event: dict) -> None:
+def _changed_message(services: Services, event: dict, channel: Channel) -> None:
     if event.get("subtype") == "message_changed":
         changed = event.get("message") or {}
         gone = [f["id"] for f in changed.get("files") or [] if f.get("mode") == "tombstone" and f.get("id")]
         for file_id in gone:  # deleted files show as tombstones in their message; its words stay
             services.gestures.file_deleted(file_id)
         if changed.get("subtype") == "tombstone" and changed.get("ts"):
-            services.gestures.files_deleted(event["channel"], changed["ts"])
+            services.gestures.files_deleted(channel, changed["ts"])
         if changed.get("subtype") == "tombstone":
             return
         if changed.get("user") and not changed.get("bot_id") and changed.get("ts"):
-            services.gestures.edit_message(event["channel"], changed["ts"], changed["user"],
+            services.gestures.edit_message(channel, changed["ts"], changed["user"],
                                            storable(changed.get("text") or ""))
     elif event.get("deleted_ts"):
-        services.gestures.delete_message(event["channel"], event["deleted_ts"])
+        services.gestures.delete_message(channel, event["deleted_ts"])
 
 
-def _message(services: Services, event: dict, body: dict) -> None:
+def _message(services: Services, event: dict, context) -> None:
     if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
         return
     if event["user"] == services.bot_user_id:
         return
     services.router.receive(IncomingMessage(
-        team_id=body.get("team_id") or event.get("team"),
+        team_id=_team(context),
         channel_id=event["channel"],
         channel_type=event.get("channel_type"),
         user_id=event["user"],
         text=storable(event.get("text") or ""),
         ts=event["ts"],
         thread_ts=event.get("thread_ts"),
-        files=tuple(_shared(f) for f in event.get("files") or [] if f.get("url_private_download")),
+        files=tuple(_shared(f, _team(context)) for f in event.get("files") or [] if f.get("url_private_download")),
     ))
 
 
-def _shared(file: dict) -> SharedFile:
+def _shared(file: dict, team_id: str) -> SharedFile:
     return SharedFile(id=file["id"], name=file.get("name") or file.get("title") or file["id"],
                       mimetype=file.get("mimetype") or "", filetype=file.get("filetype") or "",
-                      size=int(file.get("size") or 0), url=file.get("url_private_download"))
+                      size=int(file.get("size") or 0), url=file.get("url_private_download"), team_id=team_id)
 
 
 def _fork_id(action: dict) -> int | None:
@@ -187,5 +190,11 @@ def _fork_id(action: dict) -> int | None:
         return None
 
 
-def _channel(body: dict) -> str | None:
-    return (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+def _team(context) -> str:
+    """The workspace a request comes from (Bolt reads it from the payload): what everything is keyed by."""
+    return context.team_id or ""
+
+
+def _channel(body: dict, context) -> Channel:
+    channel_id = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    return Channel(_team(context), channel_id or "")

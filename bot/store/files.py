@@ -7,10 +7,10 @@ from __future__ import annotations
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..domain.model import FileKind
+from ..domain.model import Channel, FileKind
 from ..services.ports import StoredFile
 from .database import Database
-from .rows import bump
+from .rows import bump, in_channel
 from .tables import attachments, files, sessions, turns
 
 
@@ -41,9 +41,9 @@ class SqlFiles:
     def forget_shared(self, slack_file_id: str) -> int:
         return self._forget(attachments.c.slack_file_id == slack_file_id)
 
-    def forget_files_of(self, channel_id: str, ts: str) -> int:
+    def forget_files_of(self, channel: Channel, ts: str) -> int:
         of_message = select(turns.c.id).join(sessions, sessions.c.id == turns.c.session_id).where(
-            sessions.c.channel_id == channel_id, turns.c.slack_ts == ts)
+            in_channel(channel), turns.c.slack_ts == ts)
         return self._forget(attachments.c.turn_id.in_(of_message))
 
     def _forget(self, condition) -> int:

@@ -22,7 +22,24 @@ def alembic_config(connection=None) -> Config:
 
 
 def migrate(engine: Engine) -> None:
-    with _IN_PROCESS, engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
-        command.upgrade(alembic_config(connection), "head")
+    with _IN_PROCESS, engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # SQLite alters a table by rebuilding it, which must not check the foreign keys of the
+            # tables pointing at it half-way; they are checked as a whole before the commit instead.
+            # (A no-op inside a transaction, so set before it begins, on the raw connection.)
+            _foreign_keys(connection, "OFF")
+        try:
+            with connection.begin():
+                if connection.dialect.name == "postgresql":
+                    connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+                command.upgrade(alembic_config(connection), "head")
+                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
+                    raise RuntimeError("a migration left rows pointing at nothing; nothing was changed")
+        finally:
+            if sqlite:
+                _foreign_keys(connection, "ON")
+
+
+def _foreign_keys(connection, state: str) -> None:
+    connection.connection.dbapi_connection.execute(f"PRAGMA foreign_keys={state}")

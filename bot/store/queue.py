@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..domain.model import Attachment, Role, Turn, TurnStatus, Usage
+from ..domain.model import Attachment, Channel, Role, Turn, TurnStatus, Usage
 from ..services.ports import MAX_ATTEMPTS, Batch, Submitted
 from . import statements as sql
 from .database import Database
@@ -21,6 +21,7 @@ from .history import HistoryCache
 from .rows import (
     append,
     bump,
+    in_channel,
     index,
     release_lease,
     settle,
@@ -39,7 +40,7 @@ class SqlTurnQueue:
         self._history = HistoryCache()
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
-                    slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
+                    slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
                     lease_seconds: float, attachments: Sequence[Attachment] = ()) -> Submitted:
         now = self.db.now()
         try:
@@ -47,7 +48,7 @@ class SqlTurnQueue:
                 if claim:
                     conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
                 self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
-                            author_name=author_name, slack_ts=slack_ts, channel_id=channel_id,
+                            author_name=author_name, slack_ts=slack_ts, channel=channel,
                             attachments=attachments)
                 if not take_lease(conn, session_id, owner, now, lease_seconds):
                     return Submitted(stored=True)
@@ -59,17 +60,17 @@ class SqlTurnQueue:
 
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
-                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None) -> Turn:
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None) -> Turn:
         with self.db.writing() as conn:
             return self._store(conn, session_id, role, text, status, author_id=author_id,
-                               author_name=author_name, slack_ts=slack_ts, usage=usage, channel_id=channel_id)
+                               author_name=author_name, slack_ts=slack_ts, usage=usage, channel=channel)
 
     def _store(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id, author_name,
-               slack_ts, channel_id, usage: Usage = Usage(), attachments: Sequence[Attachment] = ()) -> Turn:
+               slack_ts, channel, usage: Usage = Usage(), attachments: Sequence[Attachment] = ()) -> Turn:
         turn = append(conn, self.db.now(), session_id, role, text, status, author_id=author_id,
                       author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments)
-        if slack_ts and channel_id:
-            index(conn, channel_id, slack_ts, session_id)
+        if slack_ts and channel:
+            index(conn, channel, slack_ts, session_id)
         return turn
 
     def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
@@ -78,9 +79,9 @@ class SqlTurnQueue:
             return self._renew_and_batch(conn, session_id, owner, lease_seconds, now)
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
-                     posted: Sequence[str], channel_id: str | None, owner: str,
+                     posted: Sequence[str], channel: Channel | None, owner: str,
                      lease_seconds: float) -> Batch | None:
-        """With a channel id, every message of the answer is indexed for reactions."""
+        """With a channel, every message of the answer is indexed for reactions."""
         now = self.db.now()
         with self.db.writing() as conn:
             if not _renew(conn, reply.session_id, owner, lease_seconds, now):
@@ -88,8 +89,8 @@ class SqlTurnQueue:
             conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text,
                                             "slack_ts": posted[0] if posted else None, **usage_values(usage)})
             settle(conn, pending, TurnStatus.ANSWERED)
-            for ts in posted if channel_id else ():
-                index(conn, channel_id, ts, reply.session_id)
+            for ts in posted if channel else ():
+                index(conn, channel, ts, reply.session_id)
             return self._batch(conn, reply.session_id, owner, now)
 
     def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float) -> Batch | None:
@@ -159,16 +160,15 @@ class SqlTurnQueue:
         self._history.put(session_id, settled)
         return history
 
-    def edit_turn(self, channel_id: str, ts: str, author_id: str, text: str) -> bool:
-        return self._change(channel_id, ts, author_id, text=text)
+    def edit_turn(self, channel: Channel, ts: str, author_id: str, text: str) -> bool:
+        return self._change(channel, ts, author_id, text=text)
 
-    def delete_turn(self, channel_id: str, ts: str) -> bool:
-        return self._change(channel_id, ts, None, deleted=True)
+    def delete_turn(self, channel: Channel, ts: str) -> bool:
+        return self._change(channel, ts, None, deleted=True)
 
-    def _change(self, channel_id: str, ts: str, author_id: str | None, **values) -> bool:
-        in_channel = select(sessions.c.id).where(sessions.c.channel_id == channel_id)
+    def _change(self, channel: Channel, ts: str, author_id: str | None, **values) -> bool:
         query = update(turns).where(turns.c.slack_ts == ts, turns.c.role == Role.USER.value,
-                                    turns.c.session_id.in_(in_channel))
+                                    turns.c.session_id.in_(select(sessions.c.id).where(in_channel(channel))))
         if author_id:
             query = query.where(turns.c.author_id == author_id)
         with self.db.writing() as conn:
@@ -176,13 +176,12 @@ class SqlTurnQueue:
             bump(conn, set(changed))
             return bool(changed)
 
-    def retry_turn(self, channel_id: str, ts: str) -> int | None:
-        in_channel = select(sessions.c.id).where(sessions.c.channel_id == channel_id)
+    def retry_turn(self, channel: Channel, ts: str) -> int | None:
         with self.db.writing() as conn:
             row = conn.execute(
                 update(turns)
                 .where(turns.c.slack_ts == ts, turns.c.status == TurnStatus.FAILED.value,
-                       turns.c.session_id.in_(in_channel))
+                       turns.c.session_id.in_(select(sessions.c.id).where(in_channel(channel))))
                 .values(status=TurnStatus.PENDING.value, attempts=0)
                 .returning(turns.c.session_id)
             ).first()

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import exists, or_, update
+from sqlalchemy import and_, exists, or_, update
 
 from ..domain.model import (
     Attachment,
+    Channel,
     ContextSize,
     FileKind,
     Fork,
@@ -62,10 +63,11 @@ def with_attachments(conn, turns: list[Turn], rows) -> list[Turn]:
     return [replace(t, attachments=tuple(found[t.id])) if t.id in found else t for t in turns]
 
 
-def index(conn, channel_id: str, ts: str, session_id: int) -> None:
+def index(conn, channel: Channel, ts: str, session_id: int) -> None:
     """Remember that Slack message `ts` belongs to the session (reactions carry only channel + ts)."""
-    if conn.scalar(sql.INDEXED, {"channel_id": channel_id, "ts": ts}) is None:
-        conn.execute(sql.INDEX, {"channel_id": channel_id, "ts": ts, "session_id": session_id})
+    key = {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts}
+    if conn.scalar(sql.INDEXED, key) is None:
+        conn.execute(sql.INDEX, {**key, "session_id": session_id})
 
 
 def bump(conn, session_ids: set[int]) -> None:
@@ -97,6 +99,10 @@ def usage_columns(table):
 def usage_total(table):
     """Every token a model call read and wrote (Usage.total), as SQL."""
     return table.c.input_tokens + table.c.output_tokens + table.c.cache_read_tokens + table.c.cache_write_tokens
+
+
+def in_channel(channel: Channel):
+    return and_(sessions.c.team_id == channel.team_id, sessions.c.channel_id == channel.id)
 
 
 def involves(user_id: str):

@@ -8,25 +8,26 @@ from decimal import Decimal
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..domain.model import ContextSize, Fork, ForkStatus, Mode, Session
+from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
 from .database import Database
-from .rows import index, involves, to_fork, to_session
+from .rows import in_channel, index, involves, to_fork, to_session
 from .tables import messages, sessions, turns
 
 
 class SqlSessions:
     def __init__(self, db: Database):
         self.db = db
-        self._parents: dict[str, int] = {}  # channel → parent session id; never changes once made
+        self._parents: dict[Channel, int] = {}  # channel → parent session id; never changes once made
 
-    def parent_id(self, channel_id: str, team_id: str | None) -> int:
-        if channel_id not in self._parents:
-            self._parents[channel_id] = self._find_or_create_parent(channel_id, team_id)
-        return self._parents[channel_id]
+    def parent_id(self, channel: Channel) -> int:
+        if channel not in self._parents:
+            self._parents[channel] = self._find_or_create_parent(channel)
+        return self._parents[channel]
 
-    def _find_or_create_parent(self, channel_id: str, team_id: str | None) -> int:
+    def _find_or_create_parent(self, channel: Channel) -> int:
+        key = f"{channel.team_id}:{channel.id}"
         with self.db.reading() as conn:
-            found = conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
+            found = conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == key))
         if found is not None:
             return found
         try:
@@ -34,21 +35,21 @@ class SqlSessions:
                 now = self.db.now()
                 return conn.execute(
                     insert(sessions)
-                    .values(kind="parent", channel_id=channel_id, team_id=team_id, parent_key=channel_id,
+                    .values(kind="parent", channel_id=channel.id, team_id=channel.team_id, parent_key=key,
                             status="open", created_at=now, last_activity_at=now)
                     .returning(sessions.c.id)
                 ).scalar_one()
         except IntegrityError:  # another delivery created it first
             with self.db.reading() as conn:
-                return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == channel_id))
+                return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == key))
 
     def session(self, session_id: int) -> Session:
         with self.db.reading() as conn:
             return to_session(conn.execute(select(sessions).where(sessions.c.id == session_id)).one())
 
-    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
+    def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
                     origin_ts: str | None = None) -> Fork:
-        parent = self.parent_id(channel_id, team_id)
+        parent = self.parent_id(channel)
         origin_seq = self._seq_at(parent, origin_ts) if origin_ts else None
         with self.db.writing() as conn:
             counter = conn.execute(
@@ -62,7 +63,7 @@ class SqlSessions:
             now = self.db.now()
             fork_id = conn.execute(
                 insert(sessions)
-                .values(kind="fork", channel_id=channel_id, team_id=team_id, parent_id=parent,
+                .values(kind="fork", channel_id=channel.id, team_id=channel.team_id, parent_id=parent,
                         number=counter.next_fork_number, mode=mode.value, topic=topic, owner_id=owner_id,
                         fork_point_seq=fork_point, status=ForkStatus.OPEN.value, origin_ts=origin_ts,
                         created_at=now, last_activity_at=now)
@@ -88,39 +89,40 @@ class SqlSessions:
         with self.db.writing() as conn:
             conn.execute(update(sessions).where(sessions.c.id == fork_id).values(
                 root_ts=root_ts, inherited_turns=inherited.turns, inherited_tokens=inherited.tokens))
-            row = conn.execute(select(sessions.c.channel_id).where(sessions.c.id == fork_id)).one()
-            index(conn, row.channel_id, root_ts, fork_id)
+            row = conn.execute(select(sessions.c.team_id, sessions.c.channel_id).where(sessions.c.id == fork_id)).one()
+            index(conn, Channel(row.team_id, row.channel_id), root_ts, fork_id)
 
     def fork(self, fork_id: int) -> Fork | None:
         return self._one_fork(sessions.c.id == fork_id)
 
-    def fork_by_number(self, channel_id: str, number: int) -> Fork | None:
-        return self._one_fork(sessions.c.channel_id == channel_id, sessions.c.number == number)
+    def fork_by_number(self, channel: Channel, number: int) -> Fork | None:
+        return self._one_fork(in_channel(channel), sessions.c.number == number)
 
-    def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
-        mine = select(messages.c.session_id).where(messages.c.channel_id == channel_id, messages.c.ts == ts)
+    def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
+        mine = select(messages.c.session_id).where(messages.c.team_id == channel.team_id,
+                                                   messages.c.channel_id == channel.id, messages.c.ts == ts)
         return self._one_fork(sessions.c.id.in_(mine))
 
-    def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
-        forks = self._forks(sessions.c.channel_id == channel_id, sessions.c.status == ForkStatus.OPEN.value,
+    def latest_open_fork_of(self, channel: Channel, user_id: str) -> Fork | None:
+        forks = self._forks(in_channel(channel), sessions.c.status == ForkStatus.OPEN.value,
                             involves(user_id), order=(sessions.c.last_activity_at.desc(), sessions.c.id.desc()))
         return forks[0] if forks else None
 
-    def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]:
-        return self._forks(sessions.c.channel_id == channel_id, sessions.c.status == status.value,
+    def forks_in(self, channel: Channel, status: ForkStatus) -> list[Fork]:
+        return self._forks(in_channel(channel), sessions.c.status == status.value,
                            order=(sessions.c.number,))
 
-    def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]:
+    def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]:
         with self.db.reading() as conn:
             rows = conn.execute(
                 select(sessions.c.status, func.count())
-                .where(sessions.c.channel_id == channel_id, sessions.c.kind == "fork")
+                .where(in_channel(channel), sessions.c.kind == "fork")
                 .group_by(sessions.c.status)
             )
             return {ForkStatus(status): count for status, count in rows}
 
-    def open_forks_of(self, user_id: str) -> list[Fork]:
-        return self._forks(sessions.c.status == ForkStatus.OPEN.value, involves(user_id),
+    def open_forks_of(self, team_id: str, user_id: str) -> list[Fork]:
+        return self._forks(sessions.c.team_id == team_id, sessions.c.status == ForkStatus.OPEN.value, involves(user_id),
                            order=(sessions.c.last_activity_at.desc(),))
 
     def raise_budget(self, fork_id: int, by: int) -> None:

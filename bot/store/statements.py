@@ -66,7 +66,8 @@ ATTACHMENTS = (select(attachments.c.turn_id, attachments.c.name, attachments.c.s
 
 INSERT_ATTACHMENT = insert(attachments)
 
-INDEXED = select(messages.c.session_id).where(messages.c.channel_id == bindparam("channel_id"),
+INDEXED = select(messages.c.session_id).where(messages.c.team_id == bindparam("team_id"),
+                                              messages.c.channel_id == bindparam("channel_id"),
                                               messages.c.ts == bindparam("ts"))
 
 INDEX = insert(messages)

@@ -22,9 +22,9 @@ sessions = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("kind", String(8), nullable=False),  # parent | fork
     Column("channel_id", String(32), nullable=False),
-    Column("team_id", String(32)),
-    # one parent per channel: set for parents only (NULLs never collide)
-    Column("parent_key", String(32), unique=True),
+    Column("team_id", String(32), nullable=False, server_default=""),  # "" when Slack did not say
+    # one parent per channel of a workspace ("team:channel"): set for parents only (NULLs never collide)
+    Column("parent_key", String(80), unique=True),
     Column("parent_id", Integer, ForeignKey("sessions.id")),
     Column("number", Integer),
     Column("mode", String(8)),
@@ -52,7 +52,7 @@ sessions = Table(
     Column("lease_until", DateTime()),
     Column("created_at", DateTime(), nullable=False),
     Column("last_activity_at", DateTime(), nullable=False),
-    UniqueConstraint("channel_id", "number", name="uq_fork_number"),
+    UniqueConstraint("team_id", "channel_id", "number", name="uq_fork_number"),
 )
 
 turns = Table(
@@ -83,13 +83,14 @@ turns = Table(
 )
 Index("ix_turns_pending", turns.c.session_id, turns.c.status)
 Index("ix_turns_slack_ts", turns.c.slack_ts)  # edits, deletions and retries find a turn by its message
-Index("ix_sessions_channel", sessions.c.channel_id, sessions.c.kind, sessions.c.status)
+Index("ix_sessions_channel", sessions.c.channel_id, sessions.c.team_id, sessions.c.kind, sessions.c.status)
 
 # every Slack message that belongs to a fork (root, replies, user messages) → its session,
-# because reaction_added carries only channel + ts
+# because reaction_added carries only channel + ts (and the workspace, in its envelope)
 messages = Table(
     "messages",
     metadata,
+    Column("team_id", String(32), primary_key=True),
     Column("channel_id", String(32), primary_key=True),
     Column("ts", String(32), primary_key=True),
     Column("session_id", Integer, ForeignKey("sessions.id"), nullable=False),
@@ -166,6 +167,7 @@ Index("ix_attachments_slack_file", attachments.c.slack_file_id)
 feedback = Table(
     "feedback",
     metadata,
+    Column("team_id", String(32), primary_key=True),
     Column("channel_id", String(32), primary_key=True),
     Column("message_ts", String(32), primary_key=True),
     Column("user_id", String(32), primary_key=True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import case, func, select
 
 from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
-from ..domain.model import ChannelEconomy, ContextSize, ForkStats, Role, Usage
+from ..domain.model import Channel, ChannelEconomy, ContextSize, ForkStats, Role, Usage
 from .database import Database
 from .rows import involves, usage_columns, usage_total
 from .tables import feedback, sessions, turns
@@ -49,14 +49,15 @@ class SqlViews:
         tokens = (last.total if last else 0) + int(chars) // ESTIMATED_CHARS_PER_TOKEN
         return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
 
-    def economy(self, user_id: str) -> list[ChannelEconomy]:
-        return self._economy(sessions.c.channel_id.in_(select(sessions.c.channel_id).where(involves(user_id))))
+    def economy(self, team_id: str, user_id: str) -> list[ChannelEconomy]:
+        took_part = select(sessions.c.channel_id).where(sessions.c.team_id == team_id, involves(user_id))
+        return self._economy(team_id, sessions.c.channel_id.in_(took_part))
 
-    def channel_economy(self, channel_id: str) -> ChannelEconomy:
-        found = self._economy(sessions.c.channel_id == channel_id)
-        return found[0] if found else ChannelEconomy(channel_id, 0, 0)
+    def channel_economy(self, channel: Channel) -> ChannelEconomy:
+        found = self._economy(channel.team_id, sessions.c.channel_id == channel.id)
+        return found[0] if found else ChannelEconomy(channel.id, 0, 0)
 
-    def _economy(self, in_channels) -> list[ChannelEconomy]:
+    def _economy(self, team_id: str, in_channels) -> list[ChannelEconomy]:
         in_fork = case((sessions.c.kind == "fork", usage_total(turns)), else_=0)
         summary = case((turns.c.role == Role.SUMMARY.value, turns.c.output_tokens), else_=0)
         with self.db.reading() as conn:
@@ -64,10 +65,10 @@ class SqlViews:
                 select(sessions.c.channel_id, func.sum(in_fork), func.sum(summary), func.sum(turns.c.searches),
                        func.sum(turns.c.fetches))
                 .join(turns, turns.c.session_id == sessions.c.id)
-                .where(in_channels).group_by(sessions.c.channel_id)).all()
+                .where(sessions.c.team_id == team_id, in_channels).group_by(sessions.c.channel_id)).all()
             votes = conn.execute(
                 select(feedback.c.channel_id, feedback.c.value, func.count())
-                .where(feedback.c.channel_id.in_([r[0] for r in rows]))
+                .where(feedback.c.team_id == team_id, feedback.c.channel_id.in_([r[0] for r in rows]))
                 .group_by(feedback.c.channel_id, feedback.c.value)).all()
         counted = {(channel, value): count for channel, value, count in votes}
         figures = [ChannelEconomy(channel, int(burned or 0), int(returned or 0), int(searches or 0),

@@ -6,7 +6,7 @@ from bot.domain.model import ForkStatus
 
 from ..fakes.anthropic_api import Script, request_texts
 from ..fakes.slack_api import TEAM_ID
-from ..harness import APP_ID, CHANNEL, wait_until
+from ..harness import APP_ID, CHANNEL, GENERAL, wait_until
 
 
 def shortcut(bot, callback_id, message_ts, *, thread_ts=None, user="UCAROL01"):
@@ -36,7 +36,7 @@ def test_fork_from_here_opens_an_inherit_fork_whose_fork_point_is_that_message(b
     first, second, third = parent_talk(bot, slack, "alpha", "beta", "gamma")
     assert shortcut(bot, "fork_from_here", second).status == 200
     root = bot.fork_root()
-    fork = bot.store.sessions.fork_by_message(CHANNEL, root)
+    fork = bot.store.sessions.fork_by_message(GENERAL, root)
     assert fork.mode.value == "inherit" and fork.origin_ts == second
     bot.say("UBOB0001", "in the fork", thread_ts=root)
     wait_until(lambda: len(claude.requests) == 4)
@@ -49,7 +49,7 @@ def test_fork_from_here_opens_an_inherit_fork_whose_fork_point_is_that_message(b
 def test_fork_from_here_inside_a_thread_is_refused(bot, slack, claude):
     shortcut(bot, "fork_from_here", "1700000009.000001", thread_ts="1700000001.000001")
     [answer] = wait_until(lambda: slack.responses)
-    assert "not inside a thread" in answer["text"] and bot.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN) == []
+    assert "not inside a thread" in answer["text"] and bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN) == []
 
 
 def test_merge_this_fork_on_a_thread_message_merges_it(bot, slack, claude):
@@ -78,7 +78,7 @@ def test_slash_forks_lists_open_forks_with_details_and_counts(bot, slack, claude
     root_three = bot.fork_root(3)
     bot.quiesce()
     bot.react("UALICE01", root_three, "x")
-    wait_until(lambda: bot.store.sessions.fork_by_number(CHANNEL, 3).status.value == "abandoned")
+    wait_until(lambda: bot.store.sessions.fork_by_number(GENERAL, 3).status.value == "abandoned")
     bot.slash("/forks")
     [answer] = wait_until(lambda: [r for r in slack.responses if "Open forks" in r.get("text", "")])
     text = answer["text"]
@@ -97,7 +97,7 @@ def test_the_home_tab_shows_my_open_forks_and_the_token_economy(bot, slack, clau
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
     bot.quiesce()
     bot.react("UALICE01", root)
-    wait_until(lambda: bot.store.sessions.fork(bot.store.sessions.fork_by_number(CHANNEL, 1).id).status.value == "merged")
+    wait_until(lambda: bot.store.sessions.fork(bot.store.sessions.fork_by_number(GENERAL, 1).id).status.value == "merged")
     bot.slash("/fork", "--fresh still open", user="UALICE01", channel="C0OTHER001")
     bot.fork_root(1, channel="C0OTHER001")
     bot.quiesce()

@@ -4,7 +4,7 @@ import time
 from bot.domain.model import ForkStatus
 
 from ..fakes.anthropic_api import request_texts
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, GENERAL, wait_until
 
 
 def talk_in_parent(bot, slack, *texts):
@@ -125,7 +125,7 @@ def test_an_unknown_flag_gets_the_usage_and_creates_nothing(bot, slack, claude):
     bot.quiesce()
     assert answer["response_type"] == "ephemeral" and "--frsh" in answer["text"] and "/merge" in answer["text"]
     assert slack.posts() == [] and claude.requests == []
-    assert bot.store.sessions.fork_by_number(CHANNEL, 1) is None
+    assert bot.store.sessions.fork_by_number(GENERAL, 1) is None
 
 
 def test_fork_help_shows_usage_and_opens_nothing(bot, slack, claude):
@@ -142,7 +142,7 @@ def test_fork_in_a_channel_the_bot_is_not_in_explains_and_leaves_no_open_fork(bo
     [answer] = wait_until(lambda: slack.responses)
     assert "/invite" in answer["text"]
     bot.quiesce()
-    assert bot.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN) == [] and claude.requests == []
+    assert bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN) == [] and claude.requests == []
 
 
 def test_fork_numbers_count_up_per_channel(bot, slack, claude):

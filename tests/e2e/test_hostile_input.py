@@ -7,7 +7,7 @@ import urllib.parse
 from bot.domain.model import ForkStatus
 
 from ..fakes.anthropic_api import Script, request_texts
-from ..harness import CHANNEL, sign, wait_until
+from ..harness import CHANNEL, GENERAL, sign, wait_until
 
 
 def test_nul_bytes_in_a_message_a_topic_and_the_models_answer_are_dropped_and_answered_once(any_bot, slack,
@@ -19,9 +19,9 @@ def test_nul_bytes_in_a_message_a_topic_and_the_models_answer_are_dropped_and_an
     bot.slash("/fork", "to\x00pic\x00 with a NUL")
     bot.fork_root()
     bot.quiesce()
-    parent = bot.store.sessions.parent_id(CHANNEL, "T0TEAM001")
+    parent = bot.store.sessions.parent_id(GENERAL)
     assert [t.text for t in bot.store.turns.turns(parent)] == ["hello there \ufffd", "answer one"]
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.topic == "topic with a NUL"
     assert len(claude.requests) == 2  # one per turn: no re-answering loop
     assert any(t.endswith("\ntopic with a NUL") for t in request_texts(claude.requests[-1]))
@@ -38,5 +38,5 @@ def test_a_signed_slash_command_replayed_byte_for_byte_does_nothing_the_second_t
         assert bot.post(body, "application/x-www-form-urlencoded", headers=headers, signed=False).status == 200
     bot.fork_root()
     bot.quiesce()
-    assert [f.number for f in bot.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN)] == [1]
+    assert [f.number for f in bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)] == [1]
     assert len([p for p in slack.posts(CHANNEL, top_level=True) if p.get("text", "").startswith("Fork #")]) == 1

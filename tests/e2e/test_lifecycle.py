@@ -3,7 +3,7 @@ expiry, compaction, budgets, `/context`, the merge policy and retries."""
 import pytest
 
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
-from ..harness import CHANNEL, RunningBot, wait_until
+from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
 
 
 def talk_in_fork(bot, slack, text="an idea", topic="idle topic"):
@@ -65,7 +65,7 @@ def test_after_the_expiry_a_fork_is_merged_like_any_merge(bot, slack, claude):
     bot.services.sweep()
     [post] = wait_until(lambda: summaries(slack))
     assert "Threadfork merged idle fork #1" in post["text"] and "thread_ts" not in post.args
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.status.value == "merged"
     assert [t.role.value for t in bot.store.turns.turns(fork.parent_id)] == ["summary"]
 
@@ -76,7 +76,7 @@ def test_an_idle_fork_nobody_wrote_in_is_closed_at_expiry_not_retried_every_swee
     bot.quiesce(quiet=0.1)
     bot.clock.advance(days=7, seconds=1)
     bot.services.sweep()
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.status.value == "abandoned" and not claude.requests
     assert bot.store.turns.turns(fork.parent_id) == []  # nothing was added to the channel's conversation
     notes = [m for m in slack.posts(CHANNEL, top_level=False) if m.get("thread_ts") == root]
@@ -92,7 +92,7 @@ def test_under_the_abandon_policy_expiry_calls_no_model_and_neither_do_later_mes
     calls = len(claude.requests)
     bot.clock.advance(days=8)
     bot.services.sweep()
-    assert bot.store.sessions.fork_by_number(CHANNEL, 1).status.value == "abandoned"
+    assert bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "abandoned"
     bot.say("UBOB0001", "anyone?", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
     bot.quiesce()
@@ -107,7 +107,7 @@ def test_a_fork_that_became_active_again_is_not_expired(bot, slack, claude):
     bot.quiesce()
     bot.clock.advance(days=2)
     bot.services.sweep()
-    assert bot.store.sessions.fork_by_number(CHANNEL, 1).status.value == "open"
+    assert bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "open"
     assert not any(is_merge_request(r) for r in claude.requests)
 
 
@@ -116,7 +116,7 @@ def test_a_summary_whose_post_failed_is_announced_once_by_the_sweep(bot, slack, 
     claude.script(Script(text="THE SUMMARY"))
     slack.fail("chat.postMessage", "ratelimited", times=50, status=429, retry_after=0)
     bot.react("UCAROL01", root)
-    wait_until(lambda: bot.store.sessions.fork_by_number(CHANNEL, 1).status.value == "merged")
+    wait_until(lambda: bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "merged")
     bot.quiesce(quiet=1.5)  # the SDK's rate-limit retries give up
     slack.clear_failures()
     assert summaries(slack) == []
@@ -132,7 +132,7 @@ def test_a_summary_whose_post_failed_is_announced_once_by_the_sweep(bot, slack, 
 
 def test_a_merge_left_in_merging_is_finished_by_the_sweep(bot, slack, claude):
     talk_in_fork(bot, slack)
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert bot.store.merges.begin_merge(fork.id, "UCAROL01", "worker", 600)  # a worker claimed it, then died
     bot.services.sweep()
     assert not any(is_merge_request(r) for r in claude.requests)
@@ -190,7 +190,7 @@ def test_a_fork_past_its_budget_says_so_and_asks_to_merge_abandon_or_continue(bo
     assert len(found) == 1, [c.args for c in found]  # once, for this message
     [refusal] = found
     assert "budget" in refusal["text"] and refusal["thread_ts"] == root and len(claude.requests) == calls
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     bot.click("fork_budget_continue", str(fork.id), user="UBOB0001")
     wait_until(lambda: [m for m in slack.posts(CHANNEL, top_level=False) if "raised" in m.get("text", "")])
     bot.react("UBOB0001", kept_ts, "repeat")
@@ -227,7 +227,7 @@ def test_under_the_owner_policy_others_are_refused_privately(bot, slack, claude)
     assert len(found) == 1, [c.args for c in found]
     [refusal] = found
     assert refusal["user"] == "UCAROL01" and "<@UALICE01>" in refusal["text"]
-    assert bot.store.sessions.fork_by_number(CHANNEL, 1).status.value == "open"
+    assert bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "open"
     bot.react("UALICE01", root)
     wait_until(lambda: summaries(slack))
 

@@ -2,12 +2,12 @@
 from bot.domain.model import ForkStatus
 
 from ..fakes.anthropic_api import Script, is_merge_request, last_user_text, request_texts
-from ..harness import CHANNEL, at_once, wait_until
+from ..harness import CHANNEL, GENERAL, at_once, wait_until
 
 
 def open_fork_with_talk(bot, slack, topic="pricing", user="UALICE01"):
     bot.slash("/fork", topic, user=user)
-    open_forks = bot.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN)
+    open_forks = bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)
     root = bot.fork_root(open_forks[-1].number if open_forks else 1)
     wait_until(lambda: any(p.get("thread_ts") == root for p in slack.posts(CHANNEL)))
     before = len(slack.posts(CHANNEL, top_level=False))
@@ -84,7 +84,7 @@ def test_a_heavy_check_on_any_message_of_the_thread_merges(bot, slack, claude):
 
 def test_a_check_on_claudes_reply_in_the_thread_merges(bot, slack, claude):
     root = open_fork_with_talk(bot, slack)
-    fork = bot.store.sessions.fork_by_message(CHANNEL, root)
+    fork = bot.store.sessions.fork_by_message(GENERAL, root)
     reply_ts = [t.slack_ts for t in bot.store.turns.turns(fork.id) if t.role.value == "assistant"][-1]
     assert reply_ts  # the ts Slack gave Claude's reply, remembered for reactions
     bot.react("UBOB0001", reply_ts)
@@ -101,13 +101,13 @@ def test_slash_merge_with_a_number_passes_guidance_to_the_summary(bot, slack, cl
 def test_slash_merge_without_a_number_takes_the_callers_most_recently_active_fork(bot, slack, claude):
     open_fork_with_talk(bot, slack, "first", user="UALICE01")
     open_fork_with_talk(bot, slack, "second", user="UALICE01")
-    root_one = bot.store.sessions.fork_by_number(CHANNEL, 1).root_ts
+    root_one = bot.store.sessions.fork_by_number(GENERAL, 1).root_ts
     bot.say("UALICE01", "touching fork one again", thread_ts=root_one)
     wait_until(lambda: len(slack.posts(CHANNEL, top_level=False)) == 5)
     bot.slash("/merge", "", user="UALICE01")
     [post] = wait_until(lambda: summaries(slack))
     assert "fork #1" in post["text"]
-    assert bot.store.sessions.fork_by_number(CHANNEL, 2).status.value == "open"
+    assert bot.store.sessions.fork_by_number(GENERAL, 2).status.value == "open"
 
 
 def test_mention_merge_in_the_thread_merges_with_guidance(bot, slack, claude):
@@ -145,7 +145,7 @@ def test_two_checks_and_a_slash_merge_at_once_merge_once(bot, slack, claude):
 def assert_merged_once(bot, slack, claude):
     assert len(merge_requests(claude)) == 1
     assert len(summaries(slack)) == 1
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.status.value == "merged"
     assert [t.role.value for t in bot.store.turns.turns(fork.parent_id)].count("summary") == 1
 
@@ -204,7 +204,7 @@ def test_a_fork_with_no_turns_is_not_merged(bot, slack, claude):
     [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
     bot.quiesce()
     assert "nothing to merge" in notice["text"] and claude.requests == []
-    assert bot.store.sessions.fork_by_number(CHANNEL, 1).status.value == "open"
+    assert bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "open"
 
 
 def test_a_failed_summary_leaves_the_fork_open_and_says_so(bot, slack, claude):
@@ -213,7 +213,7 @@ def test_a_failed_summary_leaves_the_fork_open_and_says_so(bot, slack, claude):
     bot.slash("/merge", "1")
     answer = wait_until(lambda: [r for r in slack.responses if "server error" in r.get("text", "")])[0]
     assert answer["response_type"] == "ephemeral"
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.status.value == "open"
     assert [t.role.value for t in bot.store.turns.turns(fork.parent_id)].count("summary") == 0
     bot.react("UCAROL01", root)
@@ -224,7 +224,7 @@ def test_abandon_by_reaction_closes_the_fork_and_adds_nothing_to_the_parent(bot,
     root = open_fork_with_talk(bot, slack)
     bot.react("UCAROL01", root, "x")
     wait_until(lambda: [c for c in slack.calls_to("chat.update") if "Abandoned" in str(c.get("blocks"))])
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.status.value == "abandoned"
     assert bot.store.turns.turns(fork.parent_id) == []
     bot.say("UBOB0001", "hello?", thread_ts=root)
@@ -237,7 +237,7 @@ def test_the_merge_and_abandon_buttons_act_in_one_click(bot, slack, claude):
     open_fork_with_talk(bot, slack, "one")
     bot.slash("/fork", "--fresh two")
     bot.fork_root(2)
-    one, two = bot.store.sessions.fork_by_number(CHANNEL, 1), bot.store.sessions.fork_by_number(CHANNEL, 2)
+    one, two = bot.store.sessions.fork_by_number(GENERAL, 1), bot.store.sessions.fork_by_number(GENERAL, 2)
     assert bot.click("fork_merge", str(one.id), user="UCAROL01").status == 200
     assert bot.click("fork_abandon", str(two.id), user="UCAROL01").status == 200
     wait_until(lambda: summaries(slack))

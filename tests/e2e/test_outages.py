@@ -14,7 +14,7 @@ from bot.slack.intake import NOT_SAVED
 from ..conftest import fresh_postgres
 from ..fakes.anthropic_api import is_merge_request
 from ..fakes.tcp_proxy import TcpProxy
-from ..harness import CHANNEL, RunningBot, wait_until
+from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -105,7 +105,7 @@ def test_a_merge_and_a_button_during_an_outage_are_kept_or_told_and_the_fork_mer
     root = bot.fork_root()
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
     bot.quiesce()
-    fork = bot.store.sessions.fork_by_number(CHANNEL, 1)
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     proxy.cut()
     reaction = {"type": "reaction_added", "user": "UCAROL01", "reaction": "white_check_mark",
                 "item": {"type": "message", "channel": CHANNEL, "ts": root}, "event_ts": bot.new_ts()}
@@ -144,4 +144,4 @@ def test_a_message_sent_while_sqlite_has_a_full_disk_is_answered_once_when_space
     wait_until(lambda: replies(slack), message="the answer")
     bot.quiesce()
     assert len(replies(slack)) == 1 and len(claude.requests) == 1
-    assert bot.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN) == []
+    assert bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN) == []

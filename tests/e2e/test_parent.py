@@ -3,7 +3,7 @@ import pytest
 
 from ..fakes.anthropic_api import request_texts
 from ..fakes.slack_api import BOT_ID, BOT_USER_ID, TEAM_ID
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, GENERAL, wait_until
 
 
 def test_a_mention_is_answered_once_at_the_channel_top_level(bot, slack, claude):
@@ -124,7 +124,7 @@ def test_token_usage_of_every_reply_is_stored(bot, slack, claude):
     bot.say("UALICE01", "count me", mention=True)
     wait_until(lambda: slack.posts())
     bot.quiesce()
-    parent = bot.store.sessions.parent_id(CHANNEL, TEAM_ID)
+    parent = bot.store.sessions.parent_id(GENERAL)
     reply = bot.store.turns.turns(parent)[-1]
     assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cache_read_tokens,
             reply.usage.cache_write_tokens) == (11, 7, 900, 50)
@@ -171,7 +171,7 @@ def test_each_kind_of_claude_failure_is_retried_then_explained(bot, slack, claud
     bot.quiesce()
     assert len(claude.requests) == 3  # the first try and two retries with backoff
     assert words in notice["text"] and "kept" in notice["text"] and "🔁" in notice["text"]
-    parent = bot.store.sessions.parent_id(CHANNEL, None)
+    parent = bot.store.sessions.parent_id(GENERAL)
     assert [(t.role.value, t.status.value) for t in bot.store.turns.turns(parent)] == [("user", "failed"),
                                                                                 ("assistant", "aborted")]
 
@@ -203,4 +203,4 @@ def test_a_file_only_message_in_a_fork_is_explained_and_stores_nothing(bot, slac
     [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
     bot.quiesce()
     assert "no text" in notice["text"] and claude.requests == []
-    assert bot.store.turns.turns(bot.store.sessions.fork_by_message(CHANNEL, root).id) == []
+    assert bot.store.turns.turns(bot.store.sessions.fork_by_message(GENERAL, root).id) == []

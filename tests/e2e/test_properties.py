@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
-from ..harness import CHANNEL, RunningBot
+from ..harness import CHANNEL, GENERAL, RunningBot
 
 USERS = ["UALICE01", "UBOB0001", "UCAROL01"]
 
@@ -48,7 +48,7 @@ def run(bot, slack, claude, steps):
         elif kind == "fork":
             bot.slash("/fork", step[1])
         elif kind in ("fork_turn", "merge", "abandon"):
-            fork = bot.store.sessions.fork_by_number(CHANNEL, step[1])
+            fork = bot.store.sessions.fork_by_number(GENERAL, step[1])
             if fork is None or fork.root_ts is None:
                 continue
             if kind == "fork_turn":

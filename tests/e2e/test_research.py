@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 
 from ..fakes.anthropic_api import Cited, Fetch, Script, Search, request_texts
-from ..harness import APP_ID, CHANNEL, wait_until
+from ..harness import APP_ID, CHANNEL, GENERAL, wait_until
 from ..fakes.slack_api import TEAM_ID
 
 RESEARCH = {"threadfork_tools": "web_search,web_fetch"}
@@ -124,5 +124,5 @@ def test_a_research_turn_claude_pauses_is_handed_back_and_finished_as_one_answer
     [answer] = slack.posts(CHANNEL, top_level=True)
     assert answer.shown == (f"Let me look. Version 18 shipped. It adds async I/O.\n\n**Sources**\n"
                             f"1. [PostgreSQL 18 released]({PAGE})")
-    parent = bot.store.sessions.parent_id(CHANNEL, "T0TEAM001")
+    parent = bot.store.sessions.parent_id(GENERAL)
     assert bot.store.turns.turns(parent)[-1].usage.searches == 1 and len(bot.store.turns.turns(parent)) == 2

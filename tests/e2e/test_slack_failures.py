@@ -6,7 +6,7 @@ and is in the session's context exactly once."""
 import pytest
 
 from ..fakes.anthropic_api import Script, request_texts
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, GENERAL, wait_until
 
 ANSWER = "Alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar."
 # five chunks half a second apart: startStream at the first, appendStream at the fourth (1.5 s
@@ -81,8 +81,8 @@ def test_a_fork_answer_is_shown_once_whole_whatever_a_stream_method_does(bot, sl
     assert len(slack.calls_to(method)) >= times  # every scripted failure was met
     messages = assert_shown_once(slack, thread_ts, ANSWER)
     assert len(messages) == 1
-    fork = bot.store.sessions.fork_by_message(CHANNEL, thread_ts)
-    assert bot.store.sessions.fork_by_message(CHANNEL, messages[0].ts).id == fork.id  # finish() gave its ts
+    fork = bot.store.sessions.fork_by_message(GENERAL, thread_ts)
+    assert bot.store.sessions.fork_by_message(GENERAL, messages[0].ts).id == fork.id  # finish() gave its ts
     assert_in_context_once(bot, slack, claude, thread_ts, ANSWER)
 
 
@@ -145,8 +145,8 @@ def test_a_stream_whose_message_cannot_be_rewritten_goes_on_after_what_it_shows(
     bot.quiesce()
     streamed, rest = assert_shown_once(slack, thread_ts, ANSWER)
     assert streamed.method == "chat.startStream" and rest.method == "chat.postMessage"
-    fork = bot.store.sessions.fork_by_message(CHANNEL, thread_ts)
-    assert {bot.store.sessions.fork_by_message(CHANNEL, m.ts).id for m in (streamed, rest)} == {fork.id}
+    fork = bot.store.sessions.fork_by_message(GENERAL, thread_ts)
+    assert {bot.store.sessions.fork_by_message(GENERAL, m.ts).id for m in (streamed, rest)} == {fork.id}
     assert_in_context_once(bot, slack, claude, thread_ts, ANSWER)
 
 

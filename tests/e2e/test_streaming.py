@@ -4,7 +4,7 @@ fall back."""
 import json
 
 from ..fakes.anthropic_api import Script
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, GENERAL, wait_until
 
 LONG = ("Here is the plan.\n```python\n" + "".join(f"step_{i} = run({i})  # détail\n" for i in range(900))
         + "```\nAnd a closing paragraph.\n")
@@ -109,8 +109,8 @@ def test_a_long_fork_answer_continues_in_further_streamed_messages(bot, slack, c
     assert len(pages) >= 3 and all(len(p) <= 12_000 for p in pages)
     assert all(p.count("```") % 2 == 0 for p in pages)
     assert "".join(p.removeprefix("```python\n").removesuffix("```") for p in pages) == LONG
-    fork = bot.store.sessions.fork_by_message(CHANNEL, root)
-    assert all(bot.store.sessions.fork_by_message(CHANNEL, m.ts).id == fork.id for m in slack.posts(CHANNEL, top_level=False))
+    fork = bot.store.sessions.fork_by_message(GENERAL, root)
+    assert all(bot.store.sessions.fork_by_message(GENERAL, m.ts).id == fork.id for m in slack.posts(CHANNEL, top_level=False))
 
 
 def test_a_refused_stream_still_delivers_the_whole_answer(bot, slack, claude):
@@ -153,6 +153,6 @@ def test_an_overload_in_the_middle_of_a_stream_says_so_and_keeps_the_turn(bot, s
     bot.quiesce()
     [message] = slack.posts(CHANNEL, top_level=False)
     assert "kept" in message.shown and not message.streaming
-    fork = bot.store.sessions.fork_by_message(CHANNEL, root)
+    fork = bot.store.sessions.fork_by_message(GENERAL, root)
     statuses = [(t.role.value, t.status.value) for t in bot.store.turns.turns(fork.id)]
     assert statuses == [("user", "failed"), ("assistant", "aborted")]

@@ -76,7 +76,7 @@ class RecordingChat:
 
     # the Chat port ------------------------------------------------------------------------
 
-    def display_name(self, user_id: str) -> str | None:
+    def display_name(self, team_id: str, user_id: str) -> str | None:
         return self.names.get(user_id, user_id.lower())
 
     def download(self, file) -> bytes:
@@ -121,7 +121,7 @@ class RecordingChat:
     def show_forks(self, audience: Audience, listings, counts) -> None:
         self.record("forks", audience, listings, counts)
 
-    def publish_home(self, user_id: str, listings, economy) -> None:
+    def publish_home(self, team_id: str, user_id: str, listings, economy) -> None:
         self.record("home", user_id, listings, economy)
 
 

@@ -6,7 +6,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from bot.domain.model import ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
+from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 
 
 def race(count, call):
@@ -20,29 +20,55 @@ def test_a_key_is_claimed_by_exactly_one_of_many_concurrent_callers(store):
 
 
 def test_each_channel_has_one_parent_however_many_ask_at_once(store):
-    assert len(set(race(8, lambda: store.sessions.parent_id("C1", "T1")))) == 1
-    assert store.sessions.parent_id("C2", "T1") != store.sessions.parent_id("C1", "T1")
+    assert len(set(race(8, lambda: store.sessions.parent_id(Channel("T1", "C1"))))) == 1
+    assert store.sessions.parent_id(Channel("T1", "C2")) != store.sessions.parent_id(Channel("T1", "C1"))
 
 
 def test_fork_numbers_are_unique_and_dense_per_channel(store):
-    forks = race(6, lambda: store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "t"))
+    forks = race(6, lambda: store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "t"))
     assert sorted(f.number for f in forks) == [1, 2, 3, 4, 5, 6]
-    assert store.sessions.create_fork("C2", "T1", "U1", Mode.FRESH, "").number == 1
+    assert store.sessions.create_fork(Channel("T1", "C2"), "U1", Mode.FRESH, "").number == 1
+
+
+def test_two_workspaces_sharing_a_channel_id_never_see_each_others_sessions(store):
+    # a Slack Connect channel has one id in every workspace that shares it
+    ours, theirs = Channel("T1", "C1"), Channel("T2", "C1")
+    assert store.sessions.parent_id(ours) != store.sessions.parent_id(theirs)
+    mine = store.sessions.create_fork(ours, "U1", Mode.FRESH, "ours")
+    other = store.sessions.create_fork(theirs, "U1", Mode.FRESH, "theirs")
+    assert (mine.number, other.number) == (1, 1)
+    store.sessions.set_root(mine.id, "100.1", ContextSize(0, 0))
+    store.sessions.set_root(other.id, "100.1", ContextSize(0, 0))  # the same message ts in both
+    assert store.sessions.fork_by_message(ours, "100.1").id == mine.id
+    assert store.sessions.fork_by_message(theirs, "100.1").id == other.id
+    assert store.sessions.fork_by_number(theirs, 1).topic == "theirs"
+    assert [f.id for f in store.sessions.forks_in(ours, ForkStatus.OPEN)] == [mine.id]
+    assert [f.id for f in store.sessions.open_forks_of("T2", "U1")] == [other.id]
+    store.turns.append_turn(other.id, Role.USER, "q", TurnStatus.FAILED, author_id="U1", slack_ts="100.2",
+                            channel=theirs)
+    assert store.turns.retry_turn(ours, "100.2") is None
+    assert store.turns.edit_turn(ours, "100.2", "U1", "x") is False
+    assert store.turns.retry_turn(theirs, "100.2") == other.id
+    store.turns.append_turn(mine.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(10, 0))
+    assert store.feedback.record(ours, "100.1", "U1", "good") and store.feedback.record(theirs, "100.1", "U1", "bad")
+    ours_economy = store.views.channel_economy(ours)
+    assert (ours_economy.burned, ours_economy.good, ours_economy.bad) == (10, 1, 0)
+    assert store.views.channel_economy(theirs).bad == 1
 
 
 def test_an_inherit_fork_points_at_the_parents_last_turn_and_a_fresh_fork_at_nothing(store):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     store.turns.append_turn(parent, Role.USER, "one", TurnStatus.ANSWERED, author_id="U1")
     store.turns.append_turn(parent, Role.ASSISTANT, "two", TurnStatus.COMPLETE)
-    inherit = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
-    fresh = store.sessions.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    inherit = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
+    fresh = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     store.turns.append_turn(parent, Role.USER, "three", TurnStatus.PENDING, author_id="U1")
     assert inherit.fork_point_seq == 2 and fresh.fork_point_seq is None
     assert [t.text for t in store.turns.turns(parent, upto_seq=inherit.fork_point_seq)] == ["one", "two"]
 
 
 def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_parent(store):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     assert sorted(race(6, lambda: store.merges.begin_merge(fork.id, "U2", "worker", 60))) == [False] * 5 + [True]
     store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged fork #1] the summary", "the summary",
                                 Usage(10, 20, 5, 1))
@@ -56,26 +82,26 @@ def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_paren
 
 
 def test_a_cancelled_merge_reopens_the_fork(store):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     assert store.merges.begin_merge(fork.id, "U1", "worker", 60)
     assert store.merges.cancel_merge(fork.id)
     assert store.sessions.fork(fork.id).status is ForkStatus.OPEN
 
 
 def test_turn_seqs_are_dense_under_concurrent_appends(store):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     race(10, lambda: store.turns.append_turn(parent, Role.USER, "x", TurnStatus.PENDING, author_id="U1"))
     assert [t.seq for t in store.turns.turns(parent)] == list(range(1, 11))
 
 
 def test_usage_is_stored_per_turn(store):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     store.turns.append_turn(parent, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(100, 20, 3000, 40))
     assert store.turns.turns(parent)[0].usage == Usage(100, 20, 3000, 40)
 
 
 def test_a_session_lease_has_one_holder_until_released_or_expired(store, clock):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     owners = [uuid.uuid4().hex for _ in range(5)]
     with ThreadPoolExecutor(max_workers=5) as pool:
         won = dict(zip(owners, pool.map(lambda owner: store.turns.lease(parent, owner, 60), owners)))
@@ -89,17 +115,17 @@ def test_a_session_lease_has_one_holder_until_released_or_expired(store, clock):
 
 
 def test_messages_map_to_their_fork_for_reactions(store):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     store.sessions.set_root(fork.id, "100.1", ContextSize(0, 0))
     store.turns.append_turn(fork.id, Role.USER, "hi", TurnStatus.PENDING, author_id="U1", slack_ts="100.2",
-                            channel_id="C1")
-    assert store.sessions.fork_by_message("C1", "100.1").id == fork.id
-    assert store.sessions.fork_by_message("C1", "100.2").id == fork.id
-    assert store.sessions.fork_by_message("C2", "100.2") is None
+                            channel=Channel("T1", "C1"))
+    assert store.sessions.fork_by_message(Channel("T1", "C1"), "100.1").id == fork.id
+    assert store.sessions.fork_by_message(Channel("T1", "C1"), "100.2").id == fork.id
+    assert store.sessions.fork_by_message(Channel("T1", "C2"), "100.2") is None
 
 
 def test_a_stuck_merge_is_reclaimed_by_exactly_one_sweeper_once_its_lease_expired(store, clock):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     assert store.merges.begin_merge(fork.id, "U1", "worker", 60)
     assert store.merges.stuck_merges() == [] and store.merges.reclaim_merge(fork.id, "sweeper", 60) == 0
     clock.advance(seconds=61)
@@ -108,7 +134,7 @@ def test_a_stuck_merge_is_reclaimed_by_exactly_one_sweeper_once_its_lease_expire
 
 
 def test_a_reminder_is_claimed_once_and_only_for_a_fork_still_idle(store):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     later = store.clock() + timedelta(hours=1)
     assert store.upkeep.claim_reminder(fork.id, idle_before=store.clock() - timedelta(hours=1)) is False
     assert sorted(race(4, lambda: store.upkeep.claim_reminder(fork.id, idle_before=later))) == [False] * 3 + [True]
@@ -116,11 +142,11 @@ def test_a_reminder_is_claimed_once_and_only_for_a_fork_still_idle(store):
 
 def submit(store, session_id, text, owner, claim=None):
     return store.turns.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
-                                   channel_id=None, claim=claim, owner=owner, lease_seconds=60)
+                                   channel=None, claim=claim, owner=owner, lease_seconds=60)
 
 
 def test_submitting_a_turn_leases_the_session_for_the_first_submitter_only(store):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     first = submit(store, parent, "one", "A", claim="msg:C1:1")
     assert first.stored and [t.text for t in first.batch.pending] == ["one"]
     second = submit(store, parent, "two", "B", claim="msg:C1:2")
@@ -131,7 +157,7 @@ def test_submitting_a_turn_leases_the_session_for_the_first_submitter_only(store
 
 
 def test_the_lease_holder_gets_every_waiting_turn_with_the_replys_place_reserved_then_releases(store):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     first = submit(store, parent, "one", "A").batch
     assert (first.reply.seq, first.reply.status) == (2, TurnStatus.STREAMING)
     assert [t.seq for t in first.history] == [1, 2]
@@ -146,7 +172,7 @@ def test_the_lease_holder_gets_every_waiting_turn_with_the_replys_place_reserved
 
 
 def test_a_closed_forks_waiting_turns_fail_instead_of_being_answered(store):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     assert store.merges.abandon(fork.id)
     assert submit(store, fork.id, "hello", "A").batch is None
     assert [t.status for t in store.turns.turns(fork.id)] == [TurnStatus.FAILED]
@@ -156,7 +182,7 @@ def test_a_closed_forks_waiting_turns_fail_instead_of_being_answered(store):
 def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store):
     """A turn submitted while the holder finds nothing more and releases is either seen by the
     holder or gets the lease itself: every turn is answered by someone, round after round."""
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     answered: list[str] = []
 
     def answer_all(owner, batch=None):

@@ -3,7 +3,7 @@ heartbeat renewals, handing claims back, and bounded attempts (memory, SQLite, P
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from bot.domain.model import ForkStatus, Mode, TurnStatus, Usage
+from bot.domain.model import Channel, ForkStatus, Mode, TurnStatus, Usage
 from bot.services.ports import MAX_ATTEMPTS
 
 
@@ -14,7 +14,7 @@ def race(count, call):
 
 def submit(store, session_id, text, owner):
     return store.turns.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
-                                   channel_id=None, claim=None, owner=owner, lease_seconds=30)
+                                   channel=None, claim=None, owner=owner, lease_seconds=30)
 
 
 def test_a_delivery_is_kept_once_and_a_redelivery_is_turned_away_for_a_day(store, clock):
@@ -54,7 +54,7 @@ def test_claims_are_pruned_after_a_day_but_markers_are_forever(store, clock):
 
 
 def test_a_heartbeat_keeps_a_lease_alive_and_handing_it_back_frees_it_at_once(store, clock):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     submit(store, parent, "question", "alive")
     for _ in range(4):
         clock.advance(seconds=20)
@@ -65,7 +65,7 @@ def test_a_heartbeat_keeps_a_lease_alive_and_handing_it_back_frees_it_at_once(st
 
 
 def test_a_holder_that_lost_its_lease_records_nothing(store, clock):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     batch = submit(store, parent, "question", "slow").batch
     clock.advance(seconds=31)
     assert store.turns.lease(parent, "taker", 30)  # taken over
@@ -76,7 +76,7 @@ def test_a_holder_that_lost_its_lease_records_nothing(store, clock):
 
 
 def test_a_turn_begun_three_times_without_a_recorded_answer_is_given_up(store, clock):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     submit(store, parent, "poison", "first")
     for attempt in range(2, MAX_ATTEMPTS + 1):
         clock.advance(seconds=31)
@@ -93,7 +93,7 @@ def test_a_turn_begun_three_times_without_a_recorded_answer_is_given_up(store, c
 
 
 def test_a_merge_is_renewed_while_alive_handed_back_on_shutdown_and_given_up_after_three_takeovers(store, clock):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     assert store.merges.begin_merge(fork.id, "U1", "merger", 30)
     clock.advance(seconds=20)
     store.merges.renew_merges(["merger"], 30)

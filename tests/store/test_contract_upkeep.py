@@ -2,18 +2,18 @@
 store, SQLite and PostgreSQL alike)."""
 from datetime import timedelta
 
-from bot.domain.model import ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
+from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 
 
 def submit(store, session_id, text, owner):
     return store.turns.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
-                                   channel_id=None, claim=None, owner=owner, lease_seconds=60)
+                                   channel=None, claim=None, owner=owner, lease_seconds=60)
 
 
 def test_idle_forks_are_found_until_reminded_and_activity_makes_them_young_again(store, clock):
-    old = store.sessions.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    old = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     clock.advance(hours=2)
-    young = store.sessions.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    young = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     hour_ago = clock() - timedelta(hours=1)
     assert [f.id for f in store.upkeep.idle_forks(hour_ago, unreminded=True)] == [old.id]
     assert store.upkeep.claim_reminder(old.id, hour_ago)
@@ -24,7 +24,7 @@ def test_idle_forks_are_found_until_reminded_and_activity_makes_them_young_again
 
 
 def test_an_idle_only_merge_or_abandon_spares_a_fork_that_became_active(store, clock):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     clock.advance(hours=2)
     cutoff = clock() - timedelta(hours=1)
     submit(store, fork.id, "still here", "A")
@@ -34,7 +34,7 @@ def test_an_idle_only_merge_or_abandon_spares_a_fork_that_became_active(store, c
 
 
 def test_a_merged_fork_not_yet_announced_is_stuck_until_its_summary_is_posted(store, clock):
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.FRESH, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     store.merges.begin_merge(fork.id, "U1", "worker", 60)
     store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "summary", Usage(1, 2))
     clock.advance(seconds=61)
@@ -44,7 +44,7 @@ def test_a_merged_fork_not_yet_announced_is_stuck_until_its_summary_is_posted(st
 
 
 def test_a_session_with_an_unanswered_or_cut_off_turn_and_no_live_lease_is_stalled(store, clock):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     batch = submit(store, parent, "question", "A").batch
     assert store.upkeep.stalled_sessions(clock()) == []  # its lease is alive
     clock.advance(seconds=61)
@@ -55,7 +55,7 @@ def test_a_session_with_an_unanswered_or_cut_off_turn_and_no_live_lease_is_stall
 
 
 def test_a_session_over_the_budget_is_due_for_compaction_until_compacted(store):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     batch = submit(store, parent, "question", "A").batch
     store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(900, 200), [], None, "A", 60)
     assert store.upkeep.sessions_over(1_000) == [parent] and store.upkeep.sessions_over(2_000) == []
@@ -67,14 +67,14 @@ def test_a_session_over_the_budget_is_due_for_compaction_until_compacted(store):
 
 
 def test_stats_and_context_size_count_what_the_model_sees(store):
-    parent = store.sessions.parent_id("C1", "T1")
+    parent = store.sessions.parent_id(Channel("T1", "C1"))
     store.turns.append_turn(parent, Role.USER, "x" * 400, TurnStatus.ANSWERED, author_id="U1")
     store.turns.append_turn(parent, Role.ASSISTANT, "y" * 40, TurnStatus.COMPLETE, usage=Usage(300, 10, 50, 0))
     store.turns.append_turn(parent, Role.ASSISTANT, "cut off", TurnStatus.ABORTED, usage=Usage(999, 9))
     store.turns.append_turn(parent, Role.USER, "z" * 80, TurnStatus.PENDING, author_id="U1")
     assert store.views.context_size(parent) == ContextSize(turns=3, tokens=360 + 20)
     assert store.views.context_size(parent, upto_seq=1) == ContextSize(turns=1, tokens=100)
-    fork = store.sessions.create_fork("C1", "T1", "U1", Mode.INHERIT, "")
+    fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     store.turns.append_turn(fork.id, Role.USER, "q", TurnStatus.ANSWERED, author_id="U1")
     store.turns.append_turn(fork.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(1_000, 100))
     stats = store.views.stats(fork.id)
@@ -84,14 +84,14 @@ def test_stats_and_context_size_count_what_the_model_sees(store):
 def test_the_economy_sets_what_forks_burned_against_what_their_summaries_returned_where_one_took_part(store):
     for channel, burned, summary in (("C1", 5_000, 300), ("C2", 1_000, 0), ("DSECRET", 7_000, 0)):
         owner = "U2" if channel == "DSECRET" else "U1"
-        fork = store.sessions.create_fork(channel, "T1", owner, Mode.FRESH, "")
+        fork = store.sessions.create_fork(Channel("T1", channel), owner, Mode.FRESH, "")
         store.turns.append_turn(fork.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(burned, 0))
         if summary:
             store.merges.begin_merge(fork.id, "U1", "worker", 60)
             store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "s", Usage(0, summary))
-    economy = {e.channel_id: (e.burned, e.returned) for e in store.views.economy("U1")}
+    economy = {e.channel_id: (e.burned, e.returned) for e in store.views.economy("T1", "U1")}
     assert economy == {"C1": (5_000, 300), "C2": (1_000, 0)}
-    assert {e.channel_id for e in store.views.economy("U2")} == {"DSECRET"}
-    parent = store.sessions.parent_id("C2", "T1")
+    assert {e.channel_id for e in store.views.economy("T1", "U2")} == {"DSECRET"}
+    parent = store.sessions.parent_id(Channel("T1", "C2"))
     store.turns.append_turn(parent, Role.USER, "hi", TurnStatus.ANSWERED, author_id="U3")
-    assert {e.channel_id for e in store.views.economy("U3")} == {"C2"}  # a parent turn is taking part
+    assert {e.channel_id for e in store.views.economy("T1", "U3")} == {"C2"}  # a parent turn is taking part

@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from bot.domain.model import Mode
 from bot.store import make_engine, open_store
 
 
@@ -22,8 +23,49 @@ def test_migrations_run_once_however_many_replicas_start_together(database_url):
     db, _ = open_store(database_url)
     db.create_schema()  # and again: idempotent
     with db.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0003"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == _head()
     assert {"sessions", "turns", "messages", "claims"} <= set(inspect(db.engine).get_table_names())
+    db.engine.dispose()
+
+
+def _head() -> str:
+    from alembic.script import ScriptDirectory
+
+    from bot.store.migrate import alembic_config
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def test_a_store_written_before_workspace_keys_upgrades_with_its_forks_messages_and_feedback(database_url):
+    from alembic import command
+    from sqlalchemy import text
+
+    from bot.domain.model import Channel
+    from bot.store.migrate import alembic_config
+
+    db, store = open_store(database_url)
+    with db.engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0003")
+        now = "2026-11-30 12:00:00"
+        conn.execute(text("INSERT INTO sessions (id, kind, channel_id, team_id, parent_key, topic, status, "
+                          "inherited_turns, inherited_tokens, budget_extra, next_seq, version, next_fork_number, "
+                          "merge_attempts, created_at, last_activity_at) VALUES "
+                          f"(1, 'parent', 'C1', 'T1', 'C1', '', 'open', 0, 0, 0, 0, 0, 1, 0, '{now}', '{now}'), "
+                          f"(2, 'fork', 'C1', 'T1', NULL, 'old', 'open', 0, 0, 0, 0, 0, 0, 0, '{now}', '{now}')"))
+        conn.execute(text("UPDATE sessions SET number = 1, parent_id = 1, mode = 'fresh', root_ts = '5.1' "
+                          "WHERE id = 2"))
+        conn.execute(text("INSERT INTO messages (channel_id, ts, session_id) VALUES ('C1', '5.1', 2)"))
+        conn.execute(text(f"INSERT INTO feedback VALUES ('C1', '5.1', 'U1', 'good', '{now}')"))
+    db.create_schema()
+    if db.engine.dialect.name == "postgresql":  # rows made with explicit ids: move the sequence past them
+        with db.engine.begin() as conn:
+            conn.execute(text("SELECT setval('sessions_id_seq', 10)"))
+    here = Channel("T1", "C1")
+    assert store.sessions.parent_id(here) == 1  # the channel's parent, not a new one
+    assert store.sessions.fork_by_message(here, "5.1").id == 2
+    assert store.sessions.create_fork(here, "U1", Mode.FRESH, "").number == 2
+    assert store.feedback.record(here, "5.1", "U1", "bad") is False  # the old press still counts
+    assert store.sessions.parent_id(Channel("T2", "C1")) not in (1, 2)
     db.engine.dispose()
 
 

@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from bot.domain.model import ForkStatus
+from bot.domain.model import Channel, ForkStatus
 from bot.services.commands import SlashCommand
 from bot.services.facade import Services
 from bot.services.policy import Policy
@@ -45,22 +45,22 @@ class UseCases:
         call(SlashCommand("T1", channel, user, text, f"https://hooks.slack.test/{command}"))
 
     def react(self, user: str, ts: str, name: str = "white_check_mark", channel: str = CHANNEL) -> None:
-        self.services.gestures.reaction(channel, ts, user, name)
+        self.services.gestures.reaction(Channel("T1", channel), ts, user, name)
 
     def fork(self, number: int = 1, channel: str = CHANNEL):
-        return self.store.sessions.fork_by_number(channel, number)
+        return self.store.sessions.fork_by_number(Channel("T1", channel), number)
 
     def open_fork(self, text: str = "", user: str = "UALICE01"):
         """`/fork text`; the newest fork of the channel."""
         self.slash("/fork", text, user=user)
-        forks = [f for status in ForkStatus for f in self.store.sessions.forks_in(CHANNEL, status)]
+        forks = [f for status in ForkStatus for f in self.store.sessions.forks_in(Channel("T1", CHANNEL), status)]
         return max(forks, key=lambda f: f.number)
 
     def turns(self, session_id: int) -> list[tuple[str, str, str]]:
         return [(t.role.value, t.status.value, t.text) for t in self.store.turns.turns(session_id)]
 
     def parent(self, channel: str = CHANNEL) -> int:
-        return self.store.sessions.parent_id(channel, "T1")
+        return self.store.sessions.parent_id(Channel("T1", channel))
 
 
 @pytest.fixture

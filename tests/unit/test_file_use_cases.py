@@ -2,7 +2,7 @@
 at the port: each rule of issue 12 in milliseconds (the end-to-end tests prove the wire formats)."""
 import itertools
 
-from bot.domain.model import Usage
+from bot.domain.model import Channel, Usage
 from bot.services.ports import SharedFile, Source
 from bot.services.routing import IncomingMessage
 
@@ -118,7 +118,7 @@ def test_an_answer_that_used_research_ends_with_its_sources_and_later_requests_c
                 "2. https://example.org/notes")
     assert reply.text == expected
     assert cases.turns(cases.parent())[-1] == ("assistant", "complete", expected)
-    economy = cases.store.views.channel_economy(CHANNEL)
+    economy = cases.store.views.channel_economy(Channel("T1", CHANNEL))
     assert (economy.searches, economy.fetches) == (2, 1)
 
 
@@ -126,8 +126,8 @@ def test_feedback_pressed_twice_by_one_person_counts_once_and_shows_in_context(c
     cases.say("UALICE01", "hello", mention=True)
     answer_ts = cases.chat.of("reply")[0].ts
     for user, value in (("UALICE01", "good"), ("UALICE01", "bad"), ("UBOB0001", "bad"), ("UCAROL01", "meh")):
-        cases.services.gestures.feedback(CHANNEL, answer_ts, user, value)
-    economy = cases.store.views.channel_economy(CHANNEL)
+        cases.services.gestures.feedback(Channel("T1", CHANNEL), answer_ts, user, value)
+    economy = cases.store.views.channel_economy(Channel("T1", CHANNEL))
     assert (economy.good, economy.bad) == (1, 1)
     cases.slash("/context")
     report = cases.chat.of("context")[0].args[1]

@@ -1,6 +1,6 @@
 """Opening, merging and abandoning forks on the in-memory store: the rules of invariants 1–7."""
 from bot.domain.merge import EXPIRY_ACTOR
-from bot.domain.model import ForkStatus, Mode, Role
+from bot.domain.model import Channel, ForkStatus, Mode, Role
 
 from ..fakes.ports import Answer
 from .conftest import CHANNEL, UseCases
@@ -30,7 +30,7 @@ def test_help_and_a_bad_flag_answer_privately_and_open_nothing(cases):
     cases.slash("/fork", "--sideways topic")
     usage, refusal = cases.chat.told("UALICE01")
     assert "/fork [--fresh|--inherit] [topic]" in usage and "Unknown flag `--sideways`" in refusal
-    assert cases.store.sessions.forks_in(CHANNEL, ForkStatus.OPEN) == []
+    assert cases.store.sessions.forks_in(Channel("T1", CHANNEL), ForkStatus.OPEN) == []
 
 
 def test_a_merge_appends_one_summary_to_the_parent_and_the_parent_never_sees_the_forks_turns(cases):

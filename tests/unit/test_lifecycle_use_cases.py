@@ -49,7 +49,7 @@ def test_a_fork_that_became_active_again_is_not_expired(cases):
 def test_a_turn_left_pending_by_a_dead_worker_is_answered_by_the_sweep(cases):
     parent = cases.parent()
     cases.store.turns.submit_turn(parent, "orphaned", author_id="UALICE01", author_name="alice", slack_ts="5.1",
-                                  channel_id=None, claim=None, owner="a dead worker", lease_seconds=60)
+                                  channel=None, claim=None, owner="a dead worker", lease_seconds=60)
     cases.clock.advance(seconds=61)
     cases.services.sweep()
     assert "interrupted" in cases.chat.of("notice")[0].text
@@ -86,7 +86,7 @@ def test_retrying_a_failed_turn_answers_it_once(cases):
 def test_a_turn_whose_answer_never_gets_recorded_is_given_up_after_three_attempts_with_one_notice(cases):
     parent = cases.parent()
     cases.store.turns.submit_turn(parent, "poison", author_id="UALICE01", author_name="alice", slack_ts="5.1",
-                                  channel_id=None, claim=None, owner="a dead worker", lease_seconds=30)
+                                  channel=None, claim=None, owner="a dead worker", lease_seconds=30)
     for _ in range(MAX_ATTEMPTS - 1):  # each worker dies before recording (its lease is never renewed)
         cases.clock.advance(seconds=31)
         session = cases.store.sessions.session(parent)
@@ -120,7 +120,7 @@ def test_a_merge_taken_over_three_times_reopens_the_fork_with_a_notice(cases):
 def test_a_holder_whose_lease_was_taken_over_does_not_record_its_late_answer(cases):
     parent = cases.parent()
     submitted = cases.store.turns.submit_turn(parent, "slow one", author_id="UALICE01", author_name="alice",
-                                              slack_ts="6.1", channel_id=None, claim=None, owner="slow worker",
+                                              slack_ts="6.1", channel=None, claim=None, owner="slow worker",
                                               lease_seconds=30)
     cases.clock.advance(seconds=31)
     cases.services.sweep()  # taken over and answered

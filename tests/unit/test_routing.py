@@ -1,5 +1,5 @@
 """Where a person's message goes, on the in-memory store: each rule in milliseconds."""
-from bot.domain.model import ForkStatus
+from bot.domain.model import Channel, ForkStatus
 from bot.services.routing import IncomingMessage
 
 from .conftest import CHANNEL, UseCases
@@ -26,7 +26,7 @@ def test_the_same_message_delivered_twice_is_answered_once(cases):
 def test_channel_chatter_without_a_mention_is_ignored_and_costs_no_write(cases):
     cases.say("UALICE01", "lunch anyone?")
     assert cases.model.inputs == [] and cases.chat.said == []
-    assert cases.store.claims.claim(f"msg:{CHANNEL}:1700000001.000001")  # nothing was claimed
+    assert cases.store.claims.claim(f"msg:T1:{CHANNEL}:1700000001.000001")  # nothing was claimed
 
 
 def test_every_direct_message_is_a_parent_turn(cases):
@@ -73,7 +73,7 @@ def test_a_fork_over_its_budget_keeps_new_messages_unanswered_until_continue():
     cases.say("UBOB0001", "one more thing", thread_ts=fork.root_ts)
     assert len(cases.model.inputs) == 1 and "used up its token budget" in cases.chat.told("UBOB0001")[0]
     assert cases.turns(fork.id)[-1] == ("user", "failed", "one more thing")
-    cases.services.budgets.raise_limit(fork.id, "UALICE01", CHANNEL)
+    cases.services.budgets.raise_limit(fork.id, "UALICE01", Channel("T1", CHANNEL))
     cases.react("UBOB0001", cases.store.turns.turns(fork.id)[-1].slack_ts, "repeat")
     assert len(cases.model.inputs) == 2 and cases.turns(fork.id)[-2][:2] == ("user", "answered")
 
@@ -81,8 +81,8 @@ def test_a_fork_over_its_budget_keeps_new_messages_unanswered_until_continue():
 def test_under_the_owner_policy_only_the_owner_raises_a_forks_budget():
     cases = UseCases(fork_token_budget=100, merge_policy="owner")
     fork = cases.open_fork("expensive topic")
-    cases.services.budgets.raise_limit(fork.id, "UBOB0001", CHANNEL)
+    cases.services.budgets.raise_limit(fork.id, "UBOB0001", Channel("T1", CHANNEL))
     assert "Only <@UALICE01>" in cases.chat.told("UBOB0001")[0]
     assert cases.store.sessions.budget_extra(fork.id) == 0
-    cases.services.budgets.raise_limit(fork.id, "UALICE01", CHANNEL)
+    cases.services.budgets.raise_limit(fork.id, "UALICE01", Channel("T1", CHANNEL))
     assert cases.store.sessions.budget_extra(fork.id) == 100

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ...domain.model import (
     Attachment,
+    Channel,
     ChannelEconomy,
     ContextSize,
     Fork,
@@ -46,38 +47,38 @@ class Inbox(Protocol):
 
 
 class Sessions(Protocol):
-    def parent_id(self, channel_id: str, team_id: str | None) -> int: ...
+    def parent_id(self, channel: Channel) -> int: ...
     def session(self, session_id: int) -> Session: ...
-    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
+    def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
                     origin_ts: str | None = None) -> Fork:
         """A new open fork, numbered in the channel's sequence; its fork point is the parent's last
         turn, or with `origin_ts` the last turn posted at or before that message."""
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
     def fork(self, fork_id: int) -> Fork | None: ...
-    def fork_by_number(self, channel_id: str, number: int) -> Fork | None: ...
-    def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
+    def fork_by_number(self, channel: Channel, number: int) -> Fork | None: ...
+    def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
         """The fork whose root, reply or user message has this ts (reactions carry only that)."""
-    def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
+    def latest_open_fork_of(self, channel: Channel, user_id: str) -> Fork | None:
         """The caller's most recently active open fork: one they opened or wrote in."""
-    def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]: ...
-    def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]: ...
-    def open_forks_of(self, user_id: str) -> list[Fork]: ...
+    def forks_in(self, channel: Channel, status: ForkStatus) -> list[Fork]: ...
+    def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]: ...
+    def open_forks_of(self, team_id: str, user_id: str) -> list[Fork]: ...
     def raise_budget(self, fork_id: int, by: int) -> None: ...
     def budget_extra(self, fork_id: int) -> int: ...
 
 
 class TurnQueue(Protocol):
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
-                    slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
+                    slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
                     lease_seconds: float, attachments: Collection[Attachment] = ()) -> Submitted:
         """Store a user's turn as pending (once per `claim`), with the files shared with it (their
         content kept before with Files.keep), and try to lease the session, atomically; the lease
-        winner gets its first batch at once. With `channel_id`, the ts is indexed."""
+        winner gets its first batch at once. With `channel`, the ts is indexed."""
     def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
         """For the lease holder: the waiting turns with the reply's place reserved and the lease
         renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel_id: str | None, owner: str, lease_seconds: float) -> Batch | None:
+                     channel: Channel | None, owner: str, lease_seconds: float) -> Batch | None:
         """Store the answer and mark its turns answered; then, atomically, the holder's next batch. A
         holder whose lease was lost (taken over) records nothing and gets None."""
     def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
@@ -92,10 +93,10 @@ class TurnQueue(Protocol):
         change come back as the same objects every time (see bot/domain/memo.py)."""
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
-                    usage: Usage = Usage(), channel_id: str | None = None) -> Turn: ...
-    def edit_turn(self, channel_id: str, ts: str, author_id: str, text: str) -> bool: ...
-    def delete_turn(self, channel_id: str, ts: str) -> bool: ...
-    def retry_turn(self, channel_id: str, ts: str) -> int | None:
+                    usage: Usage = Usage(), channel: Channel | None = None) -> Turn: ...
+    def edit_turn(self, channel: Channel, ts: str, author_id: str, text: str) -> bool: ...
+    def delete_turn(self, channel: Channel, ts: str) -> bool: ...
+    def retry_turn(self, channel: Channel, ts: str) -> int | None:
         """A failed user turn goes back to pending; returns its session."""
 
 
@@ -135,11 +136,11 @@ class Views(Protocol):
     def stats(self, fork_id: int) -> ForkStats: ...
     def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
         """Turns and tokens the model sees: the last reply's reported usage plus estimates after it."""
-    def economy(self, user_id: str) -> list[ChannelEconomy]:
+    def economy(self, team_id: str, user_id: str) -> list[ChannelEconomy]:
         """Per channel the user took part in (opened a fork, or wrote a turn): what forks burned
         against what their summaries returned, research, feedback. Nobody sees figures of a channel
         they never wrote in."""
-    def channel_economy(self, channel_id: str) -> ChannelEconomy: ...
+    def channel_economy(self, channel: Channel) -> ChannelEconomy: ...
 
 
 class Files(Protocol):
@@ -150,12 +151,12 @@ class Files(Protocol):
         """Keep a content (once: a second keep of the same sha256 changes nothing)."""
     def forget_shared(self, slack_file_id: str) -> int:
         """The file was deleted in Slack: every turn that shared it stops sending it; how many."""
-    def forget_files_of(self, channel_id: str, ts: str) -> int:
+    def forget_files_of(self, channel: Channel, ts: str) -> int:
         """The message's files became tombstones: its turn stops sending them."""
 
 
 class Feedback(Protocol):
-    def record(self, channel_id: str, message_ts: str, user_id: str, value: str) -> bool:
+    def record(self, channel: Channel, message_ts: str, user_id: str, value: str) -> bool:
         """A 👍 ("good") or 👎 ("bad") on an answer or summary; False when this person already pressed one."""
 
 

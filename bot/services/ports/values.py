@@ -49,6 +49,7 @@ class SharedFile:
     filetype: str
     size: int
     url: str | None  # url_private_download
+    team_id: str = ""  # the workspace whose bot token may download it
 
 @dataclass(frozen=True)
 class Batch:
@@ -91,7 +92,7 @@ class Place:
 
     channel_id: str
     thread_ts: str | None
-    team_id: str | None
+    team_id: str
     recipient_id: str | None  # the person whose turn is being answered
     reply_to_ts: str | None = None  # their message, if it exists in Slack
 
@@ -100,6 +101,7 @@ class Place:
 class Audience:
     """One person to answer privately: through a slash command's response_url when there is one."""
 
+    team_id: str
     channel_id: str
     user_id: str
     thread_ts: str | None = None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.domain.model import Channel
 from bot.services.ports import StoredFile
 
 from .state import Memory
@@ -32,8 +33,8 @@ class MemoryFiles:
     def forget_shared(self, slack_file_id: str) -> int:
         return self._forget(lambda session, row, a: a.slack_file_id == slack_file_id)
 
-    def forget_files_of(self, channel_id: str, ts: str) -> int:
-        return self._forget(lambda session, row, a: session.channel_id == channel_id and row.turn.slack_ts == ts)
+    def forget_files_of(self, channel: Channel, ts: str) -> int:
+        return self._forget(lambda session, row, a: session.channel == channel and row.turn.slack_ts == ts)
 
     def _forget(self, matches) -> int:
         count = 0
@@ -53,9 +54,9 @@ class MemoryFeedback:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def record(self, channel_id: str, message_ts: str, user_id: str, value: str) -> bool:
+    def record(self, channel: Channel, message_ts: str, user_id: str, value: str) -> bool:
         with self.m.lock:
-            key = (channel_id, message_ts, user_id)
+            key = (channel, message_ts, user_id)
             if key in self.m.feedback:
                 return False
             self.m.feedback[key] = value

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import timedelta
 
-from bot.domain.model import Role, Turn, TurnStatus, Usage
+from bot.domain.model import Channel, Role, Turn, TurnStatus, Usage
 from bot.services.ports import MAX_ATTEMPTS, Batch, Submitted
 
 from .state import Memory
@@ -15,7 +15,7 @@ class MemoryTurnQueue:
         self.m = memory
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
-                    slack_ts: str | None, channel_id: str | None, claim: str | None, owner: str,
+                    slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
                     lease_seconds: float, attachments=()) -> Submitted:
         with self.m.lock:
             if claim:
@@ -23,24 +23,24 @@ class MemoryTurnQueue:
                     return Submitted(stored=False)
                 self.m.claims[claim] = self.m.clock()
             self._store(session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
-                        author_name=author_name, slack_ts=slack_ts, channel_id=channel_id, attachments=attachments)
+                        author_name=author_name, slack_ts=slack_ts, channel=channel, attachments=attachments)
             if not self.m.take_lease(session_id, owner, lease_seconds):
                 return Submitted(stored=True)
             return Submitted(stored=True, batch=self._batch(session_id, owner))
 
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
-                    slack_ts: str | None = None, usage: Usage = Usage(), channel_id: str | None = None) -> Turn:
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None) -> Turn:
         with self.m.lock:
             return self._store(session_id, role, text, status, author_id=author_id, author_name=author_name,
-                               slack_ts=slack_ts, usage=usage, channel_id=channel_id)
+                               slack_ts=slack_ts, usage=usage, channel=channel)
 
-    def _store(self, session_id, role, text, status, *, author_id, author_name, slack_ts, channel_id,
+    def _store(self, session_id, role, text, status, *, author_id, author_name, slack_ts, channel,
                usage: Usage = Usage(), attachments=()) -> Turn:
         turn = self.m.append(session_id, role, text, status, author_id=author_id, author_name=author_name,
                              slack_ts=slack_ts, usage=usage, attachments=attachments)
-        if slack_ts and channel_id:
-            self.m.index(channel_id, slack_ts, session_id)
+        if slack_ts and channel:
+            self.m.index(channel, slack_ts, session_id)
         return turn
 
     def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
@@ -48,15 +48,15 @@ class MemoryTurnQueue:
             return self._renew_and_batch(session_id, owner, lease_seconds)
 
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel_id: str | None, owner: str, lease_seconds: float) -> Batch | None:
+                     channel: Channel | None, owner: str, lease_seconds: float) -> Batch | None:
         with self.m.lock:
             if not self._renew(reply.session_id, owner, lease_seconds):
                 return None
             self.m.row_of(reply).change(text=text, status=TurnStatus.COMPLETE, usage=usage,
                                         slack_ts=posted[0] if posted else None)
             self.m.settle(pending, TurnStatus.ANSWERED)
-            for ts in posted if channel_id else ():
-                self.m.index(channel_id, ts, reply.session_id)
+            for ts in posted if channel else ():
+                self.m.index(channel, ts, reply.session_id)
             return self._batch(reply.session_id, owner)
 
     def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
@@ -122,29 +122,29 @@ class MemoryTurnQueue:
     def _history(self, session_id: int) -> list[Turn]:
         return [r.turn for r in self.m.rows(session_id) if not r.deleted]
 
-    def edit_turn(self, channel_id: str, ts: str, author_id: str, text: str) -> bool:
+    def edit_turn(self, channel: Channel, ts: str, author_id: str, text: str) -> bool:
         with self.m.lock:
-            rows = [r for r in self._user_rows(channel_id, ts) if r.turn.author_id == author_id]
+            rows = [r for r in self._user_rows(channel, ts) if r.turn.author_id == author_id]
             for row in rows:
                 row.change(text=text)
             return bool(rows)
 
-    def delete_turn(self, channel_id: str, ts: str) -> bool:
+    def delete_turn(self, channel: Channel, ts: str) -> bool:
         with self.m.lock:
-            rows = self._user_rows(channel_id, ts)
+            rows = self._user_rows(channel, ts)
             for row in rows:
                 row.deleted = True
             return bool(rows)
 
-    def retry_turn(self, channel_id: str, ts: str) -> int | None:
+    def retry_turn(self, channel: Channel, ts: str) -> int | None:
         with self.m.lock:
-            for row in self._user_rows(channel_id, ts, role=None):
+            for row in self._user_rows(channel, ts, role=None):
                 if row.turn.status is TurnStatus.FAILED:
                     row.change(status=TurnStatus.PENDING)
                     row.attempts = 0
                     return row.turn.session_id
             return None
 
-    def _user_rows(self, channel_id: str, ts: str, role: Role | None = Role.USER):
-        return [r for s in self.m.sessions.values() if s.channel_id == channel_id for r in self.m.rows(s.id)
+    def _user_rows(self, channel: Channel, ts: str, role: Role | None = Role.USER):
+        return [r for s in self.m.sessions.values() if s.channel == channel for r in self.m.rows(s.id)
                 if r.turn.slack_ts == ts and (role is None or r.turn.role is role)]

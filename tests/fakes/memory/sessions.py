@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from bot.domain.model import ContextSize, Fork, ForkStatus, Mode, Session
+from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
 
 from .state import Memory, SessionRow
 
@@ -12,13 +12,13 @@ class MemorySessions:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def parent_id(self, channel_id: str, team_id: str | None) -> int:
+    def parent_id(self, channel: Channel) -> int:
         with self.m.lock:
             for row in self.m.sessions.values():
-                if row.kind == "parent" and row.channel_id == channel_id:
+                if row.kind == "parent" and row.channel == channel:
                     return row.id
             now = self.m.clock()
-            row = SessionRow(self.m.new_id(), "parent", channel_id, team_id, now, now)
+            row = SessionRow(self.m.new_id(), "parent", channel.id, channel.team_id, now, now)
             self.m.sessions[row.id] = row
             return row.id
 
@@ -26,14 +26,14 @@ class MemorySessions:
         with self.m.lock:
             return self.m.sessions[session_id].session()
 
-    def create_fork(self, channel_id: str, team_id: str | None, owner_id: str, mode: Mode, topic: str,
+    def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
                     origin_ts: str | None = None) -> Fork:
         with self.m.lock:
-            parent = self.m.sessions[self.parent_id(channel_id, team_id)]
+            parent = self.m.sessions[self.parent_id(channel)]
             parent.next_fork_number += 1
             fork_point = parent.next_seq if origin_ts is None else self._seq_at(parent.id, origin_ts)
             now = self.m.clock()
-            row = SessionRow(self.m.new_id(), "fork", channel_id, team_id, now, now, parent_id=parent.id,
+            row = SessionRow(self.m.new_id(), "fork", channel.id, channel.team_id, now, now, parent_id=parent.id,
                              number=parent.next_fork_number, mode=mode, topic=topic, owner_id=owner_id,
                              fork_point_seq=fork_point if mode is Mode.INHERIT and fork_point > 0 else None,
                              origin_ts=origin_ts)
@@ -49,42 +49,43 @@ class MemorySessions:
         with self.m.lock:
             row = self.m.sessions[fork_id]
             row.root_ts, row.inherited = root_ts, inherited
-            self.m.index(row.channel_id, root_ts, fork_id)
+            self.m.index(row.channel, root_ts, fork_id)
 
     def fork(self, fork_id: int) -> Fork | None:
         with self.m.lock:
             row = self.m.sessions.get(fork_id)
             return row.fork() if row and row.kind == "fork" else None
 
-    def fork_by_number(self, channel_id: str, number: int) -> Fork | None:
-        return self._first(lambda s: s.channel_id == channel_id and s.number == number)
+    def fork_by_number(self, channel: Channel, number: int) -> Fork | None:
+        return self._first(lambda s: s.channel == channel and s.number == number)
 
-    def fork_by_message(self, channel_id: str, ts: str) -> Fork | None:
+    def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
         with self.m.lock:
-            return self.fork(self.m.messages.get((channel_id, ts), 0))
+            return self.fork(self.m.messages.get((channel, ts), 0))
 
-    def latest_open_fork_of(self, channel_id: str, user_id: str) -> Fork | None:
+    def latest_open_fork_of(self, channel: Channel, user_id: str) -> Fork | None:
         with self.m.lock:
-            rows = self.m.forks(lambda s: s.channel_id == channel_id, lambda s: s.status is ForkStatus.OPEN,
+            rows = self.m.forks(lambda s: s.channel == channel, lambda s: s.status is ForkStatus.OPEN,
                                 self.m.involves(user_id))
             rows.sort(key=lambda s: (s.last_activity_at, s.id), reverse=True)
             return rows[0].fork() if rows else None
 
-    def forks_in(self, channel_id: str, status: ForkStatus) -> list[Fork]:
+    def forks_in(self, channel: Channel, status: ForkStatus) -> list[Fork]:
         with self.m.lock:
-            rows = self.m.forks(lambda s: s.channel_id == channel_id, lambda s: s.status is status)
+            rows = self.m.forks(lambda s: s.channel == channel, lambda s: s.status is status)
             return [r.fork() for r in sorted(rows, key=lambda s: s.number)]
 
-    def fork_counts(self, channel_id: str) -> dict[ForkStatus, int]:
+    def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]:
         with self.m.lock:
             counts: dict[ForkStatus, int] = {}
-            for row in self.m.forks(lambda s: s.channel_id == channel_id):
+            for row in self.m.forks(lambda s: s.channel == channel):
                 counts[row.status] = counts.get(row.status, 0) + 1
             return counts
 
-    def open_forks_of(self, user_id: str) -> list[Fork]:
+    def open_forks_of(self, team_id: str, user_id: str) -> list[Fork]:
         with self.m.lock:
-            rows = self.m.forks(lambda s: s.status is ForkStatus.OPEN, self.m.involves(user_id))
+            rows = self.m.forks(lambda s: s.team_id == team_id, lambda s: s.status is ForkStatus.OPEN,
+                                self.m.involves(user_id))
             return [r.fork() for r in sorted(rows, key=lambda s: s.last_activity_at, reverse=True)]
 
     def raise_budget(self, fork_id: int, by: int) -> None:

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from bot.domain.model import ContextSize, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
+from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
 from bot.services.ports import Clock, StoredFile
 
 
@@ -16,7 +16,7 @@ class SessionRow:
     id: int
     kind: str  # parent | fork
     channel_id: str
-    team_id: str | None
+    team_id: str
     created_at: datetime
     last_activity_at: datetime
     parent_id: int | None = None
@@ -42,6 +42,10 @@ class SessionRow:
     next_fork_number: int = 0
     lease_owner: str | None = None
     lease_until: datetime | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return Channel(self.team_id, self.channel_id)
 
     def fork(self) -> Fork:
         return Fork(id=self.id, channel_id=self.channel_id, team_id=self.team_id, number=self.number,
@@ -107,8 +111,8 @@ class Memory:
         self.rows(session_id).append(TurnRow(turn, now, source_fork_id=source_fork_id))
         return turn
 
-    def index(self, channel_id: str, ts: str, session_id: int) -> None:
-        self.messages.setdefault((channel_id, ts), session_id)
+    def index(self, channel: Channel, ts: str, session_id: int) -> None:
+        self.messages.setdefault((channel, ts), session_id)
 
     def row_of(self, turn: Turn) -> TurnRow:
         return next(r for r in self.rows(turn.session_id) if r.turn.id == turn.id)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from bot.domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
-from bot.domain.model import ChannelEconomy, ContextSize, ForkStats, Role, Usage
+from bot.domain.model import Channel, ChannelEconomy, ContextSize, ForkStats, Role, Usage
 
 from .state import Memory
 
@@ -29,23 +29,23 @@ class MemoryViews:
         tokens = (reported[-1].usage.total if reported else 0) + chars // ESTIMATED_CHARS_PER_TOKEN
         return ContextSize(turns=count + (1 if covers else 0), tokens=tokens)
 
-    def economy(self, user_id: str) -> list[ChannelEconomy]:
+    def economy(self, team_id: str, user_id: str) -> list[ChannelEconomy]:
         with self.m.lock:
             took_part = self.m.involves(user_id)
-            return self._economy({s.channel_id for s in self.m.sessions.values() if took_part(s)})
+            return self._economy({s.channel for s in self.m.sessions.values() if s.team_id == team_id and took_part(s)})
 
-    def channel_economy(self, channel_id: str) -> ChannelEconomy:
+    def channel_economy(self, channel: Channel) -> ChannelEconomy:
         with self.m.lock:
-            found = self._economy({channel_id})
-        return found[0] if found else ChannelEconomy(channel_id, 0, 0)
+            found = self._economy({channel})
+        return found[0] if found else ChannelEconomy(channel.id, 0, 0)
 
-    def _economy(self, channels: set[str]) -> list[ChannelEconomy]:
-        figures: dict[str, list[int]] = {}
+    def _economy(self, channels: set[Channel]) -> list[ChannelEconomy]:
+        figures: dict[Channel, list[int]] = {}
         for session in self.m.sessions.values():
-            if session.channel_id not in channels:
+            if session.channel not in channels:
                 continue
             for row in self.m.rows(session.id):
-                turn, sums = row.turn, figures.setdefault(session.channel_id, [0] * 6)
+                turn, sums = row.turn, figures.setdefault(session.channel, [0] * 6)
                 sums[0] += turn.usage.total if session.kind == "fork" else 0
                 sums[1] += turn.usage.output_tokens if turn.role is Role.SUMMARY else 0
                 sums[2] += turn.usage.searches
@@ -53,7 +53,7 @@ class MemoryViews:
         for (channel, _, _), value in self.m.feedback.items():
             if channel in figures:
                 figures[channel][4 if value == "good" else 5] += 1
-        return [ChannelEconomy(channel, *sums) for channel, sums in sorted(figures.items()) if any(sums)]
+        return [ChannelEconomy(channel.id, *sums) for channel, sums in sorted(figures.items()) if any(sums)]
 
     def _seen(self, session_id: int):
         return [r.turn for r in self.m.rows(session_id) if not r.deleted and r.turn.status not in UNSEEN]
