@@ -120,6 +120,18 @@ class ContextSize:
 
 
 @dataclass(frozen=True)
+class Draft:
+    """A summary waiting for review before it enters the parent (THREADFORK_MERGE_REVIEW)."""
+
+    number: int
+    text: str
+    seq: int  # the fork's last seq when it was written: a later turn makes it stale
+    ts: str | None  # its message in the fork's thread
+    requested_by: str
+    usage: Usage = Usage()
+
+
+@dataclass(frozen=True)
 class Fork:
     id: int
     channel_id: str
@@ -137,10 +149,20 @@ class Fork:
     last_activity_at: datetime | None = None
     inherited: ContextSize = ContextSize(0, 0)  # the parent context it started from
     origin_ts: str | None = None
+    depth: int = 1  # 1: forked from the channel's conversation; 2: from a fork; …
+    opened_at_seq: int | None = None  # the parent's last seq when it opened
+    adopted: bool = False  # a thread people began, adopted as a fork (its root is theirs)
+    draft: Draft | None = None  # its summary under review, if one is live
+    draft_number: int = 0  # drafts made so far
 
     @property
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
+
+    @property
+    def nested(self) -> bool:
+        """Forked from another fork: its summary goes back into that fork, not the channel."""
+        return self.depth > 1
 
     @property
     def label(self) -> str:

@@ -12,6 +12,7 @@ from ..domain.model import (
     Attachment,
     Channel,
     ContextSize,
+    Draft,
     FileKind,
     Fork,
     ForkStatus,
@@ -133,4 +134,14 @@ def to_fork(row) -> Fork:
         status=ForkStatus(row.status), root_ts=row.root_ts, merged_by=row.merged_by,
         summary_ts=row.summary_ts, last_activity_at=row.last_activity_at,
         inherited=ContextSize(row.inherited_turns or 0, row.inherited_tokens or 0), origin_ts=row.origin_ts,
+        depth=row.depth or 1, opened_at_seq=row.opened_at_seq, adopted=bool(row.adopted),
+        draft=to_draft(row), draft_number=row.draft_number or 0,
     )
+
+
+def to_draft(row) -> Draft | None:
+    if row.draft_text is None:
+        return None
+    return Draft(number=row.draft_number, text=row.draft_text, seq=row.draft_seq or 0, ts=row.draft_ts,
+                 requested_by=row.draft_by or "",
+                 usage=Usage(row.draft_input_tokens or 0, row.draft_output_tokens or 0))

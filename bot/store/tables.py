@@ -36,6 +36,17 @@ sessions = Table(
     Column("status", String(12), nullable=False, default="open"),
     Column("root_ts", String(32)),
     Column("origin_ts", String(32)),  # the message "Fork from here" was used on
+    Column("depth", Integer, nullable=False, default=1),  # 1: forked from the channel; 2: from a fork; …
+    Column("opened_at_seq", Integer),  # the parent's last seq when the fork opened (conflicts look after it)
+    Column("adopted", Boolean, nullable=False, default=False),  # a thread people began, not a fork root we posted
+    # the summary under review (THREADFORK_MERGE_REVIEW): one live draft per fork, numbered per fork
+    Column("draft_number", Integer, nullable=False, default=0),
+    Column("draft_text", Text),  # NULL: no live draft
+    Column("draft_seq", Integer),  # the fork's last seq it summarised: a later turn makes it stale
+    Column("draft_ts", String(32)),
+    Column("draft_by", String(32)),
+    Column("draft_input_tokens", BigInteger),
+    Column("draft_output_tokens", BigInteger),
     Column("merged_by", String(32)),
     Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
     Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck

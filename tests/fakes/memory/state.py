@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
+from bot.domain.model import Channel, ContextSize, Draft, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
 from bot.services.ports import Clock, StoredFile
 
 
@@ -29,6 +29,11 @@ class SessionRow:
     status: ForkStatus = ForkStatus.OPEN
     root_ts: str | None = None
     origin_ts: str | None = None
+    depth: int = 1
+    opened_at_seq: int | None = None
+    adopted: bool = False
+    draft: Draft | None = None
+    draft_number: int = 0
     merged_by: str | None = None
     merge_owner: str | None = None
     merge_until: datetime | None = None
@@ -52,7 +57,9 @@ class SessionRow:
                     parent_id=self.parent_id, mode=self.mode, topic=self.topic, owner_id=self.owner_id,
                     fork_point_seq=self.fork_point_seq, status=self.status, root_ts=self.root_ts,
                     merged_by=self.merged_by, summary_ts=self.summary_ts, last_activity_at=self.last_activity_at,
-                    inherited=self.inherited, origin_ts=self.origin_ts)
+                    inherited=self.inherited, origin_ts=self.origin_ts, depth=self.depth,
+                    opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft,
+                    draft_number=self.draft_number)
 
     def session(self) -> Session:
         return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None)
