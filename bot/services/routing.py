@@ -17,6 +17,7 @@ from .budgets import Budgets
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, Chat, SharedFile, Store
+from .refusals import refuse
 
 NOT_A_FORK = ("Threads here are forks, and this one isn't. Mention me at the channel's top level, "
               "or open a fork with `/fork [topic]`.")
@@ -75,7 +76,7 @@ class Router:
             elif self.store.claims.claim(key):
                 self.chat.tell(audience, NOT_A_FORK if foreign_thread else EMPTY_MENTION)
         except ThreadforkError as error:
-            self.chat.tell(audience, str(error))
+            refuse(self.chat, audience, error)
 
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
                  key: str) -> None:
@@ -88,6 +89,11 @@ class Router:
             return
         if command and command.verb == "merge":
             self.forks.merge(fork, message.user_id, command.guidance)
+        elif command and command.verb == "fork":
+            opened = self.forks.open(fork.channel, self._speaker(fork.team_id, message.user_id), command.guidance,
+                                     parent=fork)
+            if isinstance(opened, str):
+                self.chat.tell(audience, opened)
         elif command:
             self.forks.abandon(fork, message.user_id)
         elif fork.status is not ForkStatus.OPEN:
