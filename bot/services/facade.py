@@ -8,6 +8,7 @@ use case; nothing else changes when one is raised.
 from __future__ import annotations
 
 from ..domain.model import Session, Usage
+from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
 from .commands import SlashCommands
@@ -37,7 +38,9 @@ class Services:
         self.forks = Forks(store, chat, model, self.conversation, policy, self.liveness)
         self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake, policy)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
-        self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments, bot_user_id)
+        self.adoption = Adoption(store, chat, self.liveness, bot_user_id)
+        self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,
+                             self.adoption, bot_user_id)
         self.commands = SlashCommands(store, chat, self.forks, policy)
         self.gestures = Gestures(store, chat, self.conversation, self.forks, bot_user_id)
 

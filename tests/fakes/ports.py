@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from bot.domain.context import ModelInput
 from bot.domain.errors import ChatUnavailable, ModelUnavailable
 from bot.domain.model import Usage
-from bot.services.ports import Audience, Completion, Place, Source
+from bot.services.ports import Audience, Completion, Place, Source, ThreadMessage
 
 
 @dataclass
@@ -56,6 +56,7 @@ class RecordingChat:
         self.names: dict[str, str] = {}
         self.refuse: set[str] = set()  # methods that raise ChatUnavailable, as Slack's refusals do
         self.files: dict[str, bytes] = {}  # Slack file id → the bytes a download gets
+        self.threads: dict[str, list[ThreadMessage]] = {}  # thread ts → its messages, as conversations.replies says
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -84,6 +85,10 @@ class RecordingChat:
             raise ChatUnavailable(f"Slack would not give me {file.name}")
         self.record("download", file)
         return self.files[file.id]
+
+    def thread_messages(self, channel, thread_ts: str) -> list[ThreadMessage]:
+        self.record("thread_read", channel, thread_ts)
+        return list(self.threads.get(thread_ts, []))
 
     def begin_reply(self, place: Place) -> RecordingReply:
         return RecordingReply(self, place)

@@ -18,6 +18,7 @@ from .outside import Chat, Model, ReplyEvents, ReplyWriter
 from .store import Claims, Feedback, Files, Inbox, Merges, Sessions, Store, TurnQueue, Upkeep, Views
 from .values import (
     MAX_ATTEMPTS,
+    Adopted,
     Audience,
     Batch,
     Clock,
@@ -28,8 +29,9 @@ from .values import (
     Source,
     StoredFile,
     Submitted,
+    ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
            "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "ReplyWriter", "Sessions", "SharedFile",
-           "Source", "Store", "StoredFile", "Submitted", "TurnQueue", "Upkeep", "Views"]
+           "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]
