@@ -51,20 +51,23 @@ class RecordingReply:
 
 
 class RecordingChat:
-    def __init__(self):
+    def __init__(self, new_ts=None):
+        """`new_ts`: where posted messages get their ts — the clock people's messages use, so ts order
+        is the order things happened (else a counter of its own)."""
         self.said: list[Said] = []
         self.names: dict[str, str] = {}
         self.refuse: set[str] = set()  # methods that raise ChatUnavailable, as Slack's refusals do
         self.files: dict[str, bytes] = {}  # Slack file id → the bytes a download gets
         self.threads: dict[str, list[ThreadMessage]] = {}  # thread ts → its messages, as conversations.replies says
-        self._ts = itertools.count(1)
+        counter = itertools.count(1)
+        self._new_ts = new_ts or (lambda: f"{9_000_000_000 + next(counter)}.000100")
         self._lock = threading.Lock()
 
     def record(self, what: str, *args) -> Said:
         if what in self.refuse:
             raise ChatUnavailable(f"Slack refused {what}")
         with self._lock:
-            said = Said(what, args, f"{9_000_000_000 + next(self._ts)}.000100")
+            said = Said(what, args, self._new_ts())
             self.said.append(said)
         return said
 
