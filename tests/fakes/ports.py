@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -59,6 +60,7 @@ class RecordingChat:
         self.refuse: set[str] = set()  # methods that raise ChatUnavailable, as Slack's refusals do
         self.files: dict[str, bytes] = {}  # Slack file id → the bytes a download gets
         self.threads: dict[str, list[ThreadMessage]] = {}  # thread ts → its messages, as conversations.replies says
+        self.read_delay = 0.0  # seconds a thread read takes (others act meanwhile)
         counter = itertools.count(1)
         self._new_ts = new_ts or (lambda: f"{9_000_000_000 + next(counter)}.000100")
         self._lock = threading.Lock()
@@ -91,6 +93,7 @@ class RecordingChat:
 
     def thread_messages(self, channel, thread_ts: str) -> list[ThreadMessage]:
         self.record("thread_read", channel, thread_ts)
+        time.sleep(self.read_delay)
         return list(self.threads.get(thread_ts, []))
 
     def begin_reply(self, place: Place) -> RecordingReply:
