@@ -186,6 +186,10 @@ class FakeSlack:
         """A message someone other than the bot posted (its message event), now in Slack's history."""
         self.history.record(self.team(team).id, message)
 
+    def message(self, ts: str, channel: str, team: str | Team | None = None) -> dict | None:
+        """A message of the channel (a person's, another app's or the bot's) as Slack shows it, or None."""
+        return self.history.find(self.team(team).id, channel, ts)
+
     def add_channel(self, channel: str, team: str | Team | None = None) -> None:
         self.history.add_channel(self.team(team).id, channel)
 

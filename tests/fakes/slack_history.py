@@ -50,6 +50,11 @@ class History:
         found += [m for m in self._bot_messages(team) if m.get("channel") == channel]
         return sorted(found, key=lambda m: Decimal(m["ts"]))
 
+    def find(self, team: str, channel: str, ts: str) -> dict | None:
+        """The message as Slack's readers see it (no channel), or None."""
+        found = next((m for m in self.messages(team, channel) if m["ts"] == ts), None)
+        return _shown(found) if found else None
+
     def replies(self, team: str, args: dict) -> dict:
         channel, ts = args.get("channel"), args.get("ts")
         everything = self.messages(team, channel)

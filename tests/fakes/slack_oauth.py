@@ -49,6 +49,7 @@ class OAuth:
         self.teams = teams
         self.client_id = client_id
         self.client_secret = client_secret
+        self.redirect_urls: list[str] | None = None  # the app's configured Redirect URLs; None: any
         self.grants: dict[str, Grant] = {}
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
