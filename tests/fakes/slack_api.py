@@ -253,7 +253,7 @@ class FakeSlack:
         refused = self._payload_refusal(method, args, team)
         if refused:
             return refused
-        headers = {"X-OAuth-Scopes": ",".join(team.scopes)} if team and team.scopes is not None else {}
+        headers = {"x-oauth-scopes": ",".join(team.scopes)} if team and team.scopes is not None else {}
         if failure:
             if failure.applied:
                 self._answer(method, args, team, basic)
