@@ -167,14 +167,15 @@ class SlackActor:
         self.slack.views.submitted(opened.id, state, reply.status, reply.body, time.monotonic() - started)
         return reply
 
-    def close_view(self, view, *, user: str | None = None, team=None):
-        """The person closes the modal: view_closed goes to the app only if the view asked for it
-        (notify_on_close); its reply, else None."""
-        opened = self.slack.views.closed(self._opened(view).id)
+    def close_view(self, view, *, user: str | None = None, team=None, cleared: bool = False):
+        """The person closes the modal (Back on a pushed view; with `cleared`, the X that closes the whole
+        stack): view_closed goes to the app only if the view asked for it (notify_on_close); its reply, else None."""
+        opened = self.slack.views.closed(self._opened(view).id, cleared)
         if not opened.view.get("notify_on_close"):
             return None
         team = self.slack.team(team or opened.view["team_id"])
-        return self._interact(payloads.view_closed(opened.view, user=user or opened.user, team=team))
+        return self._interact(payloads.view_closed(opened.view, user=user or opened.user, team=team,
+                                                   is_cleared=cleared))
 
     def install(self, team=None, **options) -> Installation:
         """Install the app in `team` (a new team when None) through the browser flow (slack_browser.install:

@@ -38,7 +38,8 @@ __all__ = ["APP_ID", "APP_TOKEN", "BOT_ID", "BOT_TOKEN", "BOT_USER_ID", "CLIENT_
 
 METHODS = Path(__file__).resolve().parent / "slack_spec" / "web_api_methods.json"
 
-NO_TOKEN_METHODS = {"oauth.v2.access"}  # the app's client credentials stand in for a token
+NO_TOKEN_METHODS = {"oauth.v2.access"}
+VIEW_KINDS = {"views.open": "modal", "views.push": "modal", "views.publish": "home"}  # the app's client credentials stand in for a token
 BUGS = {"unknown_method", "not_authed", "invalid_auth", "not_allowed_token_type", "invalid_arguments",
         "invalid_blocks", "invalid_blocks_format", "msg_too_long", "no_text"}  # refusals that are violations
 
@@ -175,12 +176,22 @@ class FakeSlack:
     def opened_views(self, callback_id: str | None = None, *, user: str | None = None,
                      open_only: bool = False) -> list:
         """Modals the bot opened (slack_views.OpenedView: .view, .values, .closed, .errors), in order."""
-        found = list(self.views.views.values())
+        found = self.views.all()
         return [v for v in found if (callback_id is None or v.view["callback_id"] == callback_id)
                 and (user is None or v.user == user) and not (open_only and v.closed)]
 
     def view(self, view_id: str):
         return self.views.views[view_id]
+
+    def home(self, user: str, team: str | Team | None = None):
+        """The Home tab the bot last published for `user` (an OpenedView), or None."""
+        return self.views.homes.get((self.team(team).id, user))
+
+    def calls_under(self, prefix: str, team: str | Team | None = None) -> list[Call]:
+        """The calls of every method starting with `prefix` (e.g. "conversations."), in order."""
+        team_id = team.id if isinstance(team, Team) else team
+        with self._lock:
+            return [c for c in self.calls if c.method.startswith(prefix) and (team_id is None or c.team == team_id)]
 
     def record_message(self, message: dict, team: str | Team | None = None) -> None:
         """A message someone other than the bot posted (its message event), now in Slack's history."""
@@ -248,6 +259,8 @@ class FakeSlack:
             return self._refuse(method, "invalid_arguments", team, f"missing {missing}")
         if method == "files.info" and not args.get("file"):
             return self._refuse(method, "invalid_arguments", team, "missing ['file']")
+        if method == "views.update" and not (args.get("view_id") or args.get("external_id")):
+            return self._refuse(method, "invalid_arguments", team, "neither view_id nor external_id")
         if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):
             return self._refuse(method, "no_text", team, "no text, blocks or markdown_text")
         refused = self._payload_refusal(method, args, team)
@@ -270,6 +283,9 @@ class FakeSlack:
 
     def _payload_refusal(self, method: str, args: dict, team: Team | None):
         """Slack's answer to blocks, a view or a text it would refuse (the error names Slack uses)."""
+        kind = VIEW_KINDS.get(method)
+        if kind and isinstance(args.get("view"), dict) and args["view"].get("type") != kind:
+            return self._refuse(method, "invalid_arguments", team, f"{method} takes a {kind} view")
         for error, problems in (("invalid_blocks", blocks_problems(args["blocks"]) if "blocks" in args else []),
                                 ("invalid_arguments", view_problems(args["view"]) if "view" in args else []),
                                 ("msg_too_long", text_problems(args))):
@@ -313,7 +329,7 @@ class FakeSlack:
             return self.teams.user_info(team, args["user"])
         if method == "conversations.replies":
             return self.history.replies(team.id, args)
-        if method in ("views.open", "views.push", "views.update"):
+        if method in ("views.open", "views.push", "views.update", "views.publish"):
             return getattr(self.views, method.removeprefix("views."))(team, args)
         if method == "apps.connections.open":
             return {"ok": True, "url": "ws://127.0.0.1:9/socket-mode-not-served"}

@@ -5,6 +5,7 @@ Invariants (docs.slack.dev/reference/methods/views.open, views.update, views.pus
 - A trigger id comes only from an interaction Slack delivered (the harness issues one per slash
   command, button click or shortcut). It is good once (`exchanged_trigger_id` after), for 3 seconds of
   wall time (`expired_trigger_id`), with a token of its own team; anything else is `invalid_trigger_id`.
+- `views.publish` replaces a person's Home tab (kept per team and person, with a hash like a modal's).
 - `views.open` opens a new stack for the trigger's person (closing any stack they had); `views.push`
   needs a trigger from inside an open modal and holds at most 3 views (`push_limit_reached`);
   `views.update` finds the view by view_id or external_id (`not_found`) and refuses a stale `hash`
@@ -47,7 +48,7 @@ class OpenedView:
     """A modal Slack showed: `view` is Slack's view object as it is now."""
     view: dict
     user: str
-    stack: list[str]  # view ids of this view's stack, root first (shared by the stack)
+    stack: list[str]  # ids of the open views of this view's stack, root first (shared by the stack)
     closed: bool = False
     errors: dict = field(default_factory=dict)  # what a response_action "errors" shows
 
@@ -64,6 +65,7 @@ class Views:
     def __init__(self, teams: Teams):
         self.teams = teams
         self.views: dict[str, OpenedView] = {}
+        self.homes: dict[tuple[str, str], OpenedView] = {}  # (team, user) -> the Home tab published for them
         self.triggers: dict[str, Trigger] = {}
         self.problems: list[str] = []  # replies to submissions Slack could not use
         self._numbers = itertools.count(1)
@@ -104,9 +106,9 @@ class Views:
         if error:
             return {"ok": False, "error": error}
         with self._lock:
-            for opened in self.views.values():
-                if opened.user == trigger.user and opened.view["team_id"] == team.id:
-                    opened.closed = True
+            for opened in list(self.views.values()):
+                if opened.user == trigger.user and opened.view["team_id"] == team.id and not opened.closed:
+                    self._close(opened.stack)
             refused = self._taken_external_id(team, args["view"])
             if refused:
                 return refused
@@ -126,7 +128,7 @@ class Views:
             refused = self._taken_external_id(team, args["view"])
             if refused:
                 return refused
-            opened = self._store(team, trigger.user, args["view"], stack=below.stack)
+            opened = self._store(team, trigger.user, args["view"], stack=below.stack, root=below.view["root_view_id"])
         return {"ok": True, "view": opened.view}
 
     def update(self, team: Team, args: dict) -> dict:
@@ -134,6 +136,8 @@ class Views:
             opened = self._find(team, args.get("view_id"), args.get("external_id"))
             if opened is None or opened.closed:
                 return {"ok": False, "error": "not_found"}
+            if args["view"].get("type") != opened.view["type"]:
+                return {"ok": False, "error": "invalid_arguments"}
             if args.get("hash") and args["hash"] != opened.view["hash"]:
                 return {"ok": False, "error": "hash_conflict"}
             refused = self._taken_external_id(team, args["view"], opened.id)
@@ -141,6 +145,25 @@ class Views:
                 return refused
             self._replace(opened, args["view"])
         return {"ok": True, "view": opened.view}
+
+    def publish(self, team: Team, args: dict) -> dict:
+        """views.publish: the person's Home tab, replaced whole; a stale `hash` is `hash_conflict`."""
+        key = (team.id, args["user_id"])
+        with self._lock:
+            home = self.homes.get(key)
+            if home and args.get("hash") and args["hash"] != home.view["hash"]:
+                return {"ok": False, "error": "hash_conflict"}
+            if home is None:
+                home = OpenedView({"id": f"V0HOME{next(self._numbers):05d}", "team_id": team.id, "type": "home",
+                                   "blocks": [], "private_metadata": "", "callback_id": "", "state": {"values": {}},
+                                   "hash": "", "title": None, "clear_on_close": False, "notify_on_close": False,
+                                   "close": None, "submit": None, "previous_view_id": None, "root_view_id": None,
+                                   "app_id": APP_ID, "external_id": "", "app_installed_team_id": team.id,
+                                   "bot_id": team.bot_id}, args["user_id"], [])
+                home.view["root_view_id"] = home.view["id"]
+                self.homes[key] = home
+            self._replace(home, args["view"])
+            return {"ok": True, "view": home.view}
 
     # what the person does ---------------------------------------------------------------
 
@@ -156,22 +179,33 @@ class Views:
             answer = json.loads(body) if body.strip() else {}
             action = answer.get("response_action")
             opened.errors = answer.get("errors", {}) if action == "errors" else {}
-            if action is None:
-                opened.closed = True
+            if action is None:  # back to the view below, if any
+                self._close(opened.stack[opened.stack.index(view_id):])
             elif action == "update":
                 self._replace(opened, answer["view"])
             elif action == "push":
-                self._store(self.teams.get(opened.view["team_id"]), opened.user, answer["view"], stack=opened.stack)
+                self._store(self.teams.get(opened.view["team_id"]), opened.user, answer["view"], stack=opened.stack,
+                            root=opened.view["root_view_id"])
             elif action == "clear":
-                for view_id in opened.stack:
-                    self.views[view_id].closed = True
+                self._close(opened.stack)
 
-    def closed(self, view_id: str) -> OpenedView:
+    def closed(self, view_id: str, cleared: bool = False) -> OpenedView:
+        """The person closes the view (and those above it), or the whole stack when `cleared`."""
         with self._lock:
             opened = self.views[view_id]
-            for later in opened.stack[opened.stack.index(view_id):]:
-                self.views[later].closed = True
+            if not opened.closed:
+                self._close(opened.stack if cleared else opened.stack[opened.stack.index(view_id):])
             return opened
+
+    def all(self) -> list[OpenedView]:
+        with self._lock:
+            return list(self.views.values())
+
+    def _close(self, view_ids: list[str]) -> None:
+        for view_id in list(view_ids):
+            view = self.views[view_id]
+            view.closed = True
+            view.stack.remove(view_id)
 
     def _reply_problem(self, opened: OpenedView, status: int, body: str, elapsed: float) -> str | None:
         if elapsed > TRIGGER_LIFETIME:
@@ -202,9 +236,9 @@ class Views:
 
     # storage ----------------------------------------------------------------------------
 
-    def _store(self, team: Team, user: str, view: dict, stack: list[str]) -> OpenedView:
+    def _store(self, team: Team, user: str, view: dict, stack: list[str], root: str | None = None) -> OpenedView:
         view_id = f"V0FAKE{next(self._numbers):05d}"
-        root = stack[0] if stack else view_id
+        root = root or view_id
         stored = {"id": view_id, "team_id": team.id, "type": view["type"], "blocks": [], "private_metadata": "",
                   "callback_id": "", "state": {"values": {}}, "hash": "", "title": None, "clear_on_close": False,
                   "notify_on_close": False, "close": None, "submit": None,
@@ -228,11 +262,9 @@ class Views:
         opened.errors = {}
 
     def _find(self, team: Team, view_id, external_id) -> OpenedView | None:
-        if view_id:
-            found = self.views.get(view_id)
-        else:
-            found = next((v for v in self.views.values()
-                          if external_id and v.view["external_id"] == external_id), None)
+        every = [*self.views.values(), *self.homes.values()]
+        found = next((v for v in every if (v.id == view_id if view_id else
+                                           external_id and v.view["external_id"] == external_id)), None)
         return found if found is not None and found.view["team_id"] == team.id else None
 
     def _taken_external_id(self, team: Team, view: dict, keep: str | None = None) -> dict | None:

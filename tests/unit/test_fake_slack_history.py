@@ -21,7 +21,9 @@ def thread(slack, app, replies: int = 3) -> str:
 def test_a_thread_reads_back_parent_first_with_everyones_messages_in_order_in_slacks_shape(slack):
     app = ScriptedApp(slack)
     root = thread(slack, app)
+    assert slack.calls_under("conversations.") == []  # what a test of "no reads per turn" counts
     messages = client(slack).conversations_replies(channel=CHANNEL, ts=root)["messages"]
+    assert [c.method for c in slack.calls_under("conversations.")] == ["conversations.replies"]
     assert [m["text"] for m in messages] == ["what about the budget?", "bot reply 0", "person reply 1", "bot reply 2"]
     parent, first, second = messages[0], messages[1], messages[2]
     assert (parent["user"], parent["ts"], parent["thread_ts"], parent["reply_count"], parent["latest_reply"]) == (

@@ -241,3 +241,32 @@ def test_closing_tells_the_app_only_when_the_view_asked_and_a_click_in_a_modal_n
     assert closed.status == 200 and app.received[-1]["type"] == "view_closed" and slack.view(view["id"]).closed
     quiet, _ = opened_by_slash(slack, modal(field("a", {"type": "plain_text_input", "action_id": "x"})))
     assert app.close_view(quiet["id"]) is None and slack.view(quiet["id"]).closed
+
+
+def test_an_empty_answer_on_a_pushed_view_goes_back_to_the_view_below(slack):
+    view, _ = opened_by_slash(slack, STEP)
+    app = ScriptedApp(slack, answer=(200, json.dumps({"response_action": "push", "view": STEP})))
+    app.submit_view(view["id"])
+    top = slack.opened_views(open_only=True)[-1]
+    app.answer = (200, "")
+    app.submit_view(top.id)
+    assert top.closed and [v.id for v in slack.opened_views(open_only=True)] == [view["id"]]
+    with pytest.raises(NotSubmittable):
+        app.submit_view(top.id)  # a closed view cannot be submitted
+
+
+def test_views_go_where_their_kind_belongs_and_the_home_tab_is_kept_per_person(slack):
+    home = {"type": "home", "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Your forks"}}]}
+    api = client(slack)
+    published = api.views_publish(user_id="UALICE01", view=home)["view"]
+    assert published["type"] == "home" and slack.home("UALICE01").view["id"] == published["id"]
+    again = api.views_publish(user_id="UALICE01", view=home, hash=published["hash"])["view"]
+    assert again["id"] == published["id"] and again["hash"] != published["hash"]
+    assert refusal(lambda: api.views_publish(user_id="UALICE01", view=home, hash=published["hash"])) == "hash_conflict"
+    assert slack.home("UBOB0001") is None
+    trigger = slack.issue_trigger("UALICE01")
+    assert refusal(lambda: api.views_open(trigger_id=trigger, view=home)) == "invalid_arguments"
+    assert refusal(lambda: api.views_publish(user_id="UALICE01", view=FORM)) == "invalid_arguments"
+    assert refusal(lambda: api.api_call("views.update", json={"view": FORM})) == "invalid_arguments"
+    assert len(slack.violations) == 3
+    slack.violations.clear()
