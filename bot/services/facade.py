@@ -2,8 +2,9 @@
 
 Each attribute is one concern: `intake` (the durable inbox), `router` (people's messages),
 `commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
-`forks`, `conversation`, `lifecycle` (the sweep), `liveness` (claims kept alive by a heartbeat). Domain errors become a private answer to the person at the edge of each
-use case; nothing else changes when one is raised.
+`forks`, `adoption` (a thread mentioned into a fork), `conversation`, `lifecycle` (the sweep),
+`liveness` (claims kept alive by a heartbeat). Domain errors become a private answer to the person
+at the edge of each use case; nothing else changes when one is raised.
 """
 from __future__ import annotations
 

@@ -125,3 +125,21 @@ def test_abandoning_an_adopted_thread_leaves_its_root_alone(bot, slack, claude):
     bot.quiesce()
     assert [c for c in slack.calls_to("chat.update") if c["ts"] == root] == []
     assert any("abandoned this fork" in (p.get("text") or "") for p in thread_posts(slack, root))
+
+
+def test_a_long_thread_is_read_page_by_page_each_message_once_with_other_apps_named(bot, slack, claude):
+    root = bot.say("UBOB0001", "the incident log")
+    for n in range(1, 251):  # already in Slack before the bot was asked: nobody delivers them again
+        slack.record_message({"type": "message", "channel": CHANNEL, "user": "UCAROL01", "text": f"entry {n}",
+                              "ts": slack.next_ts(), "thread_ts": root})
+    bot.other_app_says("deploy 42 finished", username="ci-bot", thread_ts=root)
+    bot.say("UDAVE001", "summarise the incident", thread_ts=root, mention=True)
+    wait_until(lambda: answers_in(slack, root), message="the answer in the thread")
+    bot.quiesce()
+
+    pages = slack.calls_to("conversations.replies")
+    assert len(pages) == 2 and "cursor" not in pages[0].args and pages[1]["cursor"]
+    [opening] = [t for t in request_texts(claude.requests[-1]) if "the incident log" in t]
+    assert opening.count("the incident log") == 1  # the root heads every page; it is kept once
+    assert [int(line.split()[1]) for line in opening.splitlines() if line.startswith("entry ")] == list(range(1, 251))
+    assert "[ci-bot]\ndeploy 42 finished" in opening
