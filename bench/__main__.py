@@ -43,7 +43,8 @@ def run(quick: bool, with_postgres: bool) -> dict:
         for n, (label, url) in enumerate(databases):
             bench = Threadfork(Rig(slack, claude, tmp, url, label), label, quick)
             try:
-                raw[label] = {"overhead": bench.overhead(), "fork": bench.fork_cost(), "load": bench.load()}
+                raw[label] = {"overhead": bench.overhead(), "fork": bench.fork_cost(),
+                              "nested": bench.nested_fork_cost(), "load": bench.load()}
                 if label == "sqlite":
                     raw["stream"] = bench.stream()
                     raw["economy"] = bench.token_economy_and_cache()

@@ -81,6 +81,37 @@ class Threadfork:
                 results[size].append((root[0].created - started) * 1000)
         return results
 
+    def nested_fork_cost(self) -> dict:
+        """Figure 2 for a fork of a fork of a fork on the 1,000-turn parent: `@Threadfork fork` in a
+        depth-2 fork's thread (delivery → the depth-3 root posted), alternating with `/fork` on the
+        channel itself; and the depth-3 fork's first request's reuse of its parent fork's cache."""
+        rig, channel, samples = self.rig, self.channel(1000), 10 if self.quick else 40
+        top = self.new_root(channel, lambda: rig.slash("/fork", "--inherit", channel))
+        self.answered(channel, "explore the options", thread_ts=top)
+        middle = self.new_root(channel, lambda: rig.mention_in_thread(channel, "fork --inherit", top))
+        self.answered(channel, "go deeper", thread_ts=middle)
+        results: dict[str, list[float]] = {"depth 1": [], "depth 3": []}
+        for n in range(samples):
+            progress(f"[{self.label}] a depth-3 fork and a channel fork on a 1,000-turn parent: {n + 1}/{samples}")
+            for depth, opening in (("depth 1", lambda: rig.slash("/fork", "--inherit", channel)[0]),
+                                   ("depth 3", lambda: rig.mention_in_thread(channel, "fork --inherit", middle))):
+                before = len(rig.roots(channel))
+                started = opening()
+                root = rig.wait(lambda: rig.roots(channel)[before:])
+                results[depth].append((root[0].created - started) * 1000)
+        parent_last = rig.claude.requests[-1]
+        first = len(rig.claude.requests)
+        self.new_root(channel, lambda: rig.mention_in_thread(channel, "fork --inherit what about indexes?", middle))
+        rig.wait(lambda: len(rig.claude.requests) > first)
+        self.settle()
+        return {**results, "cache": cache_reuse(parent_last, rig.claude.requests[first])}
+
+    def new_root(self, channel: str, opening) -> str:
+        """Open a fork; its root's ts."""
+        before = len(self.rig.roots(channel))
+        opening()
+        return self.rig.wait(lambda: self.rig.roots(channel)[before:])[0].ts
+
     def load(self) -> dict:
         """Figures 3 and 4: 200 fork replies streaming for 5 s each; acks of events and slash
         commands measured meanwhile."""

@@ -1,4 +1,4 @@
-"""Parse what people type: `/fork`, `/merge` and the in-thread `@Threadfork merge|abandon`."""
+"""Parse what people type: `/fork`, `/merge` and the in-thread `@Threadfork merge|abandon|fork`."""
 from __future__ import annotations
 
 import re
@@ -17,9 +17,12 @@ FORK_USAGE = (
     "• `/fork help` — this help.\n"
     "*In a fork's thread* every message is a turn, no mention needed. Merge with a ✅ reaction "
     "(on the root or any message of the thread), the Merge button or `@Threadfork merge [guidance]`; "
-    "abandon with ❌ on the root, the Abandon button or `@Threadfork abandon`.\n"
+    "abandon with ❌ on the root, the Abandon button or `@Threadfork abandon`. "
+    "`@Threadfork fork [--fresh|--inherit] [topic]` opens a fork of the fork; its summary comes back "
+    "into this thread.\n"
     "*In the channel* mention `@Threadfork` to talk to the main conversation; in a DM just write. "
-    "Message shortcuts: *Fork from here* on a channel message, *Merge this fork* in a fork's thread. "
+    "Message shortcuts: *Fork from here* on a channel message or a fork's message, *Merge this fork* in a "
+    "fork's thread. "
     "If an answer failed, react 🔁 to your message to try again."
 )
 
@@ -45,8 +48,8 @@ class MergeCommand:
 
 @dataclass(frozen=True)
 class ThreadCommand:
-    verb: str  # "merge" or "abandon"
-    guidance: str = ""
+    verb: str  # "merge", "abandon" or "fork"
+    guidance: str = ""  # merge guidance, or a fork's `[--fresh|--inherit] [topic]`
 
 
 def parse_fork(text: str) -> ForkCommand | HelpCommand:
@@ -77,15 +80,18 @@ def parse_merge(text: str) -> MergeCommand:
     return MergeCommand(None, text.strip())
 
 
-_THREAD_VERB = re.compile(r"^(merge|abandon)\b[\s:,.!-]*(.*)$", re.IGNORECASE | re.DOTALL)
+_THREAD_VERB = re.compile(r"^(merge|abandon|fork)\b(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 def parse_thread_command(text: str) -> ThreadCommand | None:
-    """`merge [guidance]` or `abandon` as the first word after the bot's mention."""
+    """`merge [guidance]`, `abandon` or `fork [--fresh|--inherit] [topic]` as the first word after
+    the bot's mention."""
     match = _THREAD_VERB.match(text.strip())
     if not match:
         return None
-    return ThreadCommand(match.group(1).lower(), match.group(2).strip())
+    verb = match.group(1).lower()
+    separators = " \t\n:,.!" if verb == "fork" else " \t\n:,.!-"  # a fork's flags start with "--"
+    return ThreadCommand(verb, match.group(2).lstrip(separators).strip())
 
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:

@@ -2,6 +2,10 @@
 
 - Parent input: system prompt + parent turns + merged-fork summaries, in order. Never a fork's turns.
 - Inherited fork: parent turns up to the fork point + a boundary note + the fork's turns.
+- Fork of a fork: its parent fork's input up to the fork point (the channel prefix that fork
+  inherited + its own turns), exactly as that fork's own requests render it, + a boundary note + its
+  turns — so its first request reads the parent fork's prompt cache. A fresh fork anywhere in the
+  chain cuts everything above it.
 - Fresh fork: system prompt + the fork's turns.
 
 Rendering is byte-stable: a stored turn always renders to the same text, the system prompt never
@@ -128,6 +132,12 @@ def speaker_line(author_id: str | None, author_name: str | None) -> str:
 
 def boundary_note(fork: Fork) -> str:
     about = f" about: {fork.topic}" if fork.topic else ""
+    if fork.nested:
+        return (
+            f"[The above is background from fork #{fork.parent_number}. This thread is a side session "
+            f"(fork #{fork.number}) forked from it{about}. Later messages of fork #{fork.parent_number}, "
+            "the channel and other forks are not visible here.]"
+        )
     return (
         f"[The above is background from the channel. This thread is a side session "
         f"(fork #{fork.number}){about}. Later channel messages and other forks are not visible here.]"
@@ -157,14 +167,19 @@ def parent_input(parent_turns: Sequence[Turn]) -> ModelInput:
     return _finish(rendered(parent_turns))
 
 
-def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn]) -> ModelInput:
-    blocks: list[Block] = []
-    if fork.mode is Mode.INHERIT and inherited:
-        blocks = rendered(inherited)
-    if blocks:
-        blocks[-1] = blocks[-1].marked()
-        blocks.append(Block("user", boundary_note(fork)))
-    blocks.extend(rendered(own))
+def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
+               ancestors: Sequence[tuple[Fork, Sequence[Turn]]] = ()) -> ModelInput:
+    """`inherited`: the channel's turns up to the topmost fork point; `ancestors`: for a fork of a
+    fork, the forks above it from the top down, each with its turns up to the next one's fork point."""
+    levels = [*ancestors, (fork, own)]
+    blocks: list[Block] = rendered(inherited) if levels[0][0].mode is Mode.INHERIT else []
+    for level, turns in levels:
+        if level.mode is Mode.FRESH:
+            blocks = []
+        elif blocks:
+            blocks[-1] = blocks[-1].marked()
+            blocks.append(Block("user", boundary_note(level)))
+        blocks.extend(rendered(turns))
     return _finish(blocks)
 
 

@@ -21,6 +21,18 @@ class NothingToMerge(ThreadforkError):
     """The fork has no turns yet."""
 
 
+class ChildrenOpen(ForkClosed):
+    """The fork has forks of its own still open: they must be merged or abandoned first."""
+
+    def __init__(self, message: str, children: list):
+        super().__init__(message)
+        self.children = children  # the open child forks, to offer their Merge/Abandon buttons
+
+
+class TooDeep(ThreadforkError):
+    """A fork of a fork beyond THREADFORK_MAX_FORK_DEPTH."""
+
+
 class NotAllowed(ThreadforkError):
     """The caller may not do this under the configured policy."""
 

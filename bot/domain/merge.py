@@ -6,6 +6,9 @@ more turn on the fork's own history, asked for by `merge_prompt`.
 """
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from .errors import ForkClosed
 from .model import Fork, ForkStatus
 
@@ -27,6 +30,14 @@ MERGE_PROMPT = (
 )
 
 
+@dataclass(frozen=True)
+class MergedSummary:
+    """A summary already merged into a parent: what a later merge into it may contradict."""
+
+    fork_number: int
+    text: str  # as the parent's context holds it
+
+
 def merge_prompt(requested_by: str, guidance: str) -> str:
     text = f"{MERGE_PROMPT}\nMerge requested by <@{requested_by}>."
     if guidance:
@@ -37,8 +48,9 @@ def merge_prompt(requested_by: str, guidance: str) -> str:
 def summary_turn_text(fork: Fork, merged_by: str, summary: str) -> str:
     """How a merged fork appears in the parent's context; stored once, never re-rendered."""
     topic = f" about “{fork.topic}”" if fork.topic else ""
+    kind = "fork" if not fork.nested else "fork of this fork"
     return (
-        f"[Merged fork #{fork.number}{topic} ({fork.mode} mode), merged by <@{merged_by}>. "
+        f"[Merged {kind} #{fork.number}{topic} ({fork.mode} mode), merged by <@{merged_by}>. "
         f"Summary of that side thread:]\n{summary}"
     )
 
@@ -56,3 +68,53 @@ def closed_reason(fork: Fork) -> str:
     if fork.status is ForkStatus.ABANDONED:
         return f"Fork {fork.label} was abandoned."
     return f"Fork {fork.label} is open."
+
+
+CONFLICTS_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*Conflicts\s*(?:\*\*|__)?\s*:?\s*$", re.IGNORECASE)
+_NEXT_HEADING = re.compile(r"^\s*(?:#{1,6}\s+\S|(?:\*\*|__)[^*_]+(?:\*\*|__)\s*:?\s*$)")
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:⚠️\s*)?(?:conflicts? with\s+)?fork\s*#(\d+)\s*[:—–-]+\s*(.+)$",
+                   re.IGNORECASE)
+_NONE = re.compile(r"^\s*(?:[-*•]\s*)?(?:none|no conflicts?|nothing)\b", re.IGNORECASE)
+CONFLICT_MARK = "⚠️ Conflicts with fork #"
+
+
+def conflicts_request(newer: list[MergedSummary]) -> str:
+    """What a merge request adds when other forks were merged into the same parent since this fork
+    began: their summaries, and the ask to name contradictions under a `Conflicts` heading."""
+    shown = "\n\n".join(f"--- Fork #{s.fork_number} ---\n{s.text}" for s in newer)
+    return (
+        "\n\n[Since this fork began, these other forks were merged into the same conversation; this thread "
+        f"has not seen them:]\n{shown}\n\n"
+        "If any decision or conclusion of this fork contradicts one of them, end the summary with a section "
+        "headed exactly `Conflicts`, one line per contradiction, each naming the other fork: "
+        "`- Fork #N: what this fork concluded, against what fork #N concluded`. "
+        "Leave the section out when nothing contradicts."
+    )
+
+
+def mark_conflicts(summary: str) -> str:
+    """The summary with its `Conflicts` section rewritten as one ⚠️ line per conflict, at the end:
+    how the merge post shows it (a section of its own) and how the parent's context keeps it."""
+    lines = summary.splitlines()
+    start = next((i for i, line in enumerate(lines) if CONFLICTS_HEADING.match(line)), None)
+    if start is None:
+        return summary
+    end = next((i for i in range(start + 1, len(lines)) if _NEXT_HEADING.match(lines[i])), len(lines))
+    conflicts = []
+    for line in lines[start + 1:end]:
+        item = _ITEM.match(line)
+        if item:
+            conflicts.append(f"{CONFLICT_MARK}{item.group(1)}: {item.group(2).strip()}")
+        elif line.strip() and not _NONE.match(line):
+            conflicts.append(f"⚠️ Conflict: {line.strip().lstrip('-*• ').strip()}")
+    body = "\n".join(lines[:start] + lines[end:]).rstrip()
+    return f"{body}\n\n" + "\n".join(conflicts) if conflicts else body
+
+
+def split_conflicts(summary: str) -> tuple[str, list[str]]:
+    """A marked summary's body and its ⚠️ conflict lines (none for a summary without conflicts)."""
+    lines = summary.rstrip().splitlines()
+    cut = len(lines)
+    while cut and lines[cut - 1].startswith("⚠️ Conflict"):
+        cut -= 1
+    return "\n".join(lines[:cut]).rstrip(), lines[cut:]

@@ -150,6 +150,8 @@ class Fork:
     inherited: ContextSize = ContextSize(0, 0)  # the parent context it started from
     origin_ts: str | None = None
     depth: int = 1  # 1: forked from the channel's conversation; 2: from a fork; …
+    parent_number: int | None = None  # a nested fork's parent fork and its thread
+    parent_root_ts: str | None = None
     opened_at_seq: int | None = None  # the parent's last seq when it opened
     adopted: bool = False  # a thread people began, adopted as a fork (its root is theirs)
     draft: Draft | None = None  # its summary under review, if one is live

@@ -85,6 +85,9 @@ class RecordingChat:
     def tell(self, audience: Audience, text: str) -> None:
         self.record("tell", text, audience.thread_ts)
 
+    def refuse_with_children(self, audience: Audience, reason: str, children) -> None:
+        self.record("refusal", reason)
+
     def refuse_merge(self, audience: Audience, reason: str, open_forks) -> None:
         self.record("refusal", reason)
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..domain.commands import parse_merge
-from ..domain.errors import ThreadforkError
+from ..domain.errors import ChildrenOpen, ThreadforkError
 from ..domain.model import Channel, ContextReport, ForkStatus, Role
 from .conversation import Speaker
 from .forks import Forks
 from .policy import Policy
 from .ports import Audience, Chat, Store
+from .refusals import refuse
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class SlashCommands:
         try:
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
             self.forks.merge(fork, command.user_id, request.guidance)
+        except ChildrenOpen as error:
+            refuse(self.chat, command.audience, error)
         except ThreadforkError as error:
             open_forks = self.store.sessions.forks_in(command.channel, ForkStatus.OPEN)
             self.chat.refuse_merge(command.audience, str(error), open_forks)

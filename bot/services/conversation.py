@@ -17,7 +17,7 @@ from ..domain.model import Attachment, Session, Usage
 from ..domain.sources import sources_section
 from .liveness import Liveness
 from .model_inputs import model_input
-from .ports import MAX_ATTEMPTS, Audience, Batch, Chat, Model, Place, TurnQueue
+from .ports import MAX_ATTEMPTS, Audience, Batch, Chat, Model, Place, Store
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +32,12 @@ OnAnswered = Callable[[Session, Usage], None]
 
 
 class Conversation:
-    def __init__(self, turns: TurnQueue, chat: Chat, model: Model, liveness: Liveness,
+    def __init__(self, store: Store, chat: Chat, model: Model, liveness: Liveness,
                  on_answered: OnAnswered | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
-        self.turns = turns
+        self.store = store  # the fork chain is read through its sessions
+        self.turns = store.turns
         self.chat = chat
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
@@ -89,7 +90,7 @@ class Conversation:
         session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
-        request = model_input(self.turns, session, history=batch.history)
+        request = model_input(self.store, session, history=batch.history)
         writer = self.chat.begin_reply(place)
         try:
             completion = self.model.complete(request, writer)

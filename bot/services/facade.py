@@ -35,7 +35,7 @@ class Services:
         self.intake = Intake(store, self.liveness)
         self.compactor = Compactor(store, model, policy)
         self.budgets = Budgets(store, chat, policy)
-        self.conversation = Conversation(store.turns, chat, model, self.liveness, on_answered=self._after_answer)
+        self.conversation = Conversation(store, chat, model, self.liveness, on_answered=self._after_answer)
         self.forks = Forks(store, chat, model, self.conversation, policy, self.liveness)
         self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake, policy)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)

@@ -11,9 +11,17 @@ from dataclasses import replace
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.context import with_request
-from ..domain.errors import ForkClosed, ForkNotFound, NothingToMerge
-from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable, merge_prompt, summary_turn_text
-from ..domain.model import Channel, Fork, ForkListing, ForkStatus, Role, Session
+from ..domain.errors import ChildrenOpen, ForkClosed, ForkNotFound, NothingToMerge, TooDeep
+from ..domain.merge import (
+    EXPIRY_ACTOR,
+    closed_reason,
+    conflicts_request,
+    ensure_mergeable,
+    mark_conflicts,
+    merge_prompt,
+    summary_turn_text,
+)
+from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Role, Session
 from .conversation import Conversation, Speaker
 from .model_inputs import fork_model_input
 from .liveness import Liveness
@@ -34,16 +42,22 @@ class Forks:
         self.policy = policy
 
     def open(self, channel: Channel, speaker: Speaker, text: str,
-             origin_ts: str | None = None) -> Fork | str:
-        """Open a fork from `/fork` arguments (or from a message, `origin_ts`); returns the fork, or
-        help text to show privately."""
+             origin_ts: str | None = None, parent: Fork | None = None) -> Fork | str:
+        """Open a fork from `/fork` arguments (or from a message, `origin_ts`), of the channel's
+        conversation or of the fork `parent`; returns the fork, or help text to show privately."""
         command = parse_fork(text)
         if isinstance(command, HelpCommand):
             return FORK_USAGE
+        if parent is not None:
+            self._may_nest(parent)
         fork = self.store.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
-                                               origin_ts=origin_ts)
+                                               origin_ts=origin_ts, parent=parent)
         if fork.fork_point_seq:
-            fork = replace(fork, inherited=self.store.views.context_size(fork.parent_id, fork.fork_point_seq))
+            size = self.store.views.context_size(fork.parent_id, fork.fork_point_seq)
+            if parent is not None and parent.mode is Mode.INHERIT:  # and what the parent fork inherited
+                # (a reported context size already counts the parent's prefix; an estimate may not)
+                size = ContextSize(size.turns + parent.inherited.turns, max(size.tokens, parent.inherited.tokens))
+            fork = replace(fork, inherited=size)
         try:
             root_ts = self.chat.post_fork_root(fork)
         except Exception:
@@ -51,6 +65,10 @@ class Forks:
             raise
         self.store.sessions.set_root(fork.id, root_ts, fork.inherited)
         fork = self.store.sessions.fork(fork.id)
+        if parent is not None:
+            self._safely(self.chat.note_in_thread, parent,
+                         f"<@{speaker.user_id}> opened fork #{fork.number} from this thread. Its summary comes "
+                         "back here when it is merged.")
         if command.topic:
             self.conversation.submit(Session(fork.id, fork.channel_id, fork.team_id, fork), speaker, command.topic,
                                      None)
@@ -67,9 +85,26 @@ class Forks:
             raise ForkNotFound("You have no open fork in this channel. Name one: `/merge N`.")
         return fork
 
+    def _may_nest(self, parent: Fork) -> None:
+        ensure_mergeable(parent)  # an open fork only
+        if parent.depth >= self.policy.max_fork_depth:
+            raise TooDeep(f"Fork {parent.label} is already {parent.depth} level{'s' if parent.depth > 1 else ''} "
+                          f"deep, and forks nest at most {self.policy.max_fork_depth} deep here. Keep exploring "
+                          "in this thread, or open a fork of the channel's conversation with `/fork`.")
+
+    def _no_open_children(self, fork: Fork, verb: str) -> None:
+        children = self.store.sessions.children_of(fork.id)
+        if children:
+            names = ", ".join(f"#{c.number}" for c in children)
+            some = len(children) > 1
+            raise ChildrenOpen(f"Fork {fork.label} can't be {verb}d yet: its own fork{'s' if some else ''} {names} "
+                               f"{'are' if some else 'is'} still open. Merge or abandon {'them' if some else 'it'} "
+                               "first.", children)
+
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
         self.policy.check(fork, user_id, "merge")
         ensure_mergeable(fork)
+        self._no_open_children(fork, "merge")
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
             if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
                 raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
@@ -104,6 +139,8 @@ class Forks:
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self.policy.check(fork, user_id, "abandon")
+        if fork.status is ForkStatus.OPEN:
+            self._no_open_children(fork, "abandon")
         if fork.status is not ForkStatus.OPEN or not self.store.merges.abandon(fork.id, idle_before):
             raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
         abandoned = self.store.sessions.fork(fork.id)
@@ -118,13 +155,14 @@ class Forks:
             if not any(t.role in (Role.USER, Role.ASSISTANT) for t in self.store.turns.turns(fork.id)):
                 raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
                                      "Talk in its thread first, or abandon it.")
-            request = with_request(fork_model_input(self.store.turns, fork), merge_prompt(user_id, guidance))
-            completion = self.model.complete(request)
+            newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
+            prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
+            completion = self.model.complete(with_request(fork_model_input(self.store, fork), prompt))
         except Exception:
             self.store.merges.cancel_merge(fork.id)
             raise
-        self.store.merges.complete_merge(fork, summary_turn_text(fork, user_id, completion.text), completion.text,
-                                  completion.usage)
+        summary = mark_conflicts(completion.text) if newer else completion.text
+        self.store.merges.complete_merge(fork, summary_turn_text(fork, user_id, summary), summary, completion.usage)
         merged = self.store.sessions.fork(fork.id)
         self._announce(merged)
         return merged
@@ -153,3 +191,11 @@ class Forks:
             call(*args)
         except Exception:
             log.exception("a follow-up Slack update failed (%s)", getattr(call, "__name__", call))
+
+
+def _conflict_window(fork: Fork) -> int:
+    """The parent's seq after which merged summaries are news to this fork: its fork point, or for a
+    fresh fork the parent's last seq when it opened."""
+    if fork.fork_point_seq is not None:
+        return fork.fork_point_seq
+    return fork.opened_at_seq or 0

@@ -8,6 +8,7 @@ from ..domain.model import Channel, Fork
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, Chat, Store
+from .refusals import refuse
 
 MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
 ABANDON_REACTIONS = frozenset({"x"})
@@ -49,15 +50,21 @@ class Gestures:
 
     def fork_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                           response_url: str | None) -> None:
+        """A fork of the channel's conversation up to that message; on a fork's message, a fork of
+        that fork up to it (on its root: from the fork's latest turn)."""
         audience = Audience(channel.team_id, channel.id, user_id, response_url=response_url)
-        if (thread_ts and thread_ts != message_ts) or self.store.sessions.fork_by_message(channel, message_ts):
-            self.chat.tell(audience, "“Fork from here” works on the channel's conversation, not inside a thread.")
+        in_thread = bool(thread_ts) and thread_ts != message_ts
+        parent = self.store.sessions.fork_by_message(channel, thread_ts if in_thread else message_ts)
+        if in_thread and parent is None:
+            self.chat.tell(audience, "“Fork from here” works on the channel's conversation and inside forks, "
+                                     "not in other threads.")
             return
         try:
             speaker = Speaker(user_id, self.chat.display_name(channel.team_id, user_id))
-            self.forks.open(channel, speaker, "--inherit", origin_ts=message_ts)
+            origin = message_ts if parent is None or message_ts != parent.root_ts else None
+            self.forks.open(channel, speaker, "--inherit", origin_ts=origin, parent=parent)
         except ThreadforkError as error:
-            self.chat.tell(audience, str(error))
+            refuse(self.chat, audience, error)
 
     def merge_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                            response_url: str | None) -> None:
@@ -99,4 +106,4 @@ class Gestures:
             else:
                 self.forks.abandon(fork, user_id)
         except ThreadforkError as error:
-            self.chat.tell(audience, str(error))
+            refuse(self.chat, audience, error)

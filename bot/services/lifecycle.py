@@ -80,7 +80,8 @@ class Lifecycle:
 
     def expire_idle_forks(self) -> None:
         idle_before = self.store.clock() - timedelta(seconds=self.policy.expiry)
-        for fork in self.store.upkeep.idle_forks(idle_before):
+        # deepest first: a fork's children must close before it can
+        for fork in sorted(self.store.upkeep.idle_forks(idle_before), key=lambda f: -f.depth):
             try:
                 if self.policy.expiry_policy == "abandon":
                     self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)

@@ -1,21 +1,29 @@
-"""A session's model input, read out of the store: the fork pointer is resolved here."""
+"""A session's model input, read out of the store: the fork pointers are resolved here."""
 from __future__ import annotations
 
 from ..domain.context import ModelInput, asking, fork_input, parent_input
 from ..domain.model import Fork, Mode, Session, Turn
-from .ports import TurnQueue
+from .ports import Store
 
 
-def model_input(turns: TurnQueue, session: Session, history: list[Turn] | None = None) -> ModelInput:
+def model_input(store: Store, session: Session, history: list[Turn] | None = None) -> ModelInput:
     """The input that asks for the session's next answer. `history`: the session's own turns, when
     the caller has just read them."""
     if session.fork is None:
-        return asking(parent_input(turns.turns(session.id) if history is None else history))
-    return asking(fork_model_input(turns, session.fork, history))
+        return asking(parent_input(store.turns.turns(session.id) if history is None else history))
+    return asking(fork_model_input(store, session.fork, history))
 
 
-def fork_model_input(turns: TurnQueue, fork: Fork, history: list[Turn] | None = None) -> ModelInput:
-    inherited = []
-    if fork.mode is Mode.INHERIT and fork.fork_point_seq:
-        inherited = turns.turns(fork.parent_id, upto_seq=fork.fork_point_seq)
-    return fork_input(fork, inherited, turns.turns(fork.id) if history is None else history)
+def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None) -> ModelInput:
+    """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point."""
+    ancestors: list[tuple[Fork, list[Turn]]] = []
+    inherited: list[Turn] = []
+    child = fork
+    while child.mode is Mode.INHERIT and child.fork_point_seq:
+        turns = store.turns.turns(child.parent_id, upto_seq=child.fork_point_seq)
+        if not child.nested:
+            inherited = turns
+            break
+        child = store.sessions.fork(child.parent_id)
+        ancestors.insert(0, (child, turns))
+    return fork_input(fork, inherited, store.turns.turns(fork.id) if history is None else history, ancestors)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..domain.commands import mentions, parse_thread_command, strip_mention
+from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
 from .adoption import Adoption
@@ -19,6 +19,7 @@ from .budgets import Budgets
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, Chat, SharedFile, Store
+from .refusals import refuse
 
 NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention me here with a question and "
               "it becomes one.")
@@ -81,15 +82,18 @@ class Router:
             elif self.store.claims.claim(key):
                 self.chat.tell(audience, EMPTY_MENTION)
         except ThreadforkError as error:
-            self.chat.tell(audience, str(error))
+            refuse(self.chat, audience, error)
 
     def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
         """A mention in a thread that is no fork: the thread becomes one, then the mention is its turn."""
         command = parse_thread_command(text)
-        if command:
+        if command and command.verb != "fork":
             if self.store.claims.claim(key):
                 self.chat.tell(audience, NOT_A_FORK.format(verb=command.verb))
             return
+        if command:  # `@Threadfork fork [topic]` here: this very thread becomes the fork (an inherited one)
+            asked = parse_fork(command.guidance)
+            text = asked.topic if isinstance(asked, ForkCommand) else ""
         adopted = self.adoption.adopt(message.channel, message.thread_ts, message.user_id, message.ts)
         words = text or ("" if message.files else SUMMONED)
         self._in_fork(adopted.fork, message, words, True, audience, key)
@@ -107,6 +111,11 @@ class Router:
             return
         if command and command.verb == "merge":
             self.forks.merge(fork, message.user_id, command.guidance)
+        elif command and command.verb == "fork":
+            opened = self.forks.open(fork.channel, self._speaker(fork.team_id, message.user_id), command.guidance,
+                                     parent=fork)
+            if isinstance(opened, str):
+                self.chat.tell(audience, opened)
         elif command:
             self.forks.abandon(fork, message.user_id)
         elif fork.status is not ForkStatus.OPEN:

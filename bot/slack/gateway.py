@@ -73,7 +73,9 @@ class SlackChat:
                       blocks=render.fork_root_blocks(fork))
 
     def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str:
-        response = self.call("chat_postMessage", channel=fork.channel_id, text=render.merge_header(fork, stats),
+        """In the channel; a fork of a fork's summary goes to its parent fork's thread."""
+        response = self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.parent_root_ts,
+                             text=render.merge_header(fork, stats),
                              blocks=render.merge_blocks(fork, stats, summary, self.names.for_text()))
         return response["ts"]
 
@@ -102,14 +104,19 @@ class SlackChat:
     def refuse_merge(self, audience: Audience, reason: str, open_forks: list[Fork]) -> None:
         self.tell(audience, f"{reason}\n{views.open_forks_text(open_forks)}")
 
-    def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing], economy: list[ChannelEconomy]) -> None:
+    def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
+                     economy: list[ChannelEconomy]) -> None:
         self.call("views_publish", user_id=user_id, view=views.home_view(listings, economy))
 
-    def tell(self, audience: Audience, text: str) -> None:
+    def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
+        text, blocks = render.children_refusal(reason, children)
+        self.tell(audience, text, blocks)
+
+    def tell(self, audience: Audience, text: str, blocks: list[dict] | None = None) -> None:
         if audience.response_url:
             webhook = WebhookClient(audience.response_url, retry_handlers=self.client.retry_handlers)
             try:
-                response = webhook.send(text=text, response_type="ephemeral", replace_original=False)
+                response = webhook.send(text=text, blocks=blocks, response_type="ephemeral", replace_original=False)
             except FAILURES as error:
                 log.warning("response_url unreachable: %s", type(error).__name__)
                 raise ChatUnavailable(UNREACHABLE) from None
@@ -117,7 +124,7 @@ class SlackChat:
                 log.warning("response_url answered %s", response.status_code)
             return
         self.call("chat_postEphemeral", channel=audience.channel_id, user=audience.user_id, text=text,
-                  thread_ts=audience.thread_ts)
+                  blocks=blocks, thread_ts=audience.thread_ts)
 
     def call(self, method: str, **arguments):
         arguments = {k: v for k, v in arguments.items() if v is not None}

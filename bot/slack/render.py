@@ -9,7 +9,7 @@ message 12,000) — and kept whole in a fallback `text` (40,000). Claude's summa
 from __future__ import annotations
 
 from ..domain import text as safe
-from ..domain.merge import EXPIRY_ACTOR
+from ..domain.merge import EXPIRY_ACTOR, split_conflicts
 from ..domain.model import Fork, ForkStats, ForkStatus
 from ..domain.text import NameOf
 
@@ -22,6 +22,7 @@ MERGE_THIS_FORK = "merge_this_fork"
 MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text, and on all markdown blocks of one message together
 SECTION_LIMIT = 3_000  # characters of a section's text
 MERGE_TOPIC = 300  # characters of a topic in the merge post's header: the summary needs the room
+MAX_LISTED_CHILDREN = 20  # a refusal's buttons: two blocks each, well inside Slack's 50 per message
 EMPTY_SUMMARY = "_(Claude returned an empty summary.)_"
 
 
@@ -31,15 +32,24 @@ def permalink(channel_id: str, ts: str) -> str:
 
 def fork_root_text(fork: Fork) -> str:
     """The root's fallback text (notifications, search): the whole topic."""
-    return f"Fork #{fork.number}: {safe.topic(fork.topic) or 'untitled'} ({fork.mode}, {fork.status})"
+    origin = f" — from fork #{fork.parent_number}" if fork.nested else ""
+    return f"Fork #{fork.number}{origin}: {safe.topic(fork.topic) or 'untitled'} ({fork.mode}, {fork.status})"
+
+
+def parent_thread(fork: Fork) -> str:
+    """A nested fork's parent, linked to its thread."""
+    if fork.parent_root_ts:
+        return f"<{permalink(fork.channel_id, fork.parent_root_ts)}|fork #{fork.parent_number}>"
+    return f"fork #{fork.parent_number}"
 
 
 def fork_root_blocks(fork: Fork) -> list[dict]:
+    source = parent_thread(fork) if fork.nested else "the channel"
     if fork.mode.value == "inherit":
-        context = f"inherited {fork.inherited.turns} turns (~{fork.inherited.tokens:,} tokens) from the channel"
+        context = f"inherited {fork.inherited.turns} turns (~{fork.inherited.tokens:,} tokens) from {source}"
     else:
-        context = "fresh: no channel context"
-    lead = f"*🍴 Fork #{fork.number}* — "
+        context = f"fresh: no context from {source}"
+    lead = f"*🍴 Fork #{fork.number}* — " + (f"from {parent_thread(fork)} — " if fork.nested else "")
     header = lead + (safe.topic(fork.topic, SECTION_LIMIT - len(lead)) or "_no topic_")
     origin = (f" · forked from <{permalink(fork.channel_id, fork.origin_ts)}|this message>"
               if fork.origin_ts else "")
@@ -65,21 +75,41 @@ def fork_root_blocks(fork: Fork) -> list[dict]:
 def merge_header(fork: Fork, stats: ForkStats, topic_limit: int | None = None) -> str:
     """Who merged which fork and what it cost; the whole topic unless `topic_limit` says otherwise."""
     who = "⏰ Threadfork merged idle" if fork.merged_by == EXPIRY_ACTOR else f"✅ <@{fork.merged_by}> merged"
+    into = f"fork #{fork.parent_number}'s context" if fork.nested else "the channel's context"
     return (f"{who} fork #{fork.number}"
             + quoted_topic(fork, limit=topic_limit)
             + f" — {stats.turns} turns, {stats.burned.total:,} tokens burned in the fork → "
-              f"{stats.summary_tokens:,}-token summary added to the channel's context.")
+              f"{stats.summary_tokens:,}-token summary added to {into}.")
 
 
 def merge_blocks(fork: Fork, stats: ForkStats, summary: str, name_of: NameOf | None = None) -> list[dict]:
+    summary, conflicts = split_conflicts(summary)
     body = safe.neutralise(summary, name_of) if summary.strip() else EMPTY_SUMMARY
-    if len(body) > MARKDOWN_LIMIT:
-        body = body[: MARKDOWN_LIMIT - 40] + "\n\n…(summary truncated for Slack)"
-    return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats, MERGE_TOPIC)}},
-        {"type": "markdown", "text": body},
-        feedback_block(),
-    ]
+    warnings = safe.neutralise("\n".join(conflicts), name_of)[: SECTION_LIMIT - 20] if conflicts else ""
+    if len(body) + len(warnings) > MARKDOWN_LIMIT:
+        body = body[: MARKDOWN_LIMIT - len(warnings) - 40] + "\n\n…(summary truncated for Slack)"
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats, MERGE_TOPIC)}},
+              {"type": "markdown", "text": body}]
+    if warnings:  # its own section, so nobody reads past a contradiction with an earlier merge
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": warnings}})
+    return blocks + [feedback_block()]
+
+
+def children_refusal(reason: str, children: list[Fork]) -> tuple[str, list[dict]]:
+    """Why a fork can't close yet, and each open child fork with its own Merge and Abandon buttons."""
+    blocks: list[dict] = [{"type": "section", "text": {"type": "mrkdwn", "text": reason[:SECTION_LIMIT]}}]
+    for child in children[:MAX_LISTED_CHILDREN]:
+        link = f"<{permalink(child.channel_id, child.root_ts)}|#{child.number}>" if child.root_ts else \
+            f"#{child.number}"
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text":
+                       f"Fork {link}{quoted_topic(child, limit=MERGE_TOPIC)} — opened by <@{child.owner_id}>"}})
+        blocks.append({"type": "actions", "block_id": f"child_{child.id}", "elements": [
+            _button(f"Merge #{child.number}", MERGE_ACTION, child.id, "primary"),
+            _button(f"Abandon #{child.number}", ABANDON_ACTION, child.id, "danger")]})
+    if len(children) > MAX_LISTED_CHILDREN:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
+                       f"…and {len(children) - MAX_LISTED_CHILDREN} more: see `/forks`."}]})
+    return reason, blocks
 
 
 def feedback_block() -> dict:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
+from ..domain.tree import as_tree
 from .render import permalink, quoted_topic
 
 LIST_BUDGET = 12_000  # characters of a private answer's list (Slack takes 40,000; people read less)
@@ -29,12 +30,17 @@ def slack_date(moment: datetime | None) -> str:
     return f"<!date^{epoch}^{{date_short_pretty}} at {{time}}|{fallback}>"
 
 
-def fork_line(listing: ForkListing, with_channel: bool = False, topic_limit: int | None = None) -> str:
+def fork_line(listing: ForkListing, with_channel: bool = False, topic_limit: int | None = None,
+              level: int = 0) -> str:
+    """One fork; a fork of a fork under its parent, indented one step per level."""
     fork, stats = listing.fork, listing.stats
     link = f"<{permalink(fork.channel_id, fork.root_ts)}|open thread>" if fork.root_ts else "no thread"
     where = f" in <#{fork.channel_id}>" if with_channel else ""
     topic = quoted_topic(fork, missing=" _(no topic)_", limit=topic_limit)
-    return (f"• *#{fork.number}*{topic}{where} — by <@{fork.owner_id}>, {fork.mode}, {stats.turns} turns, "
+    bullet = "• " if level == 0 else "\u2003" * level + "↳ "
+    origin = f" (from #{fork.parent_number})" if fork.nested and level == 0 else ""
+    return (f"{bullet}*#{fork.number}*{origin}{topic}{where} — by <@{fork.owner_id}>, {fork.mode}, "
+            f"{stats.turns} turns, "
             f"{stats.burned.total:,} tokens burned, last active {slack_date(fork.last_activity_at)} — {link}")
 
 
@@ -56,7 +62,8 @@ def fitted(items: list, line: Callable[[object, int | None], str], what: str, bu
 
 def forks_text(listings: list[ForkListing], counts: dict[ForkStatus, int]) -> str:
     head = "*Open forks in this channel*" if listings else "There are no open forks in this channel."
-    lines = [head] + fitted(listings, lambda item, limit: fork_line(item, topic_limit=limit), "open forks")
+    lines = [head] + fitted(as_tree(listings, lambda item: item.fork),
+                            lambda item, limit: fork_line(item[0], topic_limit=limit, level=item[1]), "open forks")
     lines.append(f"Merged: {counts.get(ForkStatus.MERGED, 0)} · Abandoned: {counts.get(ForkStatus.ABANDONED, 0)}")
     return "\n".join(lines)
 
@@ -75,7 +82,9 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
         {"type": "section", "text": {"type": "mrkdwn", "text": "*Your open forks*"}},
     ]
     if listings:
-        blocks += [_section(fork_line(i, with_channel=True, topic_limit=SHORT_TOPIC)) for i in listings[:HOME_FORKS]]
+        shown = as_tree(listings[:HOME_FORKS], lambda item: item.fork)
+        blocks += [_section(fork_line(i, with_channel=True, topic_limit=SHORT_TOPIC, level=level))
+                   for i, level in shown]
         blocks += _more(len(listings) - HOME_FORKS, "open forks")
     else:
         blocks.append(_context("None — open one with `/fork [topic]` in a channel."))

@@ -9,10 +9,11 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select, update
 
+from ..domain.merge import MergedSummary
 from ..domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
 from .database import Database
 from .rows import append, to_fork
-from .tables import sessions
+from .tables import sessions, turns
 
 
 class SqlMerges:
@@ -48,6 +49,16 @@ class SqlMerges:
         with self.db.writing() as conn:
             conn.execute(update(sessions).where(sessions.c.id == fork_id)
                          .values(summary_ts=ts, merge_until=None, merge_owner=None))
+
+    def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                select(sessions.c.number, turns.c.text)
+                .join(sessions, sessions.c.id == turns.c.source_fork_id)
+                .where(turns.c.session_id == parent_id, turns.c.role == Role.SUMMARY.value,
+                       turns.c.seq > after_seq, turns.c.deleted.is_(False))
+                .order_by(turns.c.seq))
+            return [MergedSummary(row.number, row.text) for row in rows]
 
     def summary_of(self, fork_id: int) -> str:
         with self.db.reading() as conn:

@@ -134,7 +134,8 @@ def to_fork(row) -> Fork:
         status=ForkStatus(row.status), root_ts=row.root_ts, merged_by=row.merged_by,
         summary_ts=row.summary_ts, last_activity_at=row.last_activity_at,
         inherited=ContextSize(row.inherited_turns or 0, row.inherited_tokens or 0), origin_ts=row.origin_ts,
-        depth=row.depth or 1, opened_at_seq=row.opened_at_seq, adopted=bool(row.adopted),
+        depth=row.depth or 1, parent_number=row.parent_number, parent_root_ts=row.parent_root_ts,
+        opened_at_seq=row.opened_at_seq, adopted=bool(row.adopted),
         draft=to_draft(row), draft_number=row.draft_number or 0,
     )
 

@@ -52,25 +52,30 @@ class SqlSessions:
             return to_session(conn.execute(select(sessions).where(sessions.c.id == session_id)).one())
 
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
-                    origin_ts: str | None = None) -> Fork:
-        parent = self.parent_id(channel)
-        origin_seq = self._seq_at(parent, origin_ts) if origin_ts else None
+                    origin_ts: str | None = None, parent: Fork | None = None) -> Fork:
+        channel_parent = self.parent_id(channel)
+        forked_from = parent.id if parent else channel_parent
+        origin_seq = self._seq_at(forked_from, origin_ts) if origin_ts else None
         with self.db.writing() as conn:
             counter = conn.execute(
                 update(sessions)
-                .where(sessions.c.id == parent)
+                .where(sessions.c.id == channel_parent)
                 .values(next_fork_number=sessions.c.next_fork_number + 1)
                 .returning(sessions.c.next_fork_number, sessions.c.next_seq)
             ).one()
-            fork_point = counter.next_seq if origin_seq is None else origin_seq
+            last_seq = counter.next_seq if parent is None else conn.scalar(
+                select(sessions.c.next_seq).where(sessions.c.id == parent.id))
+            fork_point = last_seq if origin_seq is None else origin_seq
             fork_point = fork_point if (mode is Mode.INHERIT and fork_point > 0) else None
             now = self.db.now()
             fork_id = conn.execute(
                 insert(sessions)
-                .values(kind="fork", channel_id=channel.id, team_id=channel.team_id, parent_id=parent,
+                .values(kind="fork", channel_id=channel.id, team_id=channel.team_id, parent_id=forked_from,
                         number=counter.next_fork_number, mode=mode.value, topic=topic, owner_id=owner_id,
-                        fork_point_seq=fork_point, status=ForkStatus.OPEN.value, origin_ts=origin_ts,
-                        created_at=now, last_activity_at=now)
+                        fork_point_seq=fork_point, opened_at_seq=last_seq, status=ForkStatus.OPEN.value,
+                        origin_ts=origin_ts, depth=parent.depth + 1 if parent else 1,
+                        parent_number=parent.number if parent else None,
+                        parent_root_ts=parent.root_ts if parent else None, created_at=now, last_activity_at=now)
                 .returning(sessions.c.id)
             ).scalar_one()
             return to_fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())
@@ -122,6 +127,11 @@ class SqlSessions:
 
     def forks_in(self, channel: Channel, status: ForkStatus) -> list[Fork]:
         return self._forks(in_channel(channel), sessions.c.status == status.value,
+                           order=(sessions.c.number,))
+
+    def children_of(self, fork_id: int) -> list[Fork]:
+        return self._forks(sessions.c.parent_id == fork_id,
+                           sessions.c.status.in_([ForkStatus.OPEN.value, ForkStatus.MERGING.value]),
                            order=(sessions.c.number,))
 
     def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]:

@@ -37,6 +37,8 @@ sessions = Table(
     Column("root_ts", String(32)),
     Column("origin_ts", String(32)),  # the message "Fork from here" was used on
     Column("depth", Integer, nullable=False, default=1),  # 1: forked from the channel; 2: from a fork; …
+    Column("parent_number", Integer),  # a nested fork's parent fork, as shown (both never change)
+    Column("parent_root_ts", String(32)),
     Column("opened_at_seq", Integer),  # the parent's last seq when the fork opened (conflicts look after it)
     Column("adopted", Boolean, nullable=False, default=False),  # a thread people began, not a fork root we posted
     # the summary under review (THREADFORK_MERGE_REVIEW): one live draft per fork, numbered per fork

@@ -59,7 +59,9 @@ class SqlViews:
 
     def _economy(self, team_id: str, in_channels) -> list[ChannelEconomy]:
         in_fork = case((sessions.c.kind == "fork", usage_total(turns)), else_=0)
-        summary = case((turns.c.role == Role.SUMMARY.value, turns.c.output_tokens), else_=0)
+        # returned: what entered a channel's conversation (a fork of a fork returns into its parent fork)
+        summary = case(((turns.c.role == Role.SUMMARY.value) & (sessions.c.kind == "parent"), turns.c.output_tokens),
+                       else_=0)
         with self.db.reading() as conn:
             rows = conn.execute(
                 select(sessions.c.channel_id, func.sum(in_fork), func.sum(summary), func.sum(turns.c.searches),

@@ -49,7 +49,7 @@ def test_fork_from_here_opens_an_inherit_fork_whose_fork_point_is_that_message(b
 def test_fork_from_here_inside_a_thread_is_refused(bot, slack, claude):
     shortcut(bot, "fork_from_here", "1700000009.000001", thread_ts="1700000001.000001")
     [answer] = wait_until(lambda: slack.responses)
-    assert "not inside a thread" in answer["text"] and bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN) == []
+    assert "not in other threads" in answer["text"] and bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN) == []
 
 
 def test_merge_this_fork_on_a_thread_message_merges_it(bot, slack, claude):

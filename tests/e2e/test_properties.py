@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
-from ..harness import CHANNEL, GENERAL, RunningBot
+from ..harness import GENERAL, RunningBot
 
 USERS = ["UALICE01", "UBOB0001", "UCAROL01"]
 

@@ -114,6 +114,9 @@ class RecordingChat:
     def tell(self, audience: Audience, text: str) -> None:
         self.record("tell", audience, text)
 
+    def refuse_with_children(self, audience: Audience, reason: str, children) -> None:
+        self.record("refuse_with_children", audience, reason, children)
+
     def refuse_merge(self, audience: Audience, reason: str, open_forks) -> None:
         self.record("refuse_merge", audience, open_forks, reason)
 

@@ -6,6 +6,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+from bot.domain.merge import MergedSummary
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 
 
@@ -206,3 +207,40 @@ def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store
     assert len(answered) == 120
 
 
+
+
+def test_a_fork_of_a_fork_is_numbered_in_the_channels_sequence_and_points_into_its_parent_fork(store):
+    here = Channel("T1", "C1")
+    parent = store.sessions.parent_id(here)
+    store.turns.append_turn(parent, Role.USER, "channel", TurnStatus.ANSWERED, author_id="U1")
+    top = store.sessions.create_fork(here, "U1", Mode.INHERIT, "top")
+    store.sessions.set_root(top.id, "10.1", ContextSize(1, 10))
+    top = store.sessions.fork(top.id)
+    store.turns.append_turn(top.id, Role.USER, "in top", TurnStatus.ANSWERED, author_id="U1", slack_ts="11.1",
+                            channel=here)
+    store.turns.append_turn(top.id, Role.ASSISTANT, "answer", TurnStatus.COMPLETE, slack_ts="12.1", channel=here)
+    sibling = store.sessions.create_fork(here, "U2", Mode.FRESH, "sibling")
+    child = store.sessions.create_fork(here, "U2", Mode.INHERIT, "child", parent=top)
+    early = store.sessions.create_fork(here, "U2", Mode.INHERIT, "", origin_ts="11.5", parent=top)
+    assert (sibling.number, child.number, early.number) == (2, 3, 4)
+    assert (child.parent_id, child.depth, child.parent_number, child.parent_root_ts) == (top.id, 2, 1, "10.1")
+    assert (child.fork_point_seq, early.fork_point_seq, child.opened_at_seq) == (2, 1, 2)
+    assert (top.depth, top.parent_id, top.opened_at_seq, sibling.opened_at_seq) == (1, parent, 1, 1)
+    assert [f.id for f in store.sessions.children_of(top.id)] == [child.id, early.id]
+    store.merges.abandon(early.id)
+    assert [f.id for f in store.sessions.children_of(top.id)] == [child.id]
+
+
+def test_summaries_merged_after_a_seq_come_back_with_their_fork_numbers(store):
+    here = Channel("T1", "C1")
+    parent = store.sessions.parent_id(here)
+    store.turns.append_turn(parent, Role.USER, "start", TurnStatus.ANSWERED, author_id="U1")
+    first, second = (store.sessions.create_fork(here, "U1", Mode.INHERIT, t) for t in ("a", "b"))
+    for fork in (first, second):
+        store.turns.append_turn(fork.id, Role.USER, "q", TurnStatus.ANSWERED, author_id="U1")
+        store.merges.begin_merge(fork.id, "U1", "w", 60)
+        store.merges.complete_merge(store.sessions.fork(fork.id), f"[Merged fork #{fork.number}] s", "s", Usage())
+    assert store.merges.summaries_since(parent, 1) == [MergedSummary(1, "[Merged fork #1] s"),
+                                                       MergedSummary(2, "[Merged fork #2] s")]
+    assert store.merges.summaries_since(parent, 2) == [MergedSummary(2, "[Merged fork #2] s")]
+    assert store.merges.summaries_since(parent, 3) == []

@@ -11,7 +11,8 @@ def fork_with_root(store, channel="C1", mode=Mode.FRESH, owner="U1"):
 
 def submit(store, session_id, text, owner, ts=None, channel=None, author="U1"):
     return store.turns.submit_turn(session_id, text, author_id=author, author_name="Ann", slack_ts=ts,
-                                   channel=Channel("T1", channel) if channel else None, claim=None, owner=owner, lease_seconds=60)
+                                   channel=Channel("T1", channel) if channel else None, claim=None, owner=owner,
+                                   lease_seconds=60)
 
 
 def test_settled_turns_come_back_as_the_same_objects_and_a_changed_turn_as_a_new_one(store):
@@ -64,8 +65,9 @@ def test_a_fork_from_a_message_points_at_the_last_turn_posted_at_or_before_it(st
     for n, ts in enumerate(["10.5", "11.0", "12.25"]):
         store.turns.append_turn(parent, Role.USER, f"m{n}", TurnStatus.ANSWERED, author_id="U1", slack_ts=ts)
     assert store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "", origin_ts="11.5").fork_point_seq == 2
-    assert store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "", origin_ts="9.0").fork_point_seq is None
-    assert store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "", origin_ts="12.25").fork_point_seq is None
+    here = Channel("T1", "C1")
+    assert store.sessions.create_fork(here, "U1", Mode.INHERIT, "", origin_ts="9.0").fork_point_seq is None
+    assert store.sessions.create_fork(here, "U1", Mode.FRESH, "", origin_ts="12.25").fork_point_seq is None
 
 
 def test_a_users_forks_are_those_they_opened_or_wrote_in_most_recent_first(store):
@@ -82,7 +84,8 @@ def test_a_users_forks_are_those_they_opened_or_wrote_in_most_recent_first(store
 def test_fork_counts_and_budgets_are_per_fork(store):
     first, second = fork_with_root(store), fork_with_root(store)
     store.merges.abandon(second.id)
-    assert {k.value: v for k, v in store.sessions.fork_counts(Channel("T1", "C1")).items()} == {"open": 1, "abandoned": 1}
+    counts = store.sessions.fork_counts(Channel("T1", "C1"))
+    assert {k.value: v for k, v in counts.items()} == {"open": 1, "abandoned": 1}
     store.sessions.raise_budget(first.id, 500)
     store.sessions.raise_budget(first.id, 500)
     assert (store.sessions.budget_extra(first.id), store.sessions.budget_extra(second.id)) == (1000, 0)

@@ -56,8 +56,10 @@ class UseCases:
     def open_fork(self, text: str = "", user: str = "UALICE01"):
         """`/fork text`; the newest fork of the channel."""
         self.slash("/fork", text, user=user)
-        forks = [f for status in ForkStatus for f in self.store.sessions.forks_in(Channel("T1", CHANNEL), status)]
-        return max(forks, key=lambda f: f.number)
+        return max(self.all_forks(), key=lambda f: f.number)
+
+    def all_forks(self, channel: str = CHANNEL):
+        return [f for status in ForkStatus for f in self.store.sessions.forks_in(Channel("T1", channel), status)]
 
     def turns(self, session_id: int) -> list[tuple[str, str, str]]:
         return [(t.role.value, t.status.value, t.text) for t in self.store.turns.turns(session_id)]

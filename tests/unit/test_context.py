@@ -81,3 +81,39 @@ def test_a_changed_turn_renders_its_new_text_though_the_same_turn_is_rendered_on
     edited = replace(turn, text="after")  # the store reads a changed turn into a new object
     assert [b.text for b in render_turn(edited)] == ["[Ann <@U1>]\nafter"]
     assert parent_input([edited]).blocks[0].text == "[Ann <@U1>]\nafter"
+
+
+def child(parent: Fork, mode=Mode.INHERIT, point=2, number=7, depth=2):
+    return Fork(id=20 + number, channel_id="C1", team_id="T1", number=number, parent_id=parent.id, mode=mode,
+                topic="tiers", owner_id="UBOB0001", fork_point_seq=point, status=ForkStatus.OPEN, depth=depth,
+                parent_number=parent.number)
+
+
+def test_a_fork_of_a_fork_starts_from_its_parent_forks_input_byte_for_byte():
+    top = fork()
+    top_turns = OWN + [turn(2, Role.ASSISTANT, "three tiers", session=9)]
+    top_request = with_request(fork_input(top, PARENT, top_turns), "next question")
+    kid = child(top)
+    own = [turn(1, Role.USER, "price the middle tier", session=27)]
+    request = fork_input(kid, PARENT, own, ancestors=[(top, top_turns)])
+    prefix = [b.content() | {"cache_control": None} for b in top_request.blocks[:-1]]
+    assert [b.content() | {"cache_control": None} for b in request.blocks[:len(prefix)]] == prefix
+    note = request.blocks[len(prefix)].text
+    assert "background from fork #3" in note and "fork #7" in note and "tiers" in note
+    assert texts(request)[-1] == "[alice <@UALICE01>]\nprice the middle tier"
+    grandchild = child(kid, number=9, depth=3, point=1)
+    deeper = fork_input(grandchild, PARENT, [turn(1, Role.USER, "and the top tier?", session=29)],
+                        ancestors=[(top, top_turns), (kid, own)])
+    assert [b.text for b in deeper.blocks[:len(request.blocks)]] == texts(request)
+    assert deeper.breakpoints <= 4  # the earliest markers make way for the deepest levels
+
+
+def test_a_fresh_fork_in_the_chain_cuts_everything_above_it():
+    top = fork()
+    kid = child(top, mode=Mode.FRESH, point=None)
+    grandchild = child(kid, number=9, depth=3, point=1)
+    kid_turns = [turn(1, Role.USER, "clean slate", session=27)]
+    request = fork_input(grandchild, PARENT, [turn(1, Role.USER, "go on", session=29)],
+                         ancestors=[(top, OWN), (kid, kid_turns)])
+    assert texts(request)[0] == "[alice <@UALICE01>]\nclean slate"
+    assert "background from fork #7" in texts(request)[1]

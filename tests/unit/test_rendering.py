@@ -1,6 +1,7 @@
 """Every block, view and text the renderers build is one Slack accepts (the fake Slack's Block Kit
 checks), whatever the topic — up to the 4,000 characters of a slash command, hostile or not — and
 however many forks there are; topics are escaped wherever they appear."""
+import json
 from datetime import datetime
 
 import pytest
@@ -93,3 +94,43 @@ def test_forks_shows_whole_topics_while_they_fit_and_says_how_many_more_there_ar
     assert ("a topic worth reading in full " * 10).strip() in views.forks_text(few, {})
     many = views.forks_text([listing("&" * 4_000, n) for n in range(1, 201)], {})
     assert len(many) <= views.LIST_BUDGET + 200 and "more open forks." in many
+
+
+def test_a_fork_of_a_fork_names_its_parent_and_its_summary_shows_conflicts_in_a_section_of_its_own():
+    from dataclasses import replace
+
+    child = replace(fork("postgres", number=7), parent_id=3, depth=2, parent_number=3,
+                    parent_root_ts="1700000000.000300")
+    assert "Fork #7 — from fork #3" in render.fork_root_text(child)
+    header = render.fork_root_blocks(child)[0]["text"]["text"]
+    assert "Fork #7" in header and "fork #3>" in header and "p1700000000000300" in header
+    merged = replace(child, status=ForkStatus.MERGED, merged_by="U0OWNER1")
+    summary = "Use Postgres.\n\n⚠️ Conflicts with fork #4: fork #4 chose SQLite"
+    blocks = render.merge_blocks(merged, ForkStats(3, Usage(100, 20), 40), summary)
+    assert blocks_problems(blocks) == []
+    assert "fork #3's context" in blocks[0]["text"]["text"]
+    assert blocks[1] == {"type": "markdown", "text": "Use Postgres."}
+    assert blocks[2]["text"]["text"] == "⚠️ Conflicts with fork #4: fork #4 chose SQLite"
+
+
+def test_forks_and_home_list_forks_of_forks_under_their_parents():
+    from dataclasses import replace
+
+    top, sibling = listing("top", 1), listing("sibling", 2)
+    child = ForkListing(replace(fork("child", 3), id=3, parent_id=1, depth=2, parent_number=1), top.stats)
+    text = views.forks_text([top, sibling, child], {})
+    lines = text.splitlines()
+    assert [line.split("*#")[1].split("*")[0] for line in lines[1:4]] == ["1", "3", "2"]
+    assert lines[2].startswith("\u2003↳ ")
+    home = views.home_view([child], [])  # its parent is not in the list: shown at the top, saying where from
+    assert "*#3* (from #1)" in json.dumps(home, ensure_ascii=False)
+
+
+def test_a_refusal_to_close_a_fork_lists_its_open_forks_with_their_buttons():
+    children = [fork("a", 2), fork("b", 3)]
+    text, blocks = render.children_refusal("Fork #1 can't be merged yet", children)
+    assert blocks_problems(blocks) == []
+    actions = [b for b in blocks if b["type"] == "actions"]
+    buttons = [[e["action_id"] for e in a["elements"]] for a in actions]
+    assert buttons == [[render.MERGE_ACTION, render.ABANDON_ACTION]] * 2
+    assert [a["elements"][0]["value"] for a in actions] == ["2", "3"]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from ...domain.merge import MergedSummary
 from ...domain.model import (
     Attachment,
     Channel,
@@ -50,9 +51,10 @@ class Sessions(Protocol):
     def parent_id(self, channel: Channel) -> int: ...
     def session(self, session_id: int) -> Session: ...
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
-                    origin_ts: str | None = None) -> Fork:
-        """A new open fork, numbered in the channel's sequence; its fork point is the parent's last
-        turn, or with `origin_ts` the last turn posted at or before that message."""
+                    origin_ts: str | None = None, parent: Fork | None = None) -> Fork:
+        """A new open fork, numbered in the channel's one sequence, forked from the channel's
+        conversation or from `parent` (a fork one level up); its fork point is that session's last
+        turn, or with `origin_ts` its last turn posted at or before that message."""
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
     def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
                      lease_seconds: float) -> Adopted:
@@ -72,6 +74,8 @@ class Sessions(Protocol):
     def latest_open_fork_of(self, channel: Channel, user_id: str) -> Fork | None:
         """The caller's most recently active open fork: one they opened or wrote in."""
     def forks_in(self, channel: Channel, status: ForkStatus) -> list[Fork]: ...
+    def children_of(self, fork_id: int) -> list[Fork]:
+        """The fork's children not yet merged or abandoned, by number."""
     def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]: ...
     def open_forks_of(self, team_id: str, user_id: str) -> list[Fork]: ...
     def raise_budget(self, fork_id: int, by: int) -> None: ...
@@ -120,6 +124,8 @@ class Merges(Protocol):
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
         """merging → merged and the summary appended to the parent, atomically."""
     def set_summary_ts(self, fork_id: int, ts: str) -> None: ...
+    def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
+        """Summaries merged into the parent after that seq, in order (with their forks' numbers)."""
     def summary_of(self, fork_id: int) -> str: ...
     def stuck_merges(self) -> list[Fork]:
         """Merges whose worker died: merging, or merged but never announced, with an expired lease."""

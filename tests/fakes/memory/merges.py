@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
+from bot.domain.merge import MergedSummary
 from bot.domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
 
 from .state import Memory
@@ -39,6 +40,12 @@ class MemoryMerges:
         with self.m.lock:
             row = self.m.sessions[fork_id]
             row.summary_ts, row.merge_until, row.merge_owner = ts, None, None
+
+    def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
+        with self.m.lock:
+            return [MergedSummary(self.m.sessions[r.source_fork_id].number, r.turn.text)
+                    for r in self.m.rows(parent_id)
+                    if r.turn.role is Role.SUMMARY and r.turn.seq > after_seq and not r.deleted and r.source_fork_id]
 
     def summary_of(self, fork_id: int) -> str:
         with self.m.lock:

@@ -31,16 +31,20 @@ class MemorySessions:
             return self.m.sessions[session_id].session()
 
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
-                    origin_ts: str | None = None) -> Fork:
+                    origin_ts: str | None = None, parent: Fork | None = None) -> Fork:
         with self.m.lock:
-            parent = self.m.sessions[self.parent_id(channel)]
-            parent.next_fork_number += 1
-            fork_point = parent.next_seq if origin_ts is None else self._seq_at(parent.id, origin_ts)
+            counter = self.m.sessions[self.parent_id(channel)]
+            counter.next_fork_number += 1
+            source = self.m.sessions[parent.id] if parent else counter
+            fork_point = source.next_seq if origin_ts is None else self._seq_at(source.id, origin_ts)
             now = self.m.clock()
-            row = SessionRow(self.m.new_id(), "fork", channel.id, channel.team_id, now, now, parent_id=parent.id,
-                             number=parent.next_fork_number, mode=mode, topic=topic, owner_id=owner_id,
+            row = SessionRow(self.m.new_id(), "fork", channel.id, channel.team_id, now, now, parent_id=source.id,
+                             number=counter.next_fork_number, mode=mode, topic=topic, owner_id=owner_id,
                              fork_point_seq=fork_point if mode is Mode.INHERIT and fork_point > 0 else None,
-                             origin_ts=origin_ts)
+                             origin_ts=origin_ts, opened_at_seq=source.next_seq,
+                             depth=parent.depth + 1 if parent else 1,
+                             parent_number=parent.number if parent else None,
+                             parent_root_ts=parent.root_ts if parent else None)
             self.m.sessions[row.id] = row
             return row.fork()
 
@@ -85,6 +89,12 @@ class MemorySessions:
     def forks_in(self, channel: Channel, status: ForkStatus) -> list[Fork]:
         with self.m.lock:
             rows = self.m.forks(lambda s: s.channel == channel, lambda s: s.status is status)
+            return [r.fork() for r in sorted(rows, key=lambda s: s.number)]
+
+    def children_of(self, fork_id: int) -> list[Fork]:
+        with self.m.lock:
+            rows = self.m.forks(lambda s: s.parent_id == fork_id,
+                                lambda s: s.status in (ForkStatus.OPEN, ForkStatus.MERGING))
             return [r.fork() for r in sorted(rows, key=lambda s: s.number)]
 
     def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]:

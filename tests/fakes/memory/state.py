@@ -30,6 +30,8 @@ class SessionRow:
     root_ts: str | None = None
     origin_ts: str | None = None
     depth: int = 1
+    parent_number: int | None = None
+    parent_root_ts: str | None = None
     opened_at_seq: int | None = None
     adopted: bool = False
     draft: Draft | None = None
@@ -58,6 +60,7 @@ class SessionRow:
                     fork_point_seq=self.fork_point_seq, status=self.status, root_ts=self.root_ts,
                     merged_by=self.merged_by, summary_ts=self.summary_ts, last_activity_at=self.last_activity_at,
                     inherited=self.inherited, origin_ts=self.origin_ts, depth=self.depth,
+                    parent_number=self.parent_number, parent_root_ts=self.parent_root_ts,
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft,
                     draft_number=self.draft_number)
 

@@ -47,7 +47,7 @@ class MemoryViews:
             for row in self.m.rows(session.id):
                 turn, sums = row.turn, figures.setdefault(session.channel, [0] * 6)
                 sums[0] += turn.usage.total if session.kind == "fork" else 0
-                sums[1] += turn.usage.output_tokens if turn.role is Role.SUMMARY else 0
+                sums[1] += turn.usage.output_tokens if turn.role is Role.SUMMARY and session.kind == "parent" else 0
                 sums[2] += turn.usage.searches
                 sums[3] += turn.usage.fetches
         for (channel, _, _), value in self.m.feedback.items():

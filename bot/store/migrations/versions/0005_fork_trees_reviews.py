@@ -15,6 +15,8 @@ depends_on = None
 
 COLUMNS = [
     sa.Column('depth', sa.Integer(), nullable=False, server_default='1'),
+    sa.Column('parent_number', sa.Integer(), nullable=True),
+    sa.Column('parent_root_ts', sa.String(length=32), nullable=True),
     sa.Column('opened_at_seq', sa.Integer(), nullable=True),
     sa.Column('adopted', sa.Boolean(), nullable=False, server_default=sa.false()),
     sa.Column('draft_number', sa.Integer(), nullable=False, server_default='0'),
