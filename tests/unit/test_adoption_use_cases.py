@@ -149,3 +149,11 @@ def test_an_adopted_thread_merges_into_the_channel_with_a_check_mark_on_any_of_i
     [summary] = [t for t in cases.store.turns.turns(cases.parent()) if t.role is Role.SUMMARY]
     post(cases, "UALICE01", "next", mention=True)
     assert summary.text in cases.model.texts()  # the channel's parent now knows the summary
+
+
+def test_asking_for_a_fork_in_a_thread_that_is_none_adopts_that_thread(cases):
+    root = post(cases, "UBOB0001", "an idea")
+    post(cases, "UCAROL01", "fork --inherit what would it cost?", thread=root, mention=True)
+    fork = cases.fork(1)
+    assert fork.adopted and fork.root_ts == root and cases.fork(2) is None
+    assert cases.model.texts()[-1] == "[ucarol01 <@UCAROL01>]\nwhat would it cost?"
