@@ -38,8 +38,8 @@ __all__ = ["APP_ID", "APP_TOKEN", "BOT_ID", "BOT_TOKEN", "BOT_USER_ID", "CLIENT_
 
 METHODS = Path(__file__).resolve().parent / "slack_spec" / "web_api_methods.json"
 
-NO_TOKEN_METHODS = {"oauth.v2.access"}
-VIEW_KINDS = {"views.open": "modal", "views.push": "modal", "views.publish": "home"}  # the app's client credentials stand in for a token
+NO_TOKEN_METHODS = {"oauth.v2.access"}  # the app's client credentials stand in for a token
+VIEW_KINDS = {"views.open": "modal", "views.push": "modal", "views.publish": "home"}
 BUGS = {"unknown_method", "not_authed", "invalid_auth", "not_allowed_token_type", "invalid_arguments",
         "invalid_blocks", "invalid_blocks_format", "msg_too_long", "no_text"}  # refusals that are violations
 
