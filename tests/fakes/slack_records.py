@@ -68,7 +68,7 @@ class Message:
     def as_slack(self, team: Team) -> dict:
         """The message as Slack hands it to readers, with its channel (for the fake's own filing)."""
         message = {"type": "message", "user": team.bot_user_id, "bot_id": team.bot_id, "app_id": APP_ID,
-                   "text": self.shown, "ts": self.ts, "team": team.id, "channel": self.args.get("channel"),
+                   "text": self.args.get("text") or self.shown, "ts": self.ts, "team": team.id, "channel": self.args.get("channel"),
                    "bot_profile": {"id": team.bot_id, "app_id": APP_ID, "name": "threadfork", "deleted": False,
                                    "team_id": team.id}}
         if isinstance(self.args.get("blocks"), list):

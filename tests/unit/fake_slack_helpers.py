@@ -12,12 +12,13 @@ from tests.fakes.slack_actor import SlackActor
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 
-@pytest.fixture
-def slack():
+def strict_fake():
+    """For a `slack` fixture: a started fake with the default team's token, checked as the suite's fixture
+    checks it (a test clears the violations it provoked on purpose)."""
     fake = FakeSlack(bot_token=BOT_TOKEN).start()
     yield fake
     fake.stop()
-    assert fake.violations == []  # as the suite's fixture: a test clears what it provoked on purpose
+    assert fake.violations == []
 
 
 def client(fake, token=BOT_TOKEN) -> WebClient:

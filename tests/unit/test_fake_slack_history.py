@@ -1,8 +1,16 @@
 """The fake Slack knows the messages that exist in its channels — people's, other apps' and the bot's —
 and reads a thread back through conversations.replies in Slack's shapes and pages."""
+import pytest
+
 from tests.fakes.slack_api import BOT_ID, BOT_USER_ID, TEAM_ID
 
-from .fake_slack_helpers import ScriptedApp, client, refusal, slack  # noqa: F401 - slack is a fixture
+from .fake_slack_helpers import ScriptedApp, client, refusal, strict_fake
+
+
+@pytest.fixture
+def slack():
+    yield from strict_fake()
+
 
 CHANNEL = "C0GENERAL01"
 

@@ -9,34 +9,26 @@ from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 from slack_sdk.oauth.installation_store import FileInstallationStore
 from slack_sdk.oauth.state_store import FileOAuthStateStore
 
-from tests.fakes.slack_api import APP_ID, BOT_TOKEN, CLIENT_ID, CLIENT_SECRET, TEAM_ID, FakeSlack
+from tests.fakes.slack_api import APP_ID, CLIENT_ID, CLIENT_SECRET, TEAM_ID
 from tests.fakes.slack_browser import SlackRefusedAuthorize, install
+
+from .fake_slack_helpers import refusal, strict_fake
 
 SCOPES = ["app_mentions:read", "chat:write", "commands"]
 
 
 @pytest.fixture
 def slack():
-    fake = FakeSlack(bot_token=BOT_TOKEN).start()
-    yield fake
-    fake.stop()
-    assert fake.violations == []
+    yield from strict_fake()
 
 
 def exchange(fake, code, **extra):
     return WebClient(base_url=fake.api_url).oauth_v2_access(
         client_id=extra.pop("client_id", CLIENT_ID), client_secret=extra.pop("client_secret", CLIENT_SECRET),
         code=code, **extra)
-
-
-def refusal(call) -> str:
-    with pytest.raises(SlackApiError) as refused:
-        call()
-    return refused.value.response["error"]
 
 
 def test_a_code_buys_the_teams_bot_token_once_in_slacks_shape_and_the_token_then_works(slack):

@@ -11,7 +11,13 @@ from slack_sdk.signature import SignatureVerifier
 
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID
 
-from .fake_slack_helpers import Answer, ScriptedApp, client, refusal, slack  # noqa: F401 - slack is a fixture
+from .fake_slack_helpers import Answer, ScriptedApp, client, refusal, strict_fake
+
+
+@pytest.fixture
+def slack():
+    yield from strict_fake()
+
 
 SECRET = "test-signing-secret-not-real"
 CHANNEL = "C0GENERAL01"

@@ -1,29 +1,23 @@
 """The fake Slack serves several workspaces as Slack does: each team's token speaks for that team only,
 a token Slack never issued is refused, a revoked one is refused for good, and people carry their
 team's roles."""
+import urllib.request
+
 import pytest
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from tests.fakes.slack_api import APP_TOKEN, BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack
+
+from .fake_slack_helpers import refusal, strict_fake
 
 
 @pytest.fixture
 def slack():
-    fake = FakeSlack(bot_token=BOT_TOKEN).start()
-    yield fake
-    fake.stop()
-    assert fake.violations == []  # as the suite's fixture: a test clears what it provoked on purpose
+    yield from strict_fake()
 
 
 def client(fake, token):
     return WebClient(token=token, base_url=fake.api_url)
-
-
-def refusal(call) -> str:
-    with pytest.raises(SlackApiError) as refused:
-        call()
-    return refused.value.response["error"]
 
 
 def test_the_default_team_is_what_it_always_was_and_auth_test_answers_for_the_tokens_own_team(slack):
@@ -118,8 +112,6 @@ def test_a_deactivated_person_has_no_roles_and_the_bot_user_is_a_bot(slack):
 
 
 def test_files_download_only_with_a_live_bot_token_of_their_own_team(slack):
-    import urllib.request
-
     other = slack.add_team()
     file = slack.share_file("a.txt", b"hello", "text/plain", team=other)
     assert f"/files-pri/{other.id}-" in file["url_private"] and file["user_team"] == other.id

@@ -8,7 +8,13 @@ import pytest
 from tests.fakes.slack_api import TEAM_ID
 from tests.fakes.view_state import NotSubmittable
 
-from .fake_slack_helpers import ScriptedApp, client, refusal, slack  # noqa: F401 - slack is a fixture
+from .fake_slack_helpers import ScriptedApp, client, refusal, strict_fake
+
+
+@pytest.fixture
+def slack():
+    yield from strict_fake()
+
 
 TITLE = {"type": "plain_text", "text": "New fork"}
 SUBMIT = {"type": "plain_text", "text": "Open"}
