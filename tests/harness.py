@@ -1,19 +1,18 @@
 """Runs the real app over HTTP against the fake servers — the very WSGI application gunicorn serves,
 on a threaded stdlib server in this process — and sends it requests signed exactly as Slack signs
-them, in Slack's payload shapes."""
+them, in Slack's payload shapes (fakes/slack_actor.py: events, messages, slash commands, clicks,
+shortcuts, modal submissions, uninstalls, the OAuth install), for any team the fake Slack serves."""
 from __future__ import annotations
 
 import hashlib
 import hmac
-import itertools
 import json
 import socketserver
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from bot.app import build
@@ -23,13 +22,14 @@ from bot.wsgi import HttpApp
 
 from .fakes.anthropic_api import FakeAnthropic
 from .fakes.clock import FakeClock
-from .fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlack
+from .fakes.slack_actor import CHANNEL, SlackActor
+from .fakes.slack_api import APP_ID, BOT_TOKEN, BOT_USER_ID, CLIENT_ID, CLIENT_SECRET, TEAM_ID, FakeSlack
+
+__all__ = ["API_KEY", "APP_ID", "BOT_TOKEN", "BOT_USER_ID", "CHANNEL", "CLIENT_ID", "CLIENT_SECRET", "GENERAL",
+           "SIGNING_SECRET", "TEAM_ID", "Reply", "RunningBot", "answering", "at_once", "sign", "wait_until"]
 
 SIGNING_SECRET = "test-signing-secret-not-real"
-BOT_TOKEN = "xoxb-test-token-not-real"
 API_KEY = "sk-ant-test-key-not-real"
-APP_ID = "A0THREADFORK"
-CHANNEL = "C0GENERAL01"
 GENERAL = Channel(TEAM_ID, CHANNEL)  # the test channel as the store keys it
 
 
@@ -37,6 +37,10 @@ GENERAL = Channel(TEAM_ID, CHANNEL)  # the test channel as the store keys it
 class Reply:
     status: int
     body: str
+    headers: dict = field(default_factory=dict)
+
+    def json(self):
+        return json.loads(self.body) if self.body.strip() else None
 
 
 def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, message: str = "condition"):
@@ -82,15 +86,14 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-class RunningBot:
+class RunningBot(SlackActor):
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, database_url: str, clock=None, **settings):
+        """`settings` override the defaults (the default team's bot token, the test secrets, the fakes' URLs)."""
         self.slack = slack
         self.claude = claude
-        self.settings = load_settings(
-            _env_file=None, slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET,
-            anthropic_api_key=API_KEY, slack_api_url=slack.api_url, anthropic_base_url=claude.url,
-            database_url=database_url, port=0, **settings,
-        )
+        defaults = dict(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, anthropic_api_key=API_KEY,
+                        slack_api_url=slack.api_url, anthropic_base_url=claude.url, database_url=database_url, port=0)
+        self.settings = load_settings(_env_file=None, **{**defaults, **settings})
         self.clock = clock or FakeClock()
         self.wiring = build(self.settings, clock=self.clock)
         self.services = self.wiring.services
@@ -102,8 +105,6 @@ class RunningBot:
                                        daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self._ids = itertools.count(1)
-        self._ts = itertools.count(1)
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -119,91 +120,16 @@ class RunningBot:
         request = urllib.request.Request(self.url + "/slack/events", data=body, headers=all_headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
-                return Reply(response.status, response.read().decode())
+                return Reply(response.status, response.read().decode(), dict(response.headers))
         except urllib.error.HTTPError as error:
-            return Reply(error.code, error.read().decode())
+            return Reply(error.code, error.read().decode(), dict(error.headers))
 
     def get(self, path: str) -> Reply:
         try:
             with urllib.request.urlopen(self.url + path, timeout=10) as response:
-                return Reply(response.status, response.read().decode())
+                return Reply(response.status, response.read().decode(), dict(response.headers))
         except urllib.error.HTTPError as error:
-            return Reply(error.code, error.read().decode())
-
-    # Slack payloads ---------------------------------------------------------------------
-
-    def new_ts(self) -> str:
-        n = next(self._ts)
-        return f"{1_700_000_000 + n}.{n:06d}"
-
-    def event(self, event: dict, event_id: str | None = None, headers: dict | None = None) -> Reply:
-        envelope = {
-            "token": "legacy-verification-unused", "team_id": TEAM_ID, "api_app_id": APP_ID,
-            "event": event, "type": "event_callback", "event_id": event_id or f"Ev{next(self._ids):08d}",
-            "event_time": int(time.time()), "is_ext_shared_channel": False,
-            "authorizations": [{"enterprise_id": None, "team_id": TEAM_ID, "user_id": BOT_USER_ID,
-                                "is_bot": True, "is_enterprise_install": False}],
-        }
-        return self.post(json.dumps(envelope).encode(), "application/json", headers)
-
-    def say(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
-            mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None) -> str:
-        """A person posts a message (with `files`, as `slack.share_file` describes them); with a mention
-        Slack delivers it as `message` and `app_mention`."""
-        return self.said(user, text, channel=channel, thread_ts=thread_ts, mention=mention,
-                         channel_type=channel_type, files=files)["ts"]
-
-    def said(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
-             mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None) -> dict:
-        """`say`, returning the message event as Slack sent it."""
-        ts = self.new_ts()
-        if mention:
-            text = f"<@{BOT_USER_ID}> {text}"
-        message = {"type": "message", "channel": channel, "user": user, "text": text, "ts": ts,
-                   "event_ts": ts, "channel_type": channel_type, "team": TEAM_ID}
-        if files:
-            message.update(subtype="file_share", files=files, upload=False)
-        if thread_ts:
-            message["thread_ts"] = thread_ts
-        assert self.event(message).status == 200
-        if mention:
-            mention_event = {"type": "app_mention", "channel": channel, "user": user, "text": text, "ts": ts,
-                             "event_ts": ts, "team": TEAM_ID, **({"thread_ts": thread_ts} if thread_ts else {}),
-                             **({"files": files} if files else {})}
-            assert self.event(mention_event).status == 200
-        return message
-
-    def react(self, user: str, ts: str, reaction: str = "white_check_mark", channel: str = CHANNEL,
-              event_id: str | None = None) -> Reply:
-        event = {"type": "reaction_added", "user": user, "reaction": reaction,
-                 "item": {"type": "message", "channel": channel, "ts": ts},
-                 "item_user": BOT_USER_ID, "event_ts": self.new_ts()}
-        return self.event(event, event_id=event_id)
-
-    def slash(self, command: str, text: str = "", *, user: str = "UALICE01", channel: str = CHANNEL) -> Reply:
-        form = {
-            "token": "legacy-verification-unused", "team_id": TEAM_ID, "team_domain": "fake",
-            "channel_id": channel, "channel_name": "general", "user_id": user, "user_name": user.lower(),
-            "command": command, "text": text, "api_app_id": APP_ID, "is_enterprise_install": "false",
-            "response_url": self.slack.response_url(f"{command.strip('/')}-{next(self._ids)}"),
-            "trigger_id": f"{next(self._ids)}.trigger",
-        }
-        return self.post(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")
-
-    def click(self, action_id: str, value: str, *, user: str = "UALICE01", channel: str = CHANNEL,
-              message_ts: str = "1.0") -> Reply:
-        payload = {
-            "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
-            "api_app_id": APP_ID, "token": "legacy-verification-unused",
-            "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False},
-            "trigger_id": f"{next(self._ids)}.trigger", "team": {"id": TEAM_ID, "domain": "fake"},
-            "channel": {"id": channel, "name": "general"}, "message": {"type": "message", "ts": message_ts},
-            "response_url": self.slack.response_url(f"action-{next(self._ids)}"),
-            "actions": [{"action_id": action_id, "block_id": "fork", "value": value, "type": "button",
-                         "text": {"type": "plain_text", "text": action_id}, "action_ts": str(time.time())}],
-        }
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-        return self.post(body, "application/x-www-form-urlencoded")
+            return Reply(error.code, error.read().decode(), dict(error.headers))
 
     # waiting ----------------------------------------------------------------------------
 

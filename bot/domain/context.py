@@ -121,9 +121,13 @@ render_turn: Callable[[Turn], tuple[Block, ...]] = IdentityMemo(_render)
 
 
 def speaker_line(author_id: str | None, author_name: str | None) -> str:
+    """`[alice <@U123>]`; a name without an id is not a person's (another app's post, an adopted
+    thread's earlier messages: transcript.py)."""
     if author_id and author_name:
         return f"[{author_name} <@{author_id}>]"
-    return f"[<@{author_id}>]" if author_id else "[unknown speaker]"
+    if author_id:
+        return f"[<@{author_id}>]"
+    return f"[{author_name}]" if author_name else "[unknown speaker]"
 
 
 def boundary_note(fork: Fork) -> str:

@@ -64,6 +64,9 @@ class RecordingChat:
     def display_name(self, team_id: str, user_id: str) -> str | None:
         return self.names.get(user_id)
 
+    def thread_messages(self, channel, thread_ts: str) -> list:
+        return []  # the scenarios' people talk only to the bot: no thread of theirs is ever adopted
+
     def begin_reply(self, place: Place) -> _Reply:
         return _Reply(self, place)
 

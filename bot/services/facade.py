@@ -2,12 +2,14 @@
 
 Each attribute is one concern: `intake` (the durable inbox), `router` (people's messages),
 `commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
-`forks`, `conversation`, `lifecycle` (the sweep), `liveness` (claims kept alive by a heartbeat). Domain errors become a private answer to the person at the edge of each
-use case; nothing else changes when one is raised.
+`forks`, `adoption` (a thread mentioned into a fork), `conversation`, `lifecycle` (the sweep),
+`liveness` (claims kept alive by a heartbeat). Domain errors become a private answer to the person
+at the edge of each use case; nothing else changes when one is raised.
 """
 from __future__ import annotations
 
 from ..domain.model import Session, Usage
+from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
 from .commands import SlashCommands
@@ -37,7 +39,9 @@ class Services:
         self.forks = Forks(store, chat, model, self.conversation, policy, self.liveness)
         self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake, policy)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
-        self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments, bot_user_id)
+        self.adoption = Adoption(store, chat, self.liveness, bot_user_id)
+        self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,
+                             self.adoption, bot_user_id)
         self.commands = SlashCommands(store, chat, self.forks, policy)
         self.gestures = Gestures(store, chat, self.conversation, self.forks, bot_user_id)
 

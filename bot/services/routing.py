@@ -1,5 +1,6 @@
 """Where a person's message goes: a fork's thread turn, a parent turn (a mention, or any DM), an
-in-thread command (`@Threadfork merge|abandon`), or a short private answer.
+in-thread command (`@Threadfork merge|abandon`), a thread adopted as a fork (a mention in a channel
+thread that is none: adoption.py), or a short private answer.
 
 `message` and `app_mention` deliver a mention under two event ids: each message is claimed once by
 its channel + ts, atomically with storing its turn (or before any other action), so it is acted on
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..domain.commands import mentions, parse_thread_command, strip_mention
+from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
+from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
 from .conversation import Conversation, Speaker
@@ -19,8 +21,9 @@ from .forks import Forks
 from .ports import Audience, Chat, SharedFile, Store
 from .refusals import refuse
 
-NOT_A_FORK = ("Threads here are forks, and this one isn't. Mention me at the channel's top level, "
-              "or open a fork with `/fork [topic]`.")
+NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention me here with a question and "
+              "it becomes one.")
+SUMMONED = "[mentioned Threadfork here without a message]"  # an empty mention that adopts a thread
 EMPTY_MENTION = "I got an empty message — write your question after the mention."
 
 
@@ -46,8 +49,9 @@ class IncomingMessage:
 
 class Router:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, budgets: Budgets,
-                 attachments: Attachments, bot_user_id: str | None):
+                 attachments: Attachments, adoption: Adoption, bot_user_id: str | None):
         self.attachments = attachments
+        self.adoption = adoption
         self.store = store
         self.chat = chat
         self.conversation = conversation
@@ -69,14 +73,32 @@ class Router:
         try:
             if fork is not None:
                 self._in_fork(fork, message, text, mentioned, audience, key)
-            elif (text or message.files) and not foreign_thread:
+            elif foreign_thread:
+                self._adopt(message, text, audience, key)
+            elif text or message.files:
                 session = Session(self.store.sessions.parent_id(message.channel),
                                   message.channel_id, message.team_id)
                 self._submit(session, message, text, audience, key)
             elif self.store.claims.claim(key):
-                self.chat.tell(audience, NOT_A_FORK if foreign_thread else EMPTY_MENTION)
+                self.chat.tell(audience, EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.chat, audience, error)
+
+    def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
+        """A mention in a thread that is no fork: the thread becomes one, then the mention is its turn."""
+        command = parse_thread_command(text)
+        if command and command.verb != "fork":
+            if self.store.claims.claim(key):
+                self.chat.tell(audience, NOT_A_FORK.format(verb=command.verb))
+            return
+        if command:  # `@Threadfork fork [topic]` here: this very thread becomes the fork (an inherited one)
+            asked = parse_fork(command.guidance)
+            text = asked.topic if isinstance(asked, ForkCommand) else ""
+        adopted = self.adoption.adopt(message.channel, message.thread_ts, message.user_id, message.ts)
+        words = text or ("" if message.files else SUMMONED)
+        self._in_fork(adopted.fork, message, words, True, audience, key)
+        if adopted.new:  # what arrived while it was being adopted waited for it: answer it now
+            self.conversation.drain(adopted.fork.id)
 
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
                  key: str) -> None:

@@ -7,16 +7,18 @@ token) and, where a person waits, raised as ChatUnavailable with a plain explana
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
-from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
+from ..domain.model import Channel, ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
 from ..domain.text import neutralise
-from ..services.ports import Audience, Place
-from . import render, views
+from ..services.ports import Audience, Place, ThreadMessage
+from . import render, threads, views
 from .downloads import Downloads
 from .names import Names
 from .reply import ChannelReply, ThreadReply
@@ -57,8 +59,16 @@ class SlackChat:
                              blocks=render.fork_root_blocks(fork))
         return response["ts"]
 
+    def thread_messages(self, channel: Channel, thread_ts: str) -> list[ThreadMessage]:
+        """conversations.replies, every page (each retried as any call): only an adoption reads a thread."""
+        with self.failures_explained("conversations_replies"):
+            first = self.client.conversations_replies(channel=channel.id, ts=thread_ts, limit=threads.PAGE_SIZE)
+            return threads.thread_messages(first)  # iterating a SlackResponse follows its cursor
+
     def refresh_fork_root(self, fork: Fork) -> None:
-        if fork.root_ts:
+        """The root as the fork is now (merged, abandoned…); an adopted thread's root is a message
+        people posted, never the bot's to change."""
+        if fork.root_ts and not fork.adopted:
             self.call("chat_update", channel=fork.channel_id, ts=fork.root_ts, text=render.fork_root_text(fork),
                       blocks=render.fork_root_blocks(fork))
 
@@ -118,8 +128,14 @@ class SlackChat:
 
     def call(self, method: str, **arguments):
         arguments = {k: v for k, v in arguments.items() if v is not None}
-        try:
+        with self.failures_explained(method):
             return getattr(self.client, method)(**arguments)
+
+    @contextmanager
+    def failures_explained(self, method: str) -> Iterator[None]:
+        """Slack's refusals and failures inside the block: logged, raised as ChatUnavailable."""
+        try:
+            yield
         except SlackApiError as error:
             code = failure_code(error)
             log.warning("Slack %s failed: %s", method.replace("_", "."), code)

@@ -3,12 +3,15 @@ last turn when it was opened (the fork point); fork numbers come from a counter 
 whose lock also pins the fork point."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from decimal import Decimal
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
+from ..services.ports import Adopted
+from .adoption import ThreadAdoptions
 from .database import Database
 from .rows import in_channel, index, involves, to_fork, to_session
 from .tables import messages, sessions, turns
@@ -18,6 +21,7 @@ class SqlSessions:
     def __init__(self, db: Database):
         self.db = db
         self._parents: dict[Channel, int] = {}  # channel → parent session id; never changes once made
+        self._adoptions = ThreadAdoptions(db, self.parent_id, self.fork, self.fork_by_message)
 
     def parent_id(self, channel: Channel) -> int:
         if channel not in self._parents:
@@ -96,6 +100,14 @@ class SqlSessions:
                 root_ts=root_ts, inherited_turns=inherited.turns, inherited_tokens=inherited.tokens))
             row = conn.execute(select(sessions.c.team_id, sessions.c.channel_id).where(sessions.c.id == fork_id)).one()
             index(conn, Channel(row.team_id, row.channel_id), root_ts, fork_id)
+
+    def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
+                     lease_seconds: float) -> Adopted:
+        return self._adoptions.adopt(channel, root_ts, owner_id, holder, lease_seconds)
+
+    def complete_adoption(self, fork_id: int, topic: str, inherited: ContextSize, transcript: str | None,
+                          speaker: str, message_ts: Collection[str]) -> None:
+        self._adoptions.complete(fork_id, topic, inherited, transcript, speaker, message_ts)
 
     def fork(self, fork_id: int) -> Fork | None:
         return self._one_fork(sessions.c.id == fork_id)

@@ -83,12 +83,14 @@ def test_a_mention_with_no_words_gets_a_hint_and_no_model_call(bot, slack, claud
     assert "empty" in slack.calls_to("chat.postEphemeral")[0]["text"]
 
 
-def test_a_mention_in_a_thread_that_is_not_a_fork_is_told_so(bot, slack, claude):
-    bot.say("UALICE01", "in some thread", thread_ts="1600000000.000001", mention=True)
+def test_merge_mentioned_in_a_thread_that_is_not_a_fork_is_told_so(bot, slack, claude):
+    root = bot.say("UBOB0001", "an ordinary thread")
+    bot.say("UALICE01", "merge", thread_ts=root, mention=True)  # any other mention adopts it (test_adoption.py)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
     bot.quiesce()
-    assert claude.requests == [] and slack.posts() == []
-    assert "/fork" in slack.calls_to("chat.postEphemeral")[0]["text"]
+    assert claude.requests == [] and slack.posts() == [] and slack.calls_under("conversations.") == []
+    [told] = slack.calls_to("chat.postEphemeral")
+    assert "isn't a fork, so there is nothing to merge" in told["text"] and told["thread_ts"] == root
 
 
 def test_model_output_cannot_ping_the_channel(bot, slack, claude):

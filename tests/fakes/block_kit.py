@@ -8,6 +8,8 @@ own Block Kit models, plus the limits Slack documents that the models do not enc
 - A message holds ≤ 50 blocks, a Home tab ≤ 100 (`View` validates its own count), and all markdown
   blocks of one payload together ≤ 12,000 characters (docs.slack.dev, markdown block).
 - `text` ≤ 40,000 characters (Slack: "msg_too_long"); `markdown_text` ≤ 12,000.
+- block_ids unique and ≤ 255 characters; input blocks, options, text and number inputs as Slack
+  limits them, and a modal's title, buttons and fields (view_rules.py: what the models let through).
 Each problem is a short string naming where it is, as Slack's `[json-pointer:…]` messages do.
 """
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
+
+from .view_rules import block_ids_problems, input_problems, modal_problems
 
 MESSAGE_BLOCKS = 50
 TEXT_LIMIT = 40_000
@@ -36,6 +40,7 @@ def blocks_problems(blocks, pointer: str = "/blocks", limit: int = MESSAGE_BLOCK
         return [f"blocks must be a JSON array [json-pointer:{pointer}]"]
     problems = [f"{len(blocks)} blocks, over {limit} [json-pointer:{pointer}]"] if len(blocks) > limit else []
     markdown = 0
+    problems += block_ids_problems(blocks, pointer) + input_problems(blocks, pointer)
     for i, block in enumerate(blocks):
         problems += _block_problems(block, f"{pointer}/{i}")
         if isinstance(block, dict) and block.get("type") == "markdown" and isinstance(block.get("text"), str):
@@ -53,7 +58,8 @@ def view_problems(view) -> list[str]:
         View(**view).validate_json()
     except (SlackObjectFormationError, TypeError, KeyError) as error:
         return [f"{error} [json-pointer:/view]"]
-    return blocks_problems(view.get("blocks") or [], "/view/blocks", limit=View.blocks_max_length)
+    problems = modal_problems(view) if view.get("type") == "modal" else []
+    return problems + blocks_problems(view.get("blocks") or [], "/view/blocks", limit=View.blocks_max_length)
 
 
 def _block_problems(block, pointer: str) -> list[str]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
 from bot.domain.context import ModelInput
 from bot.domain.errors import ChatUnavailable, ModelUnavailable
 from bot.domain.model import Usage
-from bot.services.ports import Audience, Completion, Place, Source
+from bot.services.ports import Audience, Completion, Place, Source, ThreadMessage
 
 
 @dataclass
@@ -51,19 +52,24 @@ class RecordingReply:
 
 
 class RecordingChat:
-    def __init__(self):
+    def __init__(self, new_ts=None):
+        """`new_ts`: where posted messages get their ts — the clock people's messages use, so ts order
+        is the order things happened (else a counter of its own)."""
         self.said: list[Said] = []
         self.names: dict[str, str] = {}
         self.refuse: set[str] = set()  # methods that raise ChatUnavailable, as Slack's refusals do
         self.files: dict[str, bytes] = {}  # Slack file id → the bytes a download gets
-        self._ts = itertools.count(1)
+        self.threads: dict[str, list[ThreadMessage]] = {}  # thread ts → its messages, as conversations.replies says
+        self.read_delay = 0.0  # seconds a thread read takes (others act meanwhile)
+        counter = itertools.count(1)
+        self._new_ts = new_ts or (lambda: f"{9_000_000_000 + next(counter)}.000100")
         self._lock = threading.Lock()
 
     def record(self, what: str, *args) -> Said:
         if what in self.refuse:
             raise ChatUnavailable(f"Slack refused {what}")
         with self._lock:
-            said = Said(what, args, f"{9_000_000_000 + next(self._ts)}.000100")
+            said = Said(what, args, self._new_ts())
             self.said.append(said)
         return said
 
@@ -84,6 +90,11 @@ class RecordingChat:
             raise ChatUnavailable(f"Slack would not give me {file.name}")
         self.record("download", file)
         return self.files[file.id]
+
+    def thread_messages(self, channel, thread_ts: str) -> list[ThreadMessage]:
+        self.record("thread_read", channel, thread_ts)
+        time.sleep(self.read_delay)
+        return list(self.threads.get(thread_ts, []))
 
     def begin_reply(self, place: Place) -> RecordingReply:
         return RecordingReply(self, place)

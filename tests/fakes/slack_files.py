@@ -5,8 +5,8 @@ Invariants (sources: docs.slack.dev/reference/objects/file-object, /reference/ev
 /reference/methods/files.info; the login page and tombstones as bots meet them):
 - `url_private` is `{server}/files-pri/{team}-{id}/{name}` and `url_private_download` the same with
   `/download/` before the name; both serve the bytes with the file's Content-Type and Content-Length,
-  but only to `Authorization: Bearer <token>` where the token is the bot token the fake was given,
-  or any `xoxb-` token when it was given none.
+  but only to `Authorization: Bearer <token>` where the token is a live bot token of the file's team
+  (any `xoxb-` token when the fake was given none: its "any token" mode).
 - Without that header (or with another token) Slack does not say 401: it answers 200 with its HTML
   sign-in page. A bot that does not check what it got stores a web page as the file.
 - A refusal scripted per file (`403`, `404`, or `"login"`: the sign-in page even with the token)
@@ -59,6 +59,7 @@ class SharedFile:
     data: bytes
     user: str
     created: int
+    team: str
     refusal: int | str | None = None
     deleted: bool = False
 
@@ -92,13 +93,14 @@ class SlackFiles:
         self._lock = threading.Lock()
 
     def share(self, name: str, data: bytes, mimetype: str, filetype: str | None = None, *,
-              user: str = "UALICE01", title: str | None = None, refuse: int | str | None = None) -> dict:
+              user: str = "UALICE01", title: str | None = None, refuse: int | str | None = None,
+              team: str | None = None) -> dict:
         extension = PurePosixPath(name).suffix.lower().lstrip(".")
         kind, pretty = KINDS.get(extension, ("binary", "Binary"))
         if filetype and filetype != kind:
             kind, pretty = filetype, next((p for k, p in KINDS.values() if k == filetype), filetype.upper())
         file = SharedFile(f"F0FAKE{next(self._ids):06d}", name, title or name, mimetype, kind, pretty, bytes(data),
-                          user, int(time.time()))
+                          user, int(time.time()), team or self.team)
         with self._lock:
             self.files[file.id] = file
         if refuse is not None:
@@ -108,17 +110,17 @@ class SlackFiles:
     def file_object(self, file_id: str) -> dict:
         """The file as a message event's `files` array and `files.info` show it."""
         file = self.files[file_id]
-        base = f"{self._base_url()}/files-pri/{self.team}-{file.id}"
+        base = f"{self._base_url()}/files-pri/{file.team}-{file.id}"
         return {
             "id": file.id, "created": file.created, "timestamp": file.created, "name": file.name,
             "title": file.title, "mimetype": file.mimetype, "filetype": file.filetype,
-            "pretty_type": file.pretty_type, "user": file.user, "user_team": self.team, "editable": False,
+            "pretty_type": file.pretty_type, "user": file.user, "user_team": file.team, "editable": False,
             "size": len(file.data), "mode": "hosted", "is_external": False, "external_type": "",
             "is_public": True, "public_url_shared": False, "display_as_bot": False, "username": "",
             "url_private": f"{base}/{quote(file.name)}",
             "url_private_download": f"{base}/download/{quote(file.name)}",
             "permalink": f"https://fake.slack.test/files/{file.user}/{file.id}/{quote(file.name)}",
-            "permalink_public": f"https://slack-files.com/{self.team}-{file.id}-0fake",
+            "permalink_public": f"https://slack-files.com/{file.team}-{file.id}-0fake",
             "is_starred": False, "has_rich_preview": False, "file_access": "visible",
         }
 
@@ -139,9 +141,9 @@ class SlackFiles:
             deleted["channel_ids"] = [message["channel"]]
         return FileDeletion(deleted, _tombstoned(message, file_id, ts) if message else None)
 
-    def info(self, file_id: str | None) -> dict:
+    def info(self, file_id: str | None, team: str | None = None) -> dict:
         file = self.files.get(file_id or "")
-        if file is None:
+        if file is None or (team is not None and file.team != team):
             return {"ok": False, "error": "file_not_found"}
         if file.deleted:
             return {"ok": False, "error": "file_deleted"}
@@ -151,7 +153,7 @@ class SlackFiles:
     def serve(self, url: str, token: str | None) -> tuple[int, bytes, dict]:
         """(status, body, headers) for a GET of a file URL, recorded in `downloads`."""
         parts = urlparse(url).path.split("/")  # '', 'files-pri', '{team}-{id}', ['download'], name
-        file_id = parts[2].removeprefix(f"{self.team}-") if len(parts) > 3 else None
+        file_id = parts[2].partition("-")[2] if len(parts) > 3 else None
         file = self.files.get(file_id or "")
         status, body, headers = self._answer(file, token, parts)
         with self._lock:
@@ -162,7 +164,7 @@ class SlackFiles:
     def _answer(self, file: SharedFile | None, token: str | None, parts: list[str]):
         if file is None or file.deleted or file.refusal == 404:
             return 404, NOT_FOUND_PAGE, {"Content-Type": HTML}
-        if not token or not self._accepts(token) or file.refusal == LOGIN:
+        if not token or not self._accepts(token, file.team) or file.refusal == LOGIN:
             return 200, SIGN_IN_PAGE, {"Content-Type": HTML}
         if file.refusal == 403:
             return 403, FORBIDDEN_PAGE, {"Content-Type": HTML}

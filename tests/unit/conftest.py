@@ -1,4 +1,5 @@
 import itertools
+import threading
 
 import pytest
 
@@ -23,13 +24,15 @@ class UseCases:
     def __init__(self, **policy):
         self.clock = FakeClock()
         self.store = memory_store(self.clock)
-        self.chat = RecordingChat()
+        self._ts = itertools.count(1)
+        self._ts_lock = threading.Lock()
+        self.chat = RecordingChat(self.new_ts)  # one clock: a bot post's ts tells when it came
         self.model = ScriptedModel()
         self.services = Services(self.store, self.chat, self.model, BOT, Policy(**policy))
-        self._ts = itertools.count(1)
 
     def new_ts(self) -> str:
-        n = next(self._ts)
+        with self._ts_lock:
+            n = next(self._ts)
         return f"{1_700_000_000 + n}.{n:06d}"
 
     def say(self, user: str, text: str, *, mention: bool = False, thread_ts: str | None = None,

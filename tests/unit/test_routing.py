@@ -34,12 +34,12 @@ def test_every_direct_message_is_a_parent_turn(cases):
     assert cases.model.texts(0)[-1].endswith("hello there")
 
 
-def test_an_empty_mention_and_a_mention_in_a_foreign_thread_get_one_private_answer(cases):
+def test_an_empty_mention_and_a_merge_in_a_thread_that_is_no_fork_get_one_private_answer(cases):
     cases.say("UALICE01", "", mention=True)
-    cases.say("UBOB0001", "look at this", mention=True, thread_ts="1699999999.000001")
-    assert cases.model.inputs == []
+    cases.say("UBOB0001", "merge please", mention=True, thread_ts="1699999999.000001")
+    assert cases.model.inputs == [] and cases.store.sessions.fork_by_number(Channel("T1", CHANNEL), 1) is None
     empty, foreign = cases.chat.told()
-    assert "empty message" in empty and "isn't" in foreign
+    assert "empty message" in empty and "isn't a fork, so there is nothing to merge" in foreign
 
 
 def test_in_a_forks_thread_every_message_is_a_turn_without_a_mention(cases):

@@ -3,7 +3,8 @@
 The store is split by concern, one protocol each, bundled in `Store`:
 - `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
 - `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
-- `Sessions`: channel parents and forks, found by id, number or any Slack message of a fork;
+- `Sessions`: channel parents and forks, found by id, number or any Slack message of a fork; threads
+  adopted as forks;
 - `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure,
   edits, deletions and retries;
 - `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
@@ -18,6 +19,7 @@ from .outside import Chat, Model, ReplyEvents, ReplyWriter
 from .store import Claims, Feedback, Files, Inbox, Merges, Sessions, Store, TurnQueue, Upkeep, Views
 from .values import (
     MAX_ATTEMPTS,
+    Adopted,
     Audience,
     Batch,
     Clock,
@@ -28,8 +30,9 @@ from .values import (
     Source,
     StoredFile,
     Submitted,
+    ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
            "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "ReplyWriter", "Sessions", "SharedFile",
-           "Source", "Store", "StoredFile", "Submitted", "TurnQueue", "Upkeep", "Views"]
+           "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from ...domain.context import ModelInput
-from ...domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
-from .values import Audience, Completion, Place, SharedFile, Source
+from ...domain.model import Channel, ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
+from .values import Audience, Completion, Place, SharedFile, Source, ThreadMessage
 
 class ReplyEvents(Protocol):
     """What a model call reports while it works."""
@@ -27,6 +27,9 @@ class Chat(Protocol):
     def download(self, file: SharedFile) -> bytes:
         """The file's bytes, with its workspace's bot token; raises ChatUnavailable when Slack will not give them."""
     def begin_reply(self, place: Place) -> ReplyWriter: ...
+    def thread_messages(self, channel: Channel, thread_ts: str) -> list[ThreadMessage]:
+        """Every message of the thread, its root first (conversations.replies, all pages); raises
+        ChatUnavailable when Slack will not say. Only an adoption reads a thread."""
     def post_fork_root(self, fork: Fork) -> str: ...
     def refresh_fork_root(self, fork: Fork) -> None: ...
     def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str: ...

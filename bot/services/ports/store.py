@@ -22,7 +22,7 @@ from ...domain.model import (
     TurnStatus,
     Usage,
 )
-from .values import Batch, Clock, Kept, StoredFile, Submitted
+from .values import Adopted, Batch, Clock, Kept, StoredFile, Submitted
 
 class Claims(Protocol):
     def claim(self, key: str) -> bool:
@@ -56,6 +56,17 @@ class Sessions(Protocol):
         conversation or from `parent` (a fork one level up); its fork point is that session's last
         turn, or with `origin_ts` its last turn posted at or before that message."""
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
+    def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
+                     lease_seconds: float) -> Adopted:
+        """The fork of the thread under message `root_ts`, created now if there is none, in one
+        transaction: an inherited fork numbered in the channel's sequence, its fork point the parent's
+        last turn posted strictly before the root, its root indexed, seq 1 kept for the thread's earlier
+        messages, leased to `holder` (no one answers it until the adoption is complete). Exactly one
+        caller gets `new`; every other gets the fork as it is."""
+    def complete_adoption(self, fork_id: int, topic: str, inherited: ContextSize, transcript: str | None,
+                          speaker: str, message_ts: Collection[str]) -> None:
+        """The adopter's second step: the fork's topic and inherited size; the thread's earlier
+        messages as its answered user turn of seq 1 (spoken by `speaker`), their ts indexed to it."""
     def fork(self, fork_id: int) -> Fork | None: ...
     def fork_by_number(self, channel: Channel, number: int) -> Fork | None: ...
     def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ...domain.model import FileKind, Session, Turn, Usage
+from ...domain.model import FileKind, Fork, Session, Turn, Usage
 
 Clock = Callable[[], datetime]  # naive UTC
 
@@ -106,3 +106,22 @@ class Audience:
     user_id: str
     thread_ts: str | None = None
     response_url: str | None = None
+
+
+@dataclass(frozen=True)
+class ThreadMessage:
+    """One message of a Slack thread, as conversations.replies gives it."""
+
+    ts: str
+    user_id: str | None  # None for another app's post made without a bot user
+    text: str
+    name: str | None = None  # the name Slack shows for a post without a user (an app's username)
+    files: tuple[str, ...] = ()  # names of the files shared with it
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """The fork a thread is: `new` for the one caller that adopted it (and must complete the adoption)."""
+
+    fork: Fork
+    new: bool

@@ -1,16 +1,20 @@
 """Parents and forks, in memory (see bot/store/sessions.py for the rules)."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from decimal import Decimal
 
 from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
+from bot.services.ports import Adopted
 
+from .adoption import MemoryAdoptions
 from .state import Memory, SessionRow
 
 
 class MemorySessions:
     def __init__(self, memory: Memory):
         self.m = memory
+        self._adoptions = MemoryAdoptions(memory, self.parent_id)
 
     def parent_id(self, channel: Channel) -> int:
         with self.m.lock:
@@ -54,6 +58,14 @@ class MemorySessions:
             row = self.m.sessions[fork_id]
             row.root_ts, row.inherited = root_ts, inherited
             self.m.index(row.channel, root_ts, fork_id)
+
+    def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
+                     lease_seconds: float) -> Adopted:
+        return self._adoptions.adopt(channel, root_ts, owner_id, holder, lease_seconds)
+
+    def complete_adoption(self, fork_id: int, topic: str, inherited: ContextSize, transcript: str | None,
+                          speaker: str, message_ts: Collection[str]) -> None:
+        self._adoptions.complete(fork_id, topic, inherited, transcript, speaker, message_ts)
 
     def fork(self, fork_id: int) -> Fork | None:
         with self.m.lock:

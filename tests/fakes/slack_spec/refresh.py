@@ -5,7 +5,8 @@
 Each argument is a URL or a local file (default: the upstream files on raw.githubusercontent.com).
 The output depends only on the inputs and on NEWER below: the same inputs give the same bytes.
 - web_api_methods.json: each Web API method's required arguments (token left out), sorted;
-  "methods" from the OpenAPI description, "newer_methods" from NEWER for methods it lacks.
+  "methods" from the OpenAPI description, "newer_methods" from NEWER for methods it lacks, and
+  "documented_required" from DOCUMENTED: arguments the docs require that the OpenAPI file does not mark.
 - manifest.schema.json: the manifest schema, byte for byte.
 """
 from __future__ import annotations
@@ -31,6 +32,14 @@ NEWER = {
     "chat.appendStream": ["channel", "ts"],
     "chat.startStream": ["channel"],
     "chat.stopStream": ["channel", "ts"],
+}
+
+# Methods the OpenAPI file describes without marking arguments its docs.slack.dev page lists as
+# required (read 2026-12-01); the fake refuses a call without them as it refuses any missing argument.
+DOCUMENTED = {
+    "conversations.replies": ["channel", "ts"],
+    "users.info": ["user"],
+    "views.update": ["view"],
 }
 
 
@@ -62,12 +71,17 @@ def methods_json(openapi: dict) -> str:
               f"version {openapi['info']['version']}: each method's required arguments, token left out")
     newer_source = ("methods added after that file, from https://docs.slack.dev/reference/methods/<method>: "
                     "required arguments, token left out")
+    documented = {name: sorted(set(args) - set(methods.get(name, []))) for name, args in sorted(DOCUMENTED.items())}
+    documented_source = ("required arguments listed on https://docs.slack.dev/reference/methods/<method> that the "
+                         "OpenAPI file does not mark required")
     return (
         "{\n"
         f'  "source": {json.dumps(source)},\n'
         f'  "methods": {_section(methods)},\n'
         f'  "newer_source": {json.dumps(newer_source)},\n'
-        f'  "newer_methods": {_section(newer)}\n'
+        f'  "newer_methods": {_section(newer)},\n'
+        f'  "documented_source": {json.dumps(documented_source)},\n'
+        f'  "documented_required": {_section(documented)}\n'
         "}\n"
     )
 

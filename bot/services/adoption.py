@@ -1,0 +1,82 @@
+"""Any thread adopted: mentioning Threadfork in a channel thread that is not a fork makes that thread
+an inherited fork on the spot — under a person's message or under a bot post that is no fork root.
+
+Exactly once, whatever arrives twice (a mention comes as `message` and `app_mention`; two people may
+mention the bot at once): one caller wins Sessions.adopt_thread, which creates the fork, indexes the
+thread's root and leases the fork to the winner in one transaction. Every other caller gets the
+fork and goes on as in any fork's thread: its message is stored and waits, because nobody answers a
+leased session but its holder. Only the winner reads the thread (conversations.replies, once),
+stores its earlier messages as the fork's first turn (seq 1, kept for them, so they come before
+every message that arrived meanwhile), posts the one-line note and releases the lease; then its
+own mention is answered, in order, with everything that waited.
+
+The adopted root is never changed by the bot (it may be a person's message): the gateway's root
+refresh skips adopted forks.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..domain import transcript
+from ..domain.errors import ChatUnavailable
+from ..domain.model import Channel, ContextSize, Fork
+from .liveness import Liveness
+from .ports import Adopted, Chat, Store, ThreadMessage
+
+log = logging.getLogger(__name__)
+
+UNREAD = " (I couldn't read the messages above, so I start from the channel's conversation.)"
+
+
+def adoption_note(fork: Fork, read: bool = True) -> str:
+    """The one line posted in an adopted thread."""
+    return (f"🧵 This thread is now fork #{fork.number}: I'll answer every message here. React ✅ to merge it "
+            "into the channel's conversation, or ❌ on its first message (or `@Threadfork abandon`) to abandon "
+            "it." + ("" if read else UNREAD))
+
+
+class Adoption:
+    def __init__(self, store: Store, chat: Chat, liveness: Liveness, bot_user_id: str | None):
+        self.store = store
+        self.chat = chat
+        self.liveness = liveness
+        self.bot_user_id = bot_user_id
+
+    def adopt(self, channel: Channel, thread_ts: str, user_id: str, mention_ts: str) -> Adopted:
+        """The fork thread `thread_ts` is (made now, by the one caller that gets `new`); the messages
+        posted before `mention_ts` are its first turn."""
+        owner = self.liveness.new_owner()
+        with self.liveness.holding("lease", owner):
+            adopted = self.store.sessions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl)
+            if not adopted.new:
+                return adopted
+            try:
+                self._take_in(adopted.fork, mention_ts)
+            finally:
+                self.store.turns.release(adopted.fork.id, owner)
+        return Adopted(self.store.sessions.fork(adopted.fork.id), new=True)
+
+    def _take_in(self, fork: Fork, mention_ts: str) -> None:
+        log.info("adopting thread %s as fork %s", fork.root_ts, fork.id)
+        try:
+            earlier = [m for m in self.chat.thread_messages(fork.channel, fork.root_ts)
+                       if transcript.before(m.ts, mention_ts)]
+            read = True
+        except ChatUnavailable:
+            earlier, read = [], False  # the gateway logged why; the fork starts from the channel alone
+        inherited = (self.store.views.context_size(fork.parent_id, fork.fork_point_seq) if fork.fork_point_seq
+                     else ContextSize(0, 0))
+        self.store.sessions.complete_adoption(
+            fork.id, transcript.topic(earlier[0].text) if earlier else "", inherited,
+            transcript.transcript([self._quoted(fork.team_id, m) for m in earlier]), transcript.SPEAKER,
+            [m.ts for m in earlier])
+        try:
+            self.chat.note_in_thread(fork, adoption_note(fork, read))
+        except Exception:
+            log.exception("posting the adoption note of fork %s failed", fork.id)
+
+    def _quoted(self, team_id: str, message: ThreadMessage) -> transcript.Quoted:
+        if message.user_id and message.user_id == self.bot_user_id:
+            return transcript.Quoted(message.text, yours=True, files=message.files)
+        name = self.chat.display_name(team_id, message.user_id) if message.user_id else message.name
+        return transcript.Quoted(message.text, message.user_id, name, files=message.files)

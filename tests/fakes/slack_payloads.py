@@ -1,0 +1,117 @@
+"""The payloads Slack sends an app, in Slack's shapes, for any team the fake serves.
+
+Sources: docs.slack.dev/apis/events-api (the event_callback envelope and its `authorizations`),
+/interactivity/implementing-slash-commands, /reference/interaction-payloads/block_actions-payload,
+/reference/interaction-payloads/shortcuts-interaction-payload, /reference/interaction-payloads/
+view-interactions-payload, /reference/events/app_uninstalled and /reference/events/tokens_revoked.
+Invariants: every payload names its team (and enterprise, for an Enterprise Grid team) where Slack
+puts it; the default team's payloads are exactly what the harness sent before teams existed, plus
+the fields Slack adds (`context_team_id`, `enterprise`, `is_enterprise_install`).
+"""
+from __future__ import annotations
+
+import time
+
+from .slack_teams import APP_ID, Team
+
+TOKEN = "legacy-verification-unused"  # the deprecated verification token every payload still carries
+
+
+def envelope(event: dict, team: Team, event_id: str) -> dict:
+    """The event_callback envelope of the Events API."""
+    wrapped = {
+        "token": TOKEN, "team_id": team.id, "api_app_id": APP_ID, "event": event, "type": "event_callback",
+        "event_id": event_id, "event_time": int(time.time()), "is_ext_shared_channel": False,
+        "authorizations": [{"enterprise_id": team.enterprise_id, "team_id": team.id, "user_id": team.bot_user_id,
+                            "is_bot": True, "is_enterprise_install": team.is_enterprise_install}],
+        "context_team_id": team.id, "context_enterprise_id": team.enterprise_id,
+    }
+    if team.enterprise_id:
+        wrapped["enterprise_id"] = team.enterprise_id
+    return wrapped
+
+
+def team_object(team: Team) -> dict:
+    found = {"id": team.id, "domain": team.domain}
+    if team.enterprise_id:
+        found.update(enterprise_id=team.enterprise_id, enterprise_name=team.enterprise_name)
+    return found
+
+
+def user_object(user: str, team: Team) -> dict:
+    return {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team.id}
+
+
+def enterprise_fields(team: Team) -> dict:
+    enterprise = {"id": team.enterprise_id, "name": team.enterprise_name} if team.enterprise_id else None
+    return {"enterprise": enterprise, "is_enterprise_install": team.is_enterprise_install}
+
+
+def slash_form(command: str, text: str, *, user: str, channel: str, team: Team, response_url: str,
+               trigger_id: str) -> dict:
+    form = {
+        "token": TOKEN, "team_id": team.id, "team_domain": team.domain, "channel_id": channel,
+        "channel_name": "general", "user_id": user, "user_name": user.lower(), "command": command, "text": text,
+        "api_app_id": APP_ID, "is_enterprise_install": str(team.is_enterprise_install).lower(),
+        "response_url": response_url, "trigger_id": trigger_id,
+    }
+    if team.enterprise_id:
+        form.update(enterprise_id=team.enterprise_id, enterprise_name=team.enterprise_name)
+    return form
+
+
+def block_actions(action: dict, *, user: str, team: Team, trigger_id: str, container: dict, **where) -> dict:
+    """A click: `where` holds channel, message and response_url (a message) or view (a modal)."""
+    return {"type": "block_actions", "user": user_object(user, team), "api_app_id": APP_ID, "token": TOKEN,
+            "container": container, "trigger_id": trigger_id, "team": team_object(team),
+            **enterprise_fields(team), **where, "actions": [action]}
+
+
+def message_action(callback_id: str, message: dict, *, user: str, channel: str, team: Team, trigger_id: str,
+                   response_url: str) -> dict:
+    """A message shortcut used on `message`."""
+    return {"type": "message_action", "callback_id": callback_id, "trigger_id": trigger_id,
+            "action_ts": f"{time.time():.6f}", "team": team_object(team), "user": user_object(user, team),
+            "api_app_id": APP_ID, "channel": {"id": channel, "name": "general"}, "message_ts": message["ts"],
+            "message": message, "response_url": response_url, "token": TOKEN, **enterprise_fields(team)}
+
+
+def global_shortcut(callback_id: str, *, user: str, team: Team, trigger_id: str) -> dict:
+    return {"type": "shortcut", "callback_id": callback_id, "trigger_id": trigger_id, "token": TOKEN,
+            "action_ts": f"{time.time():.6f}", "team": team_object(team), "user": user_object(user, team),
+            "api_app_id": APP_ID, **enterprise_fields(team)}
+
+
+def view_submission(view: dict, *, user: str, team: Team, trigger_id: str) -> dict:
+    return {"type": "view_submission", "team": team_object(team), "user": user_object(user, team),
+            "api_app_id": APP_ID, "token": TOKEN, "trigger_id": trigger_id, "view": view, "response_urls": [],
+            **enterprise_fields(team)}
+
+
+def view_closed(view: dict, *, user: str, team: Team, is_cleared: bool = False) -> dict:
+    return {"type": "view_closed", "team": team_object(team), "user": user_object(user, team),
+            "api_app_id": APP_ID, "token": TOKEN, "view": view, "is_cleared": is_cleared, **enterprise_fields(team)}
+
+
+def action_of(element: dict, block_id: str, value=None) -> dict:
+    """The `actions` entry for a person using `element` (a button by default, with `value`)."""
+    action = {"action_id": element["action_id"], "block_id": block_id, "type": element.get("type", "button"),
+              "action_ts": f"{time.time():.6f}"}
+    if action["type"] == "button":
+        action["value"] = value if value is not None else element.get("value", "")
+        action["text"] = element.get("text") or {"type": "plain_text", "text": element["action_id"]}
+    elif action["type"] in ("static_select", "radio_buttons", "overflow"):
+        action["selected_option"] = value
+    elif action["type"] in ("multi_static_select", "checkboxes"):
+        action["selected_options"] = value or []
+    else:
+        action["value"] = value
+    return action
+
+
+def app_uninstalled(event_ts: str) -> dict:
+    return {"type": "app_uninstalled", "event_ts": event_ts}
+
+
+def tokens_revoked(bot: list[str], oauth: list[str], event_ts: str) -> dict:
+    return {"type": "tokens_revoked", "tokens": {"oauth": list(oauth), "bot": list(bot)}, "event_ts": event_ts}
