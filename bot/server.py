@@ -34,6 +34,7 @@ REQUEST_THREADS = 16
 HEARTBEAT_TIMEOUT = 60
 # After SIGTERM the worker drains for THREADFORK_DRAIN_TIMEOUT; the master kills it only this much later.
 DRAIN_MARGIN = 5
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGQUIT}
 
 
 class _Log(Logger):
@@ -73,11 +74,17 @@ def options(host: str, port: int, processes: int, log_level: str, graceful: int)
 
 
 def _threadfork(app: GunicornApp):
-    from .runtime import start  # imported here: the master stays small (~37 MB)
-    from .wsgi import HttpApp
+    # A stop signal landing mid-boot ran gthread's handler (sys.exit) inside threading's locks, and
+    # the broken boot exited 3, halting the master; held until the bot is up, it stops it cleanly.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        from .runtime import start  # imported here: the master stays small (~37 MB)
+        from .wsgi import HttpApp
 
-    app.running = start(app.settings)  # exits 3, which stops the master too, when it cannot
-    return HttpApp(app.running.wiring)
+        app.running = start(app.settings)  # exits 3, which stops the master too, when it cannot
+        return HttpApp(app.running.wiring)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _stop_gracefully_on_interrupt(worker) -> None:

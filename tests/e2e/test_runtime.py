@@ -131,6 +131,21 @@ def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude
                 bot.proc.wait()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
+def test_ctrl_c_while_the_workers_are_still_booting_stops_everything_cleanly(tmp_path, slack, claude, sqlite_url):
+    bot = BotProcess(tmp_path, slack, claude, sqlite_url, own_group=True, threadfork_processes=2)
+    try:
+        wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2, timeout=30)
+        assert not bot.healthy()  # still importing and migrating: the signal lands mid-boot
+        os.killpg(bot.proc.pid, signal.SIGINT)
+        assert bot.proc.wait(timeout=30) == 0, bot.log.read_text()
+        assert "failed to boot" not in bot.log.read_text()
+    finally:
+        if bot.proc.poll() is None:
+            os.killpg(bot.proc.pid, signal.SIGKILL)
+            bot.proc.wait()
+
+
 def test_with_several_processes_a_start_up_failure_stops_them_all(tmp_path, slack, claude):
     slack.fail("auth.test", "invalid_auth", times=10)
     env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
