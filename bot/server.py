@@ -34,7 +34,6 @@ REQUEST_THREADS = 16
 HEARTBEAT_TIMEOUT = 60
 # After SIGTERM the worker drains for THREADFORK_DRAIN_TIMEOUT; the master kills it only this much later.
 DRAIN_MARGIN = 5
-STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGQUIT}
 
 
 class _Log(Logger):
@@ -60,6 +59,7 @@ class GunicornApp(BaseApplication):
             self.cfg.set(name, value)
 
     def load(self):
+        _stop_gracefully_on_interrupt()
         return self._load(self)
 
 
@@ -69,32 +69,26 @@ def options(host: str, port: int, processes: int, log_level: str, graceful: int)
     host = f"[{host}]" if ":" in host else host
     return {"bind": [f"{host}:{port}"], "workers": processes, "worker_class": "gthread",
             "threads": REQUEST_THREADS, "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": graceful,
-            "loglevel": log_level.lower(), "logger_class": _Log, "control_socket_disable": True,
-            "post_worker_init": _stop_gracefully_on_interrupt}
+            "loglevel": log_level.lower(), "logger_class": _Log, "control_socket_disable": True}
 
 
 def _threadfork(app: GunicornApp):
-    # A stop signal landing mid-boot ran gthread's handler (sys.exit) inside threading's locks, and
-    # the broken boot exited 3, halting the master; held until the bot is up, it stops it cleanly.
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        from .runtime import start  # imported here: the master stays small (~37 MB)
-        from .wsgi import HttpApp
+    from .runtime import start  # imported here: the master stays small (~37 MB)
+    from .wsgi import HttpApp
 
-        app.running = start(app.settings)  # exits 3, which stops the master too, when it cannot
-        return HttpApp(app.running.wiring)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    app.running = start(app.settings)  # exits 3, which stops the master too, when it cannot
+    return HttpApp(app.running.wiring)
 
 
-def _stop_gracefully_on_interrupt(worker) -> None:
+def _stop_gracefully_on_interrupt() -> None:
     """Ctrl-C (SIGINT to the whole process group) and the master's quick stop (SIGQUIT) end a worker
-    as SIGTERM does. gthread's own handler for them shuts its thread pool down inside the signal
-    handler, which deadlocks when the signal lands while the pool is starting a thread for a request,
-    or lands twice at once (Ctrl-C reaches master and workers); the master then kills the worker only
-    after its graceful timeout."""
-    signal.signal(signal.SIGINT, worker.handle_exit)
-    signal.signal(signal.SIGQUIT, worker.handle_exit)
+    as SIGTERM does: they take the SIGTERM handler gunicorn has just installed (a worker loads its
+    app right after setting its handlers). gthread's own handler for them calls sys.exit inside the
+    signal handler: landing mid-boot it broke a lock in threading and the worker exited 3, halting the
+    master; landing while the pool started a request's thread, or twice at once, it deadlocked."""
+    graceful = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGINT, graceful)
+    signal.signal(signal.SIGQUIT, graceful)
 
 
 def _worker_exit(arbiter, worker) -> None:

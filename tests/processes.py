@@ -107,6 +107,12 @@ class BotProcess:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)
 
+    def kill_group(self) -> None:
+        """kill -9 of the whole process group (started with `own_group`), if it is still running."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
     def stop(self) -> str:
         if self.proc.poll() is None:
             self.proc.terminate()

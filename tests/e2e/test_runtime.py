@@ -126,9 +126,7 @@ def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude
             assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
                         "zombie" not in open(f"/proc/{pid}/status").read().lower()]
         finally:
-            if bot.proc.poll() is None:
-                os.killpg(bot.proc.pid, signal.SIGKILL)
-                bot.proc.wait()
+            bot.kill_group()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
@@ -141,9 +139,7 @@ def test_ctrl_c_while_the_workers_are_still_booting_stops_everything_cleanly(tmp
         assert bot.proc.wait(timeout=30) == 0, bot.log.read_text()
         assert "failed to boot" not in bot.log.read_text()
     finally:
-        if bot.proc.poll() is None:
-            os.killpg(bot.proc.pid, signal.SIGKILL)
-            bot.proc.wait()
+        bot.kill_group()
 
 
 def test_with_several_processes_a_start_up_failure_stops_them_all(tmp_path, slack, claude):
