@@ -78,6 +78,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         lease=settings.claim_ttl,
         max_file_bytes=settings.threadfork_max_file_bytes,
         max_fork_depth=settings.threadfork_max_fork_depth,
+        merge_review=settings.threadfork_merge_review,
     )
     downloads = Downloads(settings.slack_bot_token.get_secret_value(), settings.slack_api_url,
                           settings.threadfork_max_file_bytes)

@@ -59,6 +59,7 @@ class Settings(BaseSettings):
     threadfork_fork_token_budget: int | None = Field(None, gt=0)
     threadfork_merge_policy: Literal["anyone", "owner"] = "anyone"
     threadfork_max_fork_depth: int = Field(3, ge=1, le=10)
+    threadfork_merge_review: bool = False  # on: a merge posts a draft summary to approve, edit or redraft first
     threadfork_sweep_interval: Seconds = 60.0
     threadfork_fork_idle_reminder: Seconds = 24 * 3600.0
     threadfork_fork_expiry: Seconds = 7 * 86400.0

@@ -43,3 +43,7 @@ class ModelUnavailable(ThreadforkError):
 
 class ChatUnavailable(ThreadforkError):
     """Slack refused a call that a person is waiting on (not in channel, rate limited…)."""
+
+
+class ReviewMoved(ThreadforkError):
+    """A summary draft is already waiting, being written, replaced, or no longer live."""

@@ -156,6 +156,8 @@ class Fork:
     adopted: bool = False  # a thread people began, adopted as a fork (its root is theirs)
     draft: Draft | None = None  # its summary under review, if one is live
     draft_number: int = 0  # drafts made so far
+    summary_edited_by: str | None = None  # who edited its summary under review before approving it
+    instructions: str | None = None  # the channel's instructions for Claude at its fork point (a snapshot)
 
     @property
     def channel(self) -> Channel:

@@ -38,7 +38,8 @@ class _Reply:
 
 
 class RecordingChat:
-    PROBLEMS = ("reply_failed", "tell", "refusal", "notice")  # what the eval never expects to hear
+    # what the eval never expects to hear (it merges without review: a draft would leave a fork unmerged)
+    PROBLEMS = ("reply_failed", "tell", "refusal", "notice", "draft")
 
     def __init__(self, names: dict[str, str]):
         self.names = names
@@ -81,6 +82,18 @@ class RecordingChat:
 
     def note_in_thread(self, fork, text: str) -> None:
         self.record("note", text, fork.root_ts)
+
+    def post_draft(self, fork, draft, guidance: str) -> str:
+        return self.record("draft", draft.text, fork.root_ts)
+
+    def close_draft(self, fork, draft, outcome: str) -> None:
+        self.record("draft", outcome, fork.root_ts)
+
+    def open_draft_editor(self, team_id: str, trigger_id: str, fork, draft) -> None:
+        self.record("draft", "editor", fork.root_ts)
+
+    def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork, draft) -> None:
+        self.record("draft", "guidance", fork.root_ts)
 
     def tell(self, audience: Audience, text: str) -> None:
         self.record("tell", text, audience.thread_ts)

@@ -2,7 +2,7 @@
 
 Each attribute is one concern: `intake` (the durable inbox), `router` (people's messages),
 `commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
-`forks`, `adoption` (a thread mentioned into a fork), `conversation`, `lifecycle` (the sweep),
+`forks`, `reviews` (summaries approved before they merge), `adoption` (a thread mentioned into a fork), `conversation`, `lifecycle` (the sweep),
 `liveness` (claims kept alive by a heartbeat). Domain errors become a private answer to the person
 at the edge of each use case; nothing else changes when one is raised.
 """
@@ -37,6 +37,7 @@ class Services:
         self.budgets = Budgets(store, chat, policy)
         self.conversation = Conversation(store, chat, model, self.liveness, on_answered=self._after_answer)
         self.forks = Forks(store, chat, model, self.conversation, policy, self.liveness)
+        self.reviews = self.forks.reviews
         self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake, policy)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
         self.adoption = Adoption(store, chat, self.liveness, bot_user_id)

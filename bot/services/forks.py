@@ -10,7 +10,7 @@ import logging
 from dataclasses import replace
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
-from ..domain.context import with_request
+from ..domain.context import estimate_tokens, with_request
 from ..domain.errors import ChildrenOpen, ForkClosed, ForkNotFound, NothingToMerge, TooDeep
 from ..domain.merge import (
     EXPIRY_ACTOR,
@@ -21,12 +21,13 @@ from ..domain.merge import (
     merge_prompt,
     summary_turn_text,
 )
-from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Role, Session
+from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Role, Session, Usage
 from .conversation import Conversation, Speaker
 from .model_inputs import fork_model_input
 from .liveness import Liveness
 from .policy import Policy
 from .ports import MAX_ATTEMPTS, Chat, Model, Store
+from .reviews import Reviews
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class Forks:
         self.model = model
         self.conversation = conversation
         self.policy = policy
+        self.reviews = Reviews(store, chat, policy, liveness, self)
 
     def open(self, channel: Channel, speaker: Speaker, text: str,
              origin_ts: str | None = None, parent: Fork | None = None) -> Fork | str:
@@ -92,7 +94,7 @@ class Forks:
                           f"deep, and forks nest at most {self.policy.max_fork_depth} deep here. Keep exploring "
                           "in this thread, or open a fork of the channel's conversation with `/fork`.")
 
-    def _no_open_children(self, fork: Fork, verb: str) -> None:
+    def no_open_children(self, fork: Fork, verb: str) -> None:
         children = self.store.sessions.children_of(fork.id)
         if children:
             names = ", ".join(f"#{c.number}" for c in children)
@@ -102,13 +104,20 @@ class Forks:
                                "first.", children)
 
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
+        """Merge now, or with review on, draft the summary for people to approve (reviews.py); an
+        idle fork's expiry never waits for a review."""
         self.policy.check(fork, user_id, "merge")
         ensure_mergeable(fork)
-        self._no_open_children(fork, "merge")
+        self.no_open_children(fork, "merge")
+        if user_id != EXPIRY_ACTOR and self.policy.reviewed(fork):
+            return self.reviews.draft(fork, user_id, guidance)
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
             if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
                 raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
-            return self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
+            merged = self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
+        self.reviews.close(fork.draft, merged, "Not used: the fork sat idle past its expiry and was merged without "
+                           "review." if user_id == EXPIRY_ACTOR else f"Not used: <@{user_id}> merged the fork directly.")
+        return merged
 
     def resume(self, fork: Fork) -> None:
         """Finish a merge whose worker died (the sweep calls this), exactly once; give up after
@@ -120,6 +129,9 @@ class Forks:
             fork = self.store.sessions.fork(fork.id)
             if attempt > MAX_ATTEMPTS:
                 self._give_up(fork)
+            elif fork.status is ForkStatus.MERGING and fork.draft is not None:
+                log.info("resuming the approved merge of fork %s (attempt %s)", fork.id, attempt)
+                self.finish(fork, fork.draft.text, Usage(output_tokens=estimate_tokens(fork.draft.text)))
             elif fork.status is ForkStatus.MERGING:
                 log.info("resuming the merge of fork %s (attempt %s)", fork.id, attempt)
                 self._summarise(fork, fork.merged_by or EXPIRY_ACTOR, "")
@@ -140,7 +152,7 @@ class Forks:
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self.policy.check(fork, user_id, "abandon")
         if fork.status is ForkStatus.OPEN:
-            self._no_open_children(fork, "abandon")
+            self.no_open_children(fork, "abandon")
         if fork.status is not ForkStatus.OPEN or not self.store.merges.abandon(fork.id, idle_before):
             raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
         abandoned = self.store.sessions.fork(fork.id)
@@ -148,21 +160,34 @@ class Forks:
         self._safely(self.chat.note_in_thread, abandoned,
                      f"{who}. Nothing was added to the channel's conversation.")
         self._safely(self.chat.refresh_fork_root, abandoned)
+        self.reviews.close(fork.draft, abandoned, "Not merged: the fork was abandoned.")
         return abandoned
 
     def _summarise(self, fork: Fork, user_id: str, guidance: str) -> Fork:
         try:
-            if not any(t.role in (Role.USER, Role.ASSISTANT) for t in self.store.turns.turns(fork.id)):
-                raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
-                                     "Talk in its thread first, or abandon it.")
-            newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
-            prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
-            completion = self.model.complete(with_request(fork_model_input(self.store, fork), prompt))
+            summary, usage, _ = self.write_summary(fork, user_id, guidance)
         except Exception:
             self.store.merges.cancel_merge(fork.id)
             raise
+        return self.finish(fork, summary, usage)
+
+    def write_summary(self, fork: Fork, user_id: str, guidance: str) -> tuple[str, Usage, int]:
+        """Ask Claude for the fork's summary (one request): its text, conflicts marked, the call's usage
+        and the fork's last seq it covers."""
+        turns = self.store.turns.turns(fork.id)
+        if not any(t.role in (Role.USER, Role.ASSISTANT) for t in turns):
+            raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
+                                 "Talk in its thread first, or abandon it.")
+        newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
+        prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
+        completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns), prompt))
         summary = mark_conflicts(completion.text) if newer else completion.text
-        self.store.merges.complete_merge(fork, summary_turn_text(fork, user_id, summary), summary, completion.usage)
+        return summary, completion.usage, turns[-1].seq
+
+    def finish(self, fork: Fork, summary: str, usage: Usage) -> Fork:
+        """A merging fork's summary enters its parent (once: the store refuses a second time), then is posted."""
+        parent_text = summary_turn_text(fork, fork.merged_by or EXPIRY_ACTOR, summary, fork.summary_edited_by)
+        self.store.merges.complete_merge(fork, parent_text, summary, usage)
         merged = self.store.sessions.fork(fork.id)
         self._announce(merged)
         return merged

@@ -21,6 +21,12 @@ class Policy:
     stall_grace: float = 30.0  # a turn pending this long with nobody answering is picked up
     max_file_bytes: int = 32 * 1024 * 1024  # one shared file
     max_fork_depth: int = 3  # forks of forks of forks; 1 = only forks of the channel's conversation
+    merge_review: bool = False  # a merge gesture first posts a draft summary people approve, edit or redraft
+
+    def reviewed(self, fork: Fork) -> bool:
+        """Whether a person's merge of this fork waits for its draft summary to be approved (the one
+        seam for the setting; an idle fork's expiry merges without review)."""
+        return self.merge_review
 
     def check(self, fork: Fork, user_id: str, verb: str) -> None:
         """Under the `owner` policy only the fork's owner (or the expiry) may close it or raise its budget."""

@@ -139,9 +139,16 @@ class Router:
             if self.store.claims.claim(key):
                 self.chat.tell(audience, notice)
             return
-        told = (lambda: self.chat.tell(audience, notice)) if notice else None
+        under_review = session.fork if session.fork and session.fork.draft else None
+
+        def stored() -> None:
+            if notice:
+                self.chat.tell(audience, notice)
+            if under_review:
+                self.forks.reviews.went_on(under_review)
+
         self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts, claim=key,
-                                 attachments=attachments, on_stored=told)
+                                 attachments=attachments, on_stored=stored)
 
     def _speaker(self, team_id: str, user_id: str) -> Speaker:
         return Speaker(user_id, self.chat.display_name(team_id, user_id))

@@ -15,10 +15,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
-from ..domain.model import Channel, ChannelEconomy, ContextReport, Fork, ForkListing, ForkStats, ForkStatus
+from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ..domain.text import neutralise
 from ..services.ports import Audience, Place, ThreadMessage
-from . import render, threads, views
+from . import drafts, render, threads, views
 from .downloads import Downloads
 from .names import Names
 from .reply import ChannelReply, ThreadReply
@@ -83,6 +83,22 @@ class SlackChat:
         if fork.summary_ts:
             text += f" <{render.permalink(fork.channel_id, fork.summary_ts)}|See the summary>."
         self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text)
+
+    def post_draft(self, fork: Fork, draft: Draft, guidance: str) -> str:
+        response = self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts,
+                             text=drafts.draft_text(fork, draft, guidance),
+                             blocks=drafts.draft_blocks(fork, draft, guidance, self.names.for_text()))
+        return response["ts"]
+
+    def close_draft(self, fork: Fork, draft: Draft, outcome: str) -> None:
+        self.call("chat_update", channel=fork.channel_id, ts=draft.ts, text=f"Draft {draft.number}: {outcome}",
+                  blocks=drafts.settled_blocks(fork, draft, outcome, self.names.for_text()))
+
+    def open_draft_editor(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None:
+        self.call("views_open", trigger_id=trigger_id, view=drafts.editor_view(fork, draft, fork.channel_id))
+
+    def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None:
+        self.call("views_open", trigger_id=trigger_id, view=drafts.guidance_view(fork, draft, fork.channel_id))
 
     def post_notice(self, place: Place, text: str) -> None:
         self.call("chat_postMessage", channel=place.channel_id, thread_ts=place.thread_ts, text=text)

@@ -20,6 +20,7 @@ from ..services.facade import Services
 from ..services.ports import SharedFile
 from ..services.routing import IncomingMessage
 from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered
+from .review_listeners import register_reviews
 from .render import ABANDON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ def register(app: App, services: Services) -> None:
                CONTINUE_ACTION: services.budgets.raise_limit}
     for action_id, use_case in buttons.items():
         app.action(action_id)(_button_listener(services, use_case))
+    register_reviews(app, services)
 
     @app.action(FEEDBACK_ACTION)
     def on_feedback(ack, body, action, context):

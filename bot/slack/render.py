@@ -76,23 +76,30 @@ def merge_header(fork: Fork, stats: ForkStats, topic_limit: int | None = None) -
     """Who merged which fork and what it cost; the whole topic unless `topic_limit` says otherwise."""
     who = "⏰ Threadfork merged idle" if fork.merged_by == EXPIRY_ACTOR else f"✅ <@{fork.merged_by}> merged"
     into = f"fork #{fork.parent_number}'s context" if fork.nested else "the channel's context"
+    edited = f" (summary edited by <@{fork.summary_edited_by}>)" if fork.summary_edited_by else ""
     return (f"{who} fork #{fork.number}"
             + quoted_topic(fork, limit=topic_limit)
             + f" — {stats.turns} turns, {stats.burned.total:,} tokens burned in the fork → "
-              f"{stats.summary_tokens:,}-token summary added to {into}.")
+              f"{stats.summary_tokens:,}-token summary added to {into}{edited}.")
 
 
 def merge_blocks(fork: Fork, stats: ForkStats, summary: str, name_of: NameOf | None = None) -> list[dict]:
+    header = {"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats, MERGE_TOPIC)}}
+    return [header, *summary_blocks(summary, name_of), feedback_block()]
+
+
+def summary_blocks(summary: str, name_of: NameOf | None = None) -> list[dict]:
+    """A summary as Slack shows it: its body in a markdown block, its conflicts in a section of their own
+    (so nobody reads past a contradiction with an earlier merge)."""
     summary, conflicts = split_conflicts(summary)
     body = safe.neutralise(summary, name_of) if summary.strip() else EMPTY_SUMMARY
     warnings = safe.neutralise("\n".join(conflicts), name_of)[: SECTION_LIMIT - 20] if conflicts else ""
     if len(body) + len(warnings) > MARKDOWN_LIMIT:
         body = body[: MARKDOWN_LIMIT - len(warnings) - 40] + "\n\n…(summary truncated for Slack)"
-    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats, MERGE_TOPIC)}},
-              {"type": "markdown", "text": body}]
-    if warnings:  # its own section, so nobody reads past a contradiction with an earlier merge
+    blocks = [{"type": "markdown", "text": body}]
+    if warnings:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": warnings}})
-    return blocks + [feedback_block()]
+    return blocks
 
 
 def children_refusal(reason: str, children: list[Fork]) -> tuple[str, list[dict]]:

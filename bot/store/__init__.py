@@ -12,6 +12,7 @@ from .files import SqlFiles
 from .inbox import SqlInbox
 from .merges import SqlMerges
 from .queue import SqlTurnQueue
+from .reviews import SqlReviews
 from .sessions import SqlSessions
 from .upkeep import SqlUpkeep
 from .views import SqlViews
@@ -22,7 +23,7 @@ __all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
 def sql_store(db: Database) -> Store:
     """The store ports over one database."""
     return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db),
-                 merges=SqlMerges(db), upkeep=SqlUpkeep(db), views=SqlViews(db), files=SqlFiles(db),
+                 merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db), files=SqlFiles(db),
                  feedback=SqlFeedback(db), clock=db.clock, check=db.check)
 
 

@@ -31,14 +31,15 @@ class SqlMerges:
                           merge_owner=None)
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *_idle_since(idle_before))
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *_idle_since(idle_before), draft_text=None)
 
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
         with self.db.writing() as conn:
             moved = conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork.id, sessions.c.status == ForkStatus.MERGING.value)
-                .values(status=ForkStatus.MERGED.value, summary=summary, summary_tokens=usage.output_tokens)
+                .values(status=ForkStatus.MERGED.value, summary=summary, summary_tokens=usage.output_tokens,
+                        draft_text=None)  # a review ends with the merge
             ).rowcount
             if moved != 1:
                 raise RuntimeError(f"fork {fork.id} left the merging state")

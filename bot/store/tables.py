@@ -4,6 +4,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -49,6 +50,8 @@ sessions = Table(
     Column("draft_by", String(32)),
     Column("draft_input_tokens", BigInteger),
     Column("draft_output_tokens", BigInteger),
+    Column("summary_edited_by", String(32)),  # who edited the merged summary before approving it
+    Column("instructions", Text),  # a fork's channel instructions, as they were at its fork point
     Column("merged_by", String(32)),
     Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
     Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck
@@ -186,4 +189,23 @@ feedback = Table(
     Column("user_id", String(32), primary_key=True),
     Column("value", String(8), nullable=False),  # good | bad
     Column("created_at", DateTime(), nullable=False),
+)
+
+# what a channel's admins chose in /threadfork; NULL = the environment's default
+channel_settings = Table(
+    "channel_settings",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("channel_id", String(32), primary_key=True),
+    Column("instructions", Text),
+    Column("model", String(100)),
+    Column("fork_token_budget", BigInteger),
+    Column("merge_policy", String(8)),
+    Column("enabled", Boolean),
+    Column("idle_reminder", Float),
+    Column("expiry", Float),
+    Column("tools", String(64)),  # comma list; "" = no tools
+    Column("merge_review", Boolean),
+    Column("updated_by", String(32)),
+    Column("updated_at", DateTime(), nullable=False),
 )

@@ -25,9 +25,11 @@ class SqlViews:
                     *(func.coalesce(func.sum(c), 0) for c in usage_columns(turns)),
                 ).where(turns.c.session_id == fork_id, turns.c.deleted.is_(False), _SEEN)
             ).one()
-            summary_tokens = conn.scalar(select(sessions.c.summary_tokens).where(sessions.c.id == fork_id))
-            return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])),
-                             summary_tokens=summary_tokens or 0)
+            fork = conn.execute(select(sessions.c.summary_tokens, sessions.c.draft_input_tokens,
+                                       sessions.c.draft_output_tokens).where(sessions.c.id == fork_id)).one()
+            drafts = Usage(fork.draft_input_tokens or 0, fork.draft_output_tokens or 0)  # summaries under review
+            return ForkStats(turns=row[0], burned=Usage(*(int(v) for v in row[1:])) + drafts,
+                             summary_tokens=fork.summary_tokens or 0)
 
     def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
         in_range = (turns.c.session_id == session_id, turns.c.deleted.is_(False), _SEEN,

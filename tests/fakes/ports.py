@@ -111,6 +111,18 @@ class RecordingChat:
     def note_in_thread(self, fork, text: str) -> None:
         self.record("note", fork, text)
 
+    def post_draft(self, fork, draft, guidance: str) -> str:
+        return self.record("draft", fork, draft, guidance).ts
+
+    def close_draft(self, fork, draft, outcome: str) -> None:
+        self.record("draft_closed", fork, draft, outcome)
+
+    def open_draft_editor(self, team_id: str, trigger_id: str, fork, draft) -> None:
+        self.record("draft_editor", trigger_id, fork, draft)
+
+    def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork, draft) -> None:
+        self.record("redraft_guidance", trigger_id, fork, draft)
+
     def tell(self, audience: Audience, text: str) -> None:
         self.record("tell", audience, text)
 

@@ -8,6 +8,7 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure,
   edits, deletions and retries;
 - `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
+- `Reviews`: a fork's summary drafts waiting for approval, one live at a time;
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person.
@@ -16,7 +17,7 @@ implementation: its result says whether this caller won. The SQL store (bot/stor
 in-memory one the unit tests use pass the same contract tests.
 """
 from .outside import Chat, Model, ReplyEvents, ReplyWriter
-from .store import Claims, Feedback, Files, Inbox, Merges, Sessions, Store, TurnQueue, Upkeep, Views
+from .store import Claims, Feedback, Files, Inbox, Merges, Reviews, Sessions, Store, TurnQueue, Upkeep, Views
 from .values import (
     MAX_ATTEMPTS,
     Adopted,
@@ -34,5 +35,5 @@ from .values import (
 )
 
 __all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
-           "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "ReplyWriter", "Sessions", "SharedFile",
+           "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "Reviews", "ReplyWriter", "Sessions", "SharedFile",
            "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]

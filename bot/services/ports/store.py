@@ -137,6 +137,26 @@ class Merges(Protocol):
     def release_merges(self, owners: Collection[str]) -> None: ...
 
 
+class Reviews(Protocol):
+    """Summaries under review (THREADFORK_MERGE_REVIEW): at most one live draft per open fork, numbered
+    per fork. Writing one is claimed like a merge (renewed by the heartbeat, taken over once it lapses)."""
+
+    def begin_draft(self, fork_id: int, seen_number: int, user_id: str, owner: str, lease_seconds: float) -> int:
+        """Claim writing draft `seen_number + 1` of an open fork whose latest draft is `seen_number` and
+        that nobody is drafting now: that number, or 0 when another caller won or the fork is not open."""
+    def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage) -> bool:
+        """Draft `number` written (summarising the fork up to `seq`): it becomes the live draft and its
+        usage is added to the fork's; False when it was superseded or the fork closed meanwhile."""
+    def set_draft_ts(self, fork_id: int, number: int, ts: str) -> None: ...
+    def drop_draft(self, fork_id: int, number: int) -> bool:
+        """Draft `number` is no longer live (cancelled, or its writing failed): True for the one caller
+        that dropped it."""
+    def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool, owner: str,
+                lease_seconds: float) -> bool:
+        """open → merging with live draft `number`, its text now `text` (and `user_id` kept as the
+        editor when `edited`): exactly one caller wins. Merges.complete_merge then ends the review."""
+
+
 class Upkeep(Protocol):
     def idle_forks(self, idle_before: datetime, unreminded: bool = False) -> list[Fork]: ...
     def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool: ...
@@ -184,6 +204,7 @@ class Store:
     sessions: Sessions
     turns: TurnQueue
     merges: Merges
+    reviews: Reviews
     upkeep: Upkeep
     views: Views
     files: Files

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ...domain.model import FileKind, Fork, Session, Turn, Usage
+from ...domain.model import Channel, FileKind, Fork, Session, Turn, Usage
 
 Clock = Callable[[], datetime]  # naive UTC
 
@@ -106,6 +106,10 @@ class Audience:
     user_id: str
     thread_ts: str | None = None
     response_url: str | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return Channel(self.team_id, self.channel_id)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from .files import MemoryFeedback, MemoryFiles
 from .inbox import MemoryClaims, MemoryInbox
 from .merges import MemoryMerges
 from .queue import MemoryTurnQueue
+from .reviews import MemoryReviews
 from .sessions import MemorySessions
 from .state import Memory
 from .upkeep import MemoryUpkeep
@@ -20,6 +21,6 @@ from .views import MemoryViews
 def memory_store(clock: Clock) -> Store:
     memory = Memory(clock)
     return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=MemorySessions(memory),
-                 turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), upkeep=MemoryUpkeep(memory),
+                 turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), reviews=MemoryReviews(memory), upkeep=MemoryUpkeep(memory),
                  views=MemoryViews(memory), files=MemoryFiles(memory), feedback=MemoryFeedback(memory),
                  clock=clock, check=lambda process: None)

@@ -34,8 +34,14 @@ class SessionRow:
     parent_root_ts: str | None = None
     opened_at_seq: int | None = None
     adopted: bool = False
-    draft: Draft | None = None
-    draft_number: int = 0
+    draft_number: int = 0  # the draft columns, as in the SQL table
+    draft_text: str | None = None
+    draft_seq: int | None = None
+    draft_ts: str | None = None
+    draft_by: str | None = None
+    draft_usage: Usage = Usage()  # every draft's, added up
+    summary_edited_by: str | None = None
+    instructions: str | None = None
     merged_by: str | None = None
     merge_owner: str | None = None
     merge_until: datetime | None = None
@@ -61,8 +67,15 @@ class SessionRow:
                     merged_by=self.merged_by, summary_ts=self.summary_ts, last_activity_at=self.last_activity_at,
                     inherited=self.inherited, origin_ts=self.origin_ts, depth=self.depth,
                     parent_number=self.parent_number, parent_root_ts=self.parent_root_ts,
-                    opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft,
-                    draft_number=self.draft_number)
+                    opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
+                    draft_number=self.draft_number, summary_edited_by=self.summary_edited_by,
+                    instructions=self.instructions)
+
+    def draft(self) -> Draft | None:
+        if self.draft_text is None:
+            return None
+        return Draft(self.draft_number, self.draft_text, self.draft_seq or 0, self.draft_ts, self.draft_by or "",
+                     Usage(self.draft_usage.input_tokens, self.draft_usage.output_tokens))
 
     def session(self) -> Session:
         return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None)

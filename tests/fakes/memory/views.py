@@ -16,7 +16,8 @@ class MemoryViews:
             seen = self._seen(fork_id)
             burned = sum((t.usage for t in seen), Usage())
             turns = sum(1 for t in seen if t.role in (Role.USER, Role.ASSISTANT))
-            return ForkStats(turns, burned, self.m.sessions[fork_id].summary_tokens or 0)
+            row = self.m.sessions[fork_id]
+            return ForkStats(turns, burned + row.draft_usage, row.summary_tokens or 0)
 
     def context_size(self, session_id: int, upto_seq: int | None = None) -> ContextSize:
         with self.m.lock:

@@ -1,0 +1,117 @@
+"""A channel's own settings (`/threadfork`): each one unset follows the environment's default.
+
+`ChannelSettings` holds only what a channel's admins chose; `effective` lays it over the defaults;
+`changes` says, for the channel's notice, what a save changed. Pure values, no I/O.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from . import text
+from .durations import parse_duration
+
+INSTRUCTIONS_LIMIT = 3_000  # characters: one modal text box, and a system prompt kept short
+INSTRUCTIONS_HEADING = "Instructions from this channel's admins (follow them unless they conflict with the above):"
+
+
+@dataclass(frozen=True)
+class ChannelSettings:
+    instructions: str | None = None
+    model: str | None = None
+    fork_token_budget: int | None = None  # 0: no budget here, whatever the default
+    merge_policy: str | None = None  # anyone | owner
+    enabled: bool | None = None
+    idle_reminder: float | None = None  # seconds
+    expiry: float | None = None
+    tools: tuple[str, ...] | None = None  # () = no tools here
+    merge_review: bool | None = None
+
+    def over(self, defaults: ChannelSettings) -> ChannelSettings:
+        """These settings where set, the defaults elsewhere."""
+        return replace(defaults, **{f.name: getattr(self, f.name) for f in fields(self)
+                                    if getattr(self, f.name) is not None})
+
+    def beyond(self, defaults: ChannelSettings) -> ChannelSettings:
+        """Only what differs from the defaults: a value saved equal to its default keeps following it."""
+        return ChannelSettings(**{f.name: None if getattr(self, f.name) == getattr(defaults, f.name)
+                                  else getattr(self, f.name) for f in fields(self)})
+
+
+LABELS = {"instructions": "instructions", "model": "model", "fork_token_budget": "fork token budget",
+          "merge_policy": "merge policy", "enabled": "Threadfork here", "idle_reminder": "idle reminder",
+          "expiry": "expiry", "tools": "tools", "merge_review": "summary review"}
+
+
+def shown(name: str, value) -> str:
+    """A setting's value as people read it."""
+    if name == "fork_token_budget":
+        return f"{value:,} tokens" if value else "no budget"
+    if name in ("enabled", "merge_review"):
+        return "on" if value else "off"
+    if name in ("idle_reminder", "expiry"):
+        return _duration(value)
+    if name == "tools":
+        return ", ".join(value) if value else "none"
+    if name == "instructions":
+        return "updated" if value else "removed"
+    return str(value)
+
+
+def changes(before: ChannelSettings, after: ChannelSettings) -> list[str]:
+    """"model → claude-haiku-5-5"-style lines for what differs between two effective settings."""
+    lines = []
+    for f in fields(before):
+        old, new = getattr(before, f.name), getattr(after, f.name)
+        if old != new:
+            lines.append(f"{LABELS[f.name]} {shown(f.name, new)}" if f.name == "instructions"
+                         else f"{LABELS[f.name]} → {shown(f.name, new)}")
+    return lines
+
+
+def system_prompt(base: str, instructions: str | None) -> str:
+    """Threadfork's own text, then the channel's instructions (never before it)."""
+    if not instructions or not instructions.strip():
+        return base
+    return f"{base}\n\n{INSTRUCTIONS_HEADING}\n{instructions.strip()}"
+
+
+def parse_budget(value: str) -> int:
+    """A fork token budget as typed: a positive whole number (`200000`, `200,000`, `200k`), or empty/`none`
+    for no budget (0)."""
+    cleaned = value.strip().lower().replace(",", "").replace("_", "").replace(" ", "")
+    if cleaned in ("", "none", "0", "off"):
+        return 0
+    scale = 1_000 if cleaned.endswith("k") else 1_000_000 if cleaned.endswith("m") else 1
+    number = cleaned[:-1] if scale > 1 else cleaned
+    try:
+        budget = int(float(number) * scale) if scale > 1 else int(number)
+    except ValueError:
+        raise ValueError("Enter a positive number of tokens, like 200000 or 200k — or leave it empty for "
+                         "no budget.") from None
+    if budget <= 0:
+        raise ValueError("The budget must be a positive number of tokens.")
+    return budget
+
+
+def parse_positive_duration(value: str, what: str) -> float:
+    try:
+        seconds = parse_duration(value.strip())
+    except (ValueError, TypeError):
+        raise ValueError(f"Enter the {what} as a duration like 90m, 24h or 7d.") from None
+    if seconds <= 0:
+        raise ValueError(f"The {what} must be longer than zero.")
+    return seconds
+
+
+def clean_instructions(value: str) -> str | None:
+    cleaned = text.storable(value or "").strip()
+    if len(cleaned) > INSTRUCTIONS_LIMIT:
+        raise ValueError(f"Keep the instructions under {INSTRUCTIONS_LIMIT:,} characters.")
+    return cleaned or None
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"

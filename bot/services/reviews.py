@@ -1,0 +1,175 @@
+"""Reviewed summaries (THREADFORK_MERGE_REVIEW): a merge gesture first posts Claude's draft in the
+fork's thread, and nothing enters the parent until someone presses Merge as is or saves an edit.
+
+One summary request per draft; one live draft per fork (a new one supersedes the last, whose message
+says so); a turn after the draft makes it stale, and Merge as is then asks for a redraft (an edit is
+a person's own text and goes through). Approval is the fork's open → merging move, so two presses
+merge once; the approved text is kept on the fork until the merge completes, so a crash resumes with
+it rather than asking Claude again. The merge policy applies to every button.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..domain.context import estimate_tokens
+from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError
+from ..domain.merge import closed_reason, ensure_mergeable
+from ..domain.model import Channel, Draft, Fork, ForkStatus, Role, Usage
+from .liveness import Liveness
+from .policy import Policy
+from .ports import Audience, Chat, Store
+from .refusals import refuse
+
+if TYPE_CHECKING:
+    from .forks import Forks
+
+log = logging.getLogger(__name__)
+
+
+class Reviews:
+    def __init__(self, store: Store, chat: Chat, policy: Policy, liveness: Liveness, forks: Forks):
+        self.store = store
+        self.chat = chat
+        self.policy = policy
+        self.liveness = liveness
+        self.forks = forks  # writes the summary and completes the merge, as for any merge
+
+    def draft(self, fork: Fork, user_id: str, guidance: str = "", replacing: int | None = None) -> Fork:
+        """Write and post a draft; `replacing`: the live draft a Redraft replaces."""
+        live = fork.draft
+        if live is not None and replacing != live.number and not self.stale(fork, live):
+            raise ReviewMoved(f"A draft summary of fork {fork.label} is already waiting in its thread: "
+                              "*Merge as is*, *Edit*, *Redraft* or *Cancel* it there.")
+        if replacing is not None and replacing != fork.draft_number:
+            raise ReviewMoved(f"That draft of fork {fork.label} was already replaced by a newer one.")
+        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
+            number = self.store.reviews.begin_draft(fork.id, fork.draft_number, user_id, owner, self.liveness.ttl)
+            if not number:
+                now = self.store.sessions.fork(fork.id)
+                if now.status is not ForkStatus.OPEN:
+                    raise ForkClosed(closed_reason(now))
+                raise ReviewMoved(f"A draft summary of fork {fork.label} is being written right now.")
+            try:
+                text, usage, seq = self.forks.write_summary(fork, user_id, guidance)
+            except Exception:
+                self.store.reviews.drop_draft(fork.id, number)
+                raise
+        if not self.store.reviews.record_draft(fork.id, number, text, seq, usage):
+            return self.store.sessions.fork(fork.id)  # closed meanwhile (abandoned, expired)
+        drafted = self.store.sessions.fork(fork.id)
+        ts = self.chat.post_draft(drafted, drafted.draft, guidance)
+        self.store.reviews.set_draft_ts(fork.id, number, ts)
+        self.close(live, drafted, f"Replaced by draft {number} below.")
+        return drafted
+
+    def approve(self, fork_id: int, number: int, user_id: str, channel: Channel, edited: str | None = None) -> Fork:
+        """Merge as is (`edited` None) or with a person's edit of draft `number`."""
+        fork = self.fork_under_review(fork_id, number, channel)
+        self.policy.check(fork, user_id, "merge")
+        self.forks.no_open_children(fork, "merge")
+        if edited is None and self.stale(fork, fork.draft):
+            raise ReviewMoved(f"Draft {number} of fork {fork.label} is stale: the thread went on after it was "
+                              "written. *Redraft* it (or *Edit* it) before merging.")
+        text = fork.draft.text if edited is None else edited
+        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
+            if not self.store.reviews.approve(fork.id, number, text, user_id, edited is not None, owner,
+                                              self.liveness.ttl):
+                raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
+            # the drafts' own usage counts in the fork's burn; this is what the summary adds to the parent
+            merged = self.forks.finish(self.store.sessions.fork(fork.id), text, Usage(output_tokens=estimate_tokens(text)))
+        how = f"Merged with edits by <@{user_id}>." if edited is not None else f"Merged as is by <@{user_id}>."
+        self.close(fork.draft, merged, how)
+        return merged
+
+    def redraft(self, fork_id: int, number: int, user_id: str, channel: Channel, guidance: str) -> Fork:
+        fork = self.fork_under_review(fork_id, number, channel)
+        self.policy.check(fork, user_id, "merge")
+        return self.draft(fork, user_id, guidance, replacing=number)
+
+    def cancel(self, fork_id: int, number: int, user_id: str, channel: Channel) -> None:
+        fork = self.fork_under_review(fork_id, number, channel)
+        self.policy.check(fork, user_id, "cancel the review of")
+        if not self.store.reviews.drop_draft(fork.id, number):
+            raise ReviewMoved(f"Draft {number} of fork {fork.label} is no longer waiting for review.")
+        self.close(fork.draft, fork, f"Cancelled by <@{user_id}> — nothing was merged; the fork stays open.")
+
+    def pressed(self, verb: str, fork_id: int, number: int, user_id: str, audience: Audience,
+                trigger_id: str | None) -> None:
+        """A button on a draft: `approve` and `cancel` act; `edit` and `redraft` open their modal."""
+        channel = audience.channel
+        try:
+            if verb == "approve":
+                self.approve(fork_id, number, user_id, channel)
+            elif verb == "cancel":
+                self.cancel(fork_id, number, user_id, channel)
+            else:
+                fork = self.fork_under_review(fork_id, number, channel)
+                self.policy.check(fork, user_id, "merge")
+                opener = self.chat.open_draft_editor if verb == "edit" else self.chat.ask_redraft_guidance
+                opener(channel.team_id, trigger_id or "", fork, fork.draft)
+        except ThreadforkError as error:
+            refuse(self.chat, audience, error)
+
+    def saved_edit(self, fork_id: int, number: int, user_id: str, audience: Audience, text: str) -> None:
+        self._answering(audience, fork_id, self.approve, fork_id, number, user_id, audience.channel, text)
+
+    def asked_redraft(self, fork_id: int, number: int, user_id: str, audience: Audience, guidance: str) -> None:
+        self._answering(audience, fork_id, self.redraft, fork_id, number, user_id, audience.channel, guidance)
+
+    def _answering(self, audience: Audience, fork_id: int, action, *args) -> None:
+        """Run a modal's action; a refusal goes privately to its author in the fork's thread."""
+        try:
+            action(*args)
+        except ThreadforkError as error:
+            fork = self.store.sessions.fork(fork_id)
+            thread = fork.root_ts if fork is not None and fork.channel == audience.channel else None
+            refuse(self.chat, replace(audience, thread_ts=thread), error)
+
+    def edit_refused(self, fork_id: int, number: int, user_id: str, channel: Channel, text: str) -> str | None:
+        """Why an edit may not be merged, to show in its modal (None: it may)."""
+        if not text.strip():
+            return "The summary can't be empty — close this and press Cancel on the draft instead."
+        try:
+            fork = self.fork_under_review(fork_id, number, channel)
+            self.policy.check(fork, user_id, "merge")
+            self.forks.no_open_children(fork, "merge")
+        except ThreadforkError as error:
+            return str(error)
+        return None
+
+    def fork_under_review(self, fork_id: int, number: int, channel: Channel) -> Fork:
+        """The fork whose live draft is `number`, or a clear refusal."""
+        fork = self.store.sessions.fork(fork_id)
+        if fork is None or fork.channel != channel:
+            raise ForkNotFound("That fork no longer exists.")
+        ensure_mergeable(fork)
+        if fork.draft is None or fork.draft.number != number:
+            raise ReviewMoved(f"Draft {number} of fork {fork.label} is no longer waiting for review"
+                              + (" — a newer draft is in the thread." if fork.draft else "."))
+        return fork
+
+    def went_on(self, fork: Fork) -> None:
+        """A turn was stored in a fork under review: its draft is stale; say so once."""
+        draft = fork.draft
+        if draft is None or not self.store.claims.mark(f"stale:{fork.id}:{draft.number}"):
+            return
+        self._safely(self.chat.note_in_thread, fork,
+                     f"✏️ Draft {draft.number} of the summary is now stale: this thread went on after it was "
+                     "written. Press *Redraft* on it (or *Edit* it) before merging.")
+
+    def stale(self, fork: Fork, draft: Draft) -> bool:
+        return any(t.seq > draft.seq and t.role is Role.USER for t in self.store.turns.turns(fork.id))
+
+    def close(self, draft: Draft | None, fork: Fork, outcome: str) -> None:
+        """The draft's message loses its buttons and says what became of it."""
+        if draft is not None and draft.ts:
+            self._safely(self.chat.close_draft, fork, draft, outcome)
+
+    @staticmethod
+    def _safely(call, *args) -> None:
+        try:
+            call(*args)
+        except Exception:
+            log.exception("a follow-up Slack update failed (%s)", getattr(call, "__name__", call))

@@ -1,0 +1,148 @@
+"""Pure rendering of a summary under review: its message in the fork's thread (with Merge as is /
+Edit / Redraft / Cancel), that message once the draft is settled, and the two modals (edit, redraft
+guidance) with the reading of what people submitted in them.
+
+A button's value and a modal's private_metadata name the fork and the draft number, so a press on an
+older draft is recognised as such. A plain_text_input holds at most 3,000 characters, so a longer
+draft is edited in several boxes, cut at paragraph breaks where it can be and joined back the same way.
+"""
+from __future__ import annotations
+
+import json
+
+from ..domain import text as safe
+from ..domain.model import Draft, Fork
+from ..domain.text import NameOf
+from .render import SECTION_LIMIT, summary_blocks
+
+APPROVE_ACTION = "draft_merge"
+EDIT_ACTION = "draft_edit"
+REDRAFT_ACTION = "draft_redraft"
+CANCEL_ACTION = "draft_cancel"
+EDIT_VIEW = "threadfork_edit_summary"  # modal callback ids
+REDRAFT_VIEW = "threadfork_redraft"
+TEXT_BOX = 3_000  # Slack's cap on a plain_text_input
+PART = "summary_{}"  # the edit modal's input blocks, numbered from 1
+GUIDANCE = "guidance"
+SEPARATOR = "\n\n"
+
+
+def draft_value(fork: Fork, draft: Draft) -> str:
+    return f"{fork.id}:{draft.number}"
+
+
+def parse_value(value: str) -> tuple[int, int] | None:
+    """A button's or modal's `fork_id:draft_number`; None when malformed."""
+    fork_id, _, number = (value or "").partition(":")
+    return (int(fork_id), int(number)) if fork_id.isdigit() and number.isdigit() else None
+
+
+def draft_text(fork: Fork, draft: Draft, guidance: str = "") -> str:
+    asked = f" with the guidance “{safe.topic(guidance, 300)}”" if guidance else ""
+    return (f"📝 *Draft {draft.number} of fork #{fork.number}'s summary*, asked for by <@{draft.requested_by}>"
+            f"{asked}. Nothing enters {_into(fork)} until someone approves it.")
+
+
+def draft_blocks(fork: Fork, draft: Draft, guidance: str = "", name_of: NameOf | None = None) -> list[dict]:
+    value = draft_value(fork, draft)
+    return [_section(draft_text(fork, draft, guidance)), *summary_blocks(draft.text, name_of),
+            {"type": "actions", "block_id": f"draft_{value.replace(':', '_')}", "elements": [
+                _button("Merge as is", APPROVE_ACTION, value, "primary"), _button("Edit", EDIT_ACTION, value),
+                _button("Redraft", REDRAFT_ACTION, value), _button("Cancel", CANCEL_ACTION, value, "danger")]}]
+
+
+def settled_blocks(fork: Fork, draft: Draft, outcome: str, name_of: NameOf | None = None) -> list[dict]:
+    """The draft's message once it is merged, replaced or cancelled: no buttons, and what became of it."""
+    header = f"📝 *Draft {draft.number} of fork #{fork.number}'s summary* — {outcome}"
+    return [_section(header[:SECTION_LIMIT]), *summary_blocks(draft.text, name_of)]
+
+
+def editor_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
+    parts = split(draft.text)
+    blocks: list[dict] = [_section(f"Edit the summary of fork #{fork.number}. What you save is what enters "
+                                   f"{_into(fork)}, and the merge post says you edited it.")]
+    for n, part in enumerate(parts, 1):
+        label = "Summary" if len(parts) == 1 else f"Summary, part {n} of {len(parts)}"
+        blocks.append({"type": "input", "block_id": PART.format(n), "label": _plain(label), "element": {
+            "type": "plain_text_input", "action_id": "text", "multiline": True, "max_length": TEXT_BOX,
+            "initial_value": part}})
+    return _modal(EDIT_VIEW, "Edit the summary", "Merge", blocks, fork, draft, channel_id)
+
+
+def guidance_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
+    blocks = [_section(f"Claude writes a new draft of fork #{fork.number}'s summary, replacing draft "
+                       f"{draft.number}."),
+              {"type": "input", "block_id": GUIDANCE, "optional": True, "label": _plain("What should change?"),
+               "element": {"type": "plain_text_input", "action_id": "text", "multiline": True, "max_length": 2_000,
+                           "placeholder": _plain("e.g. shorter, and keep the exact figures")}}]
+    return _modal(REDRAFT_VIEW, "Redraft the summary", "Redraft", blocks, fork, draft, channel_id)
+
+
+def submitted(view: dict) -> tuple[int, int, str] | None:
+    """A submitted modal's fork id, draft number and channel id (from its private_metadata)."""
+    try:
+        meta = json.loads(view.get("private_metadata") or "")
+        return int(meta["fork"]), int(meta["draft"]), str(meta["channel"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def edited_text(view: dict) -> str:
+    values = (view.get("state") or {}).get("values") or {}
+    parts, n = [], 1
+    while PART.format(n) in values:
+        parts.append(((values[PART.format(n)].get("text") or {}).get("value") or "").strip())
+        n += 1
+    return SEPARATOR.join(p for p in parts if p)
+
+
+def guidance(view: dict) -> str:
+    values = (view.get("state") or {}).get("values") or {}
+    return ((values.get(GUIDANCE) or {}).get("text") or {}).get("value") or ""
+
+
+def split(text: str, size: int = TEXT_BOX) -> list[str]:
+    """`text` in pieces of at most `size` characters, cut between paragraphs where possible (SEPARATOR
+    joins them back); a paragraph longer than `size` is cut at a line break, else anywhere."""
+    parts: list[str] = []
+    for paragraph in text.strip().split(SEPARATOR) or [""]:
+        for piece in _cut(paragraph, size):
+            if parts and len(parts[-1]) + len(SEPARATOR) + len(piece) <= size:
+                parts[-1] += SEPARATOR + piece
+            else:
+                parts.append(piece)
+    return parts or [""]
+
+
+def _cut(paragraph: str, size: int) -> list[str]:
+    pieces = []
+    while len(paragraph) > size:
+        at = paragraph.rfind("\n", 0, size)
+        at = at if at > 0 else size
+        pieces.append(paragraph[:at])
+        paragraph = paragraph[at:].lstrip("\n")
+    return pieces + [paragraph]
+
+
+def _into(fork: Fork) -> str:
+    return f"fork #{fork.parent_number}'s conversation" if fork.nested else "the channel's conversation"
+
+
+def _modal(callback_id: str, title: str, submit: str, blocks: list[dict], fork: Fork, draft: Draft,
+           channel_id: str) -> dict:
+    meta = json.dumps({"fork": fork.id, "draft": draft.number, "channel": channel_id})
+    return {"type": "modal", "callback_id": callback_id, "title": _plain(title), "submit": _plain(submit),
+            "close": _plain("Cancel"), "private_metadata": meta, "blocks": blocks}
+
+
+def _section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _plain(text: str) -> dict:
+    return {"type": "plain_text", "text": text}
+
+
+def _button(label: str, action_id: str, value: str, style: str | None = None) -> dict:
+    button = {"type": "button", "text": _plain(label), "action_id": action_id, "value": value}
+    return {**button, "style": style} if style else button
