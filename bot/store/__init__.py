@@ -4,6 +4,7 @@ single conditional INSERT or UPDATE whose row count says who won."""
 from __future__ import annotations
 
 from ..services.ports import Clock, Store
+from .channel_settings import SqlChannelSettings
 from .claims import SqlClaims
 from .database import Database, utcnow
 from .engine import make_engine
@@ -24,7 +25,7 @@ def sql_store(db: Database) -> Store:
     """The store ports over one database."""
     return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db),
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db), files=SqlFiles(db),
-                 feedback=SqlFeedback(db), clock=db.clock, check=db.check)
+                 feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

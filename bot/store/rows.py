@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, exists, or_, update
+from sqlalchemy import and_, exists, or_, select, update
 
 from ..domain.model import (
     Attachment,
@@ -24,7 +24,7 @@ from ..domain.model import (
     Usage,
 )
 from . import statements as sql
-from .tables import sessions, turns
+from .tables import channel_settings, sessions, turns
 
 
 def append(conn, now: datetime, session_id: int, role: Role, text: str, status: TurnStatus, *,
@@ -147,3 +147,9 @@ def to_draft(row) -> Draft | None:
     return Draft(number=row.draft_number, text=row.draft_text, seq=row.draft_seq or 0, ts=row.draft_ts,
                  requested_by=row.draft_by or "",
                  usage=Usage(row.draft_input_tokens or 0, row.draft_output_tokens or 0))
+
+
+def instructions_of(conn, channel: Channel) -> str | None:
+    """The channel's instructions now: what a fork opened now keeps for its whole life."""
+    return conn.scalar(select(channel_settings.c.instructions).where(
+        channel_settings.c.team_id == channel.team_id, channel_settings.c.channel_id == channel.id))

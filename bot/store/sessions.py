@@ -13,7 +13,7 @@ from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
 from ..services.ports import Adopted
 from .adoption import ThreadAdoptions
 from .database import Database
-from .rows import in_channel, index, involves, to_fork, to_session
+from .rows import in_channel, index, instructions_of, involves, to_fork, to_session
 from .tables import messages, sessions, turns
 
 
@@ -75,7 +75,8 @@ class SqlSessions:
                         fork_point_seq=fork_point, opened_at_seq=last_seq, status=ForkStatus.OPEN.value,
                         origin_ts=origin_ts, depth=parent.depth + 1 if parent else 1,
                         parent_number=parent.number if parent else None,
-                        parent_root_ts=parent.root_ts if parent else None, created_at=now, last_activity_at=now)
+                        parent_root_ts=parent.root_ts if parent else None, created_at=now, last_activity_at=now,
+                        instructions=parent.instructions if parent else instructions_of(conn, channel))
                 .returning(sessions.c.id)
             ).scalar_one()
             return to_fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())

@@ -11,13 +11,14 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Reviews`: a fork's summary drafts waiting for approval, one live at a time;
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
+- `ChannelSettingsStore`: what each channel's admins chose in `/threadfork`;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
 """
 from .outside import Chat, Model, ReplyEvents, ReplyWriter
-from .store import Claims, Feedback, Files, Inbox, Merges, Reviews, Sessions, Store, TurnQueue, Upkeep, Views
+from .store import ChannelSettingsStore, Claims, Feedback, Files, Inbox, Merges, Reviews, Sessions, Store, TurnQueue, Upkeep, Views
 from .values import (
     MAX_ATTEMPTS,
     Adopted,
@@ -34,6 +35,6 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "ChannelSettingsStore", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
            "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "Reviews", "ReplyWriter", "Sessions", "SharedFile",
            "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]

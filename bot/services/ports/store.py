@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Protocol
 
 from ...domain.merge import MergedSummary
+from ...domain.settings import ChannelSettings
 from ...domain.model import (
     Attachment,
     Channel,
@@ -197,6 +198,15 @@ class Feedback(Protocol):
         """A 👍 ("good") or 👎 ("bad") on an answer or summary; False when this person already pressed one."""
 
 
+class ChannelSettingsStore(Protocol):
+    def of(self, channel: Channel) -> ChannelSettings:
+        """What the channel's admins chose (every field None where the environment's default applies)."""
+    def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
+        """Replace the channel's choices."""
+    def shortest(self) -> tuple[float | None, float | None]:
+        """The shortest idle reminder and expiry any channel chose (the sweep looks that far back)."""
+
+
 @dataclass(frozen=True)
 class Store:
     claims: Claims
@@ -209,5 +219,6 @@ class Store:
     views: Views
     files: Files
     feedback: Feedback
+    channel_settings: ChannelSettingsStore
     clock: Clock
     check: Callable[[str], None]  # writes a health row for this process; raises when the store can't be written

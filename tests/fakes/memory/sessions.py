@@ -44,7 +44,8 @@ class MemorySessions:
                              origin_ts=origin_ts, opened_at_seq=source.next_seq,
                              depth=parent.depth + 1 if parent else 1,
                              parent_number=parent.number if parent else None,
-                             parent_root_ts=parent.root_ts if parent else None)
+                             parent_root_ts=parent.root_ts if parent else None,
+                             instructions=parent.instructions if parent else self.m.instructions_of(channel))
             self.m.sessions[row.id] = row
             return row.fork()
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from bot.domain.model import Channel, ContextSize, Draft, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
+from bot.domain.settings import ChannelSettings
 from bot.services.ports import Clock, StoredFile
 
 
@@ -114,7 +115,12 @@ class Memory:
     files: dict[str, StoredFile] = field(default_factory=dict)  # sha256 → content
     feedback: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (channel, ts, user) → value
     messages: dict[tuple[str, str], int] = field(default_factory=dict)  # (channel, ts) → session id
+    settings: dict[Channel, ChannelSettings] = field(default_factory=dict)  # what /threadfork saved
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def instructions_of(self, channel: Channel) -> str | None:
+        """The channel's instructions now (a fork opened now keeps them)."""
+        return self.settings.get(channel, ChannelSettings()).instructions
 
     def new_id(self) -> int:
         return next(self._ids)

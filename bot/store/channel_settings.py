@@ -1,0 +1,53 @@
+"""What each channel's admins chose in `/threadfork`: one row per channel of a workspace, NULL where
+the environment's default applies. A save replaces the row (one upsert)."""
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..domain.model import Channel
+from ..domain.settings import ChannelSettings
+from .database import Database
+from .tables import channel_settings
+
+_KEY = ("team_id", "channel_id")
+
+
+class SqlChannelSettings:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def of(self, channel: Channel) -> ChannelSettings:
+        with self.db.reading() as conn:
+            row = conn.execute(select(channel_settings).where(
+                channel_settings.c.team_id == channel.team_id, channel_settings.c.channel_id == channel.id)).first()
+        return to_settings(row) if row else ChannelSettings()
+
+    def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
+        values = {"team_id": channel.team_id, "channel_id": channel.id, **columns(chosen), "updated_by": by,
+                  "updated_at": self.db.now()}
+        with self.db.writing() as conn:
+            dialect = postgresql if self.db.engine.dialect.name == "postgresql" else sqlite
+            statement = dialect.insert(channel_settings).values(**values)
+            conn.execute(statement.on_conflict_do_update(
+                index_elements=list(_KEY), set_={k: v for k, v in values.items() if k not in _KEY}))
+
+    def shortest(self) -> tuple[float | None, float | None]:
+        with self.db.reading() as conn:
+            row = conn.execute(select(func.min(channel_settings.c.idle_reminder),
+                                      func.min(channel_settings.c.expiry))).one()
+        return row[0], row[1]
+
+
+def columns(chosen: ChannelSettings) -> dict:
+    tools = None if chosen.tools is None else ",".join(chosen.tools)
+    return {"instructions": chosen.instructions, "model": chosen.model, "fork_token_budget": chosen.fork_token_budget,
+            "merge_policy": chosen.merge_policy, "enabled": chosen.enabled, "idle_reminder": chosen.idle_reminder,
+            "expiry": chosen.expiry, "tools": tools, "merge_review": chosen.merge_review}
+
+
+def to_settings(row) -> ChannelSettings:
+    tools = None if row.tools is None else tuple(t for t in row.tools.split(",") if t)
+    return ChannelSettings(instructions=row.instructions, model=row.model, fork_token_budget=row.fork_token_budget,
+                           merge_policy=row.merge_policy, enabled=row.enabled, idle_reminder=row.idle_reminder,
+                           expiry=row.expiry, tools=tools, merge_review=row.merge_review)

@@ -1,0 +1,37 @@
+"""The store contract for channel settings, on the in-memory store, SQLite and PostgreSQL: a save
+replaces the channel's choices, each workspace's channel is its own, and a fork keeps the
+instructions in force when it opened (a fork of a fork, its parent fork's)."""
+from bot.domain.model import Channel, Mode
+from bot.domain.settings import ChannelSettings
+
+GENERAL = Channel("T1", "C1")
+
+
+def test_a_channel_without_choices_follows_every_default(store):
+    assert store.channel_settings.of(GENERAL) == ChannelSettings()
+    assert store.channel_settings.shortest() == (None, None)
+
+
+def test_a_save_replaces_the_channels_choices_and_other_workspaces_keep_theirs(store):
+    chosen = ChannelSettings(instructions="Be terse.", model="claude-haiku-5-5", fork_token_budget=5000,
+                             merge_policy="owner", enabled=False, idle_reminder=3600.0, expiry=86400.0,
+                             tools=("web_search",), merge_review=True)
+    store.channel_settings.save(GENERAL, chosen, "UADMIN01")
+    assert store.channel_settings.of(GENERAL) == chosen
+    assert store.channel_settings.of(Channel("T2", "C1")) == ChannelSettings()
+    store.channel_settings.save(GENERAL, ChannelSettings(tools=()), "UADMIN01")
+    assert store.channel_settings.of(GENERAL) == ChannelSettings(tools=())
+    store.channel_settings.save(Channel("T2", "C1"), ChannelSettings(idle_reminder=60.0, expiry=600.0), "U2")
+    assert store.channel_settings.shortest() == (60.0, 600.0)
+
+
+def test_a_fork_keeps_the_instructions_in_force_when_it_opened(store):
+    store.channel_settings.save(GENERAL, ChannelSettings(instructions="old rules"), "UADMIN01")
+    fork = store.sessions.create_fork(GENERAL, "U1", Mode.INHERIT, "topic")
+    store.channel_settings.save(GENERAL, ChannelSettings(instructions="new rules"), "UADMIN01")
+    child = store.sessions.create_fork(GENERAL, "U1", Mode.INHERIT, "child", parent=store.sessions.fork(fork.id))
+    later = store.sessions.create_fork(GENERAL, "U1", Mode.FRESH, "later")
+    assert store.sessions.fork(fork.id).instructions == "old rules"
+    assert child.instructions == "old rules" and later.instructions == "new rules"
+    adopted = store.sessions.adopt_thread(GENERAL, "100.5", "U1", "holder", 60).fork
+    assert adopted.instructions == "new rules"
