@@ -156,10 +156,16 @@ class Fork:
     adopted: bool = False  # a thread people began, adopted as a fork (its root is theirs)
     draft: Draft | None = None  # its summary under review, if one is live
     draft_number: int = 0  # drafts made so far
+    pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
 
     @property
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
+
+    @property
+    def pruned(self) -> bool:
+        """Its earliest turns were removed under the retention policy."""
+        return self.pruned_before_seq > 0
 
     @property
     def nested(self) -> bool:
@@ -229,10 +235,16 @@ class Session:
     channel_id: str
     team_id: str
     fork: Fork | None = None
+    pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
 
     @property
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
+
+    @property
+    def pruned(self) -> bool:
+        """Its earliest turns were removed under the retention policy."""
+        return self.pruned_before_seq > 0
 
     @property
     def thread_ts(self) -> str | None:

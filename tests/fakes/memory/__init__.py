@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.services.ports import Clock, Store
 
+from .erasure import MemoryErasure
 from .files import MemoryFeedback, MemoryFiles
 from .inbox import MemoryClaims, MemoryInbox
 from .merges import MemoryMerges
@@ -22,4 +23,4 @@ def memory_store(clock: Clock) -> Store:
     return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=MemorySessions(memory),
                  turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), upkeep=MemoryUpkeep(memory),
                  views=MemoryViews(memory), files=MemoryFiles(memory), feedback=MemoryFeedback(memory),
-                 clock=clock, check=lambda process: None)
+                 erasure=MemoryErasure(memory), clock=clock, check=lambda process: None)

@@ -25,7 +25,7 @@ class MemoryMerges:
                           merge_owner=None)
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, idle_before)
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, idle_before, closed_at=self.m.clock())
 
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
         with self.m.lock:
@@ -33,6 +33,7 @@ class MemoryMerges:
             if row.status is not ForkStatus.MERGING:
                 raise RuntimeError(f"fork {fork.id} left the merging state")
             row.status, row.summary, row.summary_tokens = ForkStatus.MERGED, summary, usage.output_tokens
+            row.closed_at = self.m.clock()
             return self.m.append(fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE, usage=usage,
                                  source_fork_id=fork.id)
 

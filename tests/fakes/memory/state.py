@@ -47,6 +47,8 @@ class SessionRow:
     budget_extra: int = 0
     next_seq: int = 0
     next_fork_number: int = 0
+    pruned_before_seq: int = 0
+    closed_at: datetime | None = None
     lease_owner: str | None = None
     lease_until: datetime | None = None
 
@@ -62,10 +64,11 @@ class SessionRow:
                     inherited=self.inherited, origin_ts=self.origin_ts, depth=self.depth,
                     parent_number=self.parent_number, parent_root_ts=self.parent_root_ts,
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft,
-                    draft_number=self.draft_number)
+                    draft_number=self.draft_number, pruned_before_seq=self.pruned_before_seq)
 
     def session(self) -> Session:
-        return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None)
+        return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None,
+                       self.pruned_before_seq)
 
 
 @dataclass
