@@ -128,3 +128,23 @@ def test_a_holder_whose_lease_was_taken_over_does_not_record_its_late_answer(cas
     late = cases.store.turns.record_reply(batch.reply, batch.pending, "late", Usage(1, 1), [], None,
                                           "slow worker", 30)
     assert late is None and [t[2] for t in cases.turns(parent)] == ["slow one", "", "Answer 1"]
+
+
+def test_with_a_retention_policy_the_sweep_deletes_old_turns_and_the_parent_goes_on_with_a_note():
+    cases = UseCases(retention=3 * 86400.0)
+    cases.say("UALICE01", "an old question", mention=True)
+    cases.clock.advance(days=2)
+    cases.say("UALICE01", "a newer question", mention=True)
+    cases.clock.advance(days=2)
+    cases.services.sweep()
+    cases.say("UALICE01", "and now?", mention=True)
+    texts = cases.model.texts()
+    assert texts[0] == "[Earlier turns of this conversation were removed under the workspace's retention policy.]"
+    assert not any("an old question" in text for text in texts) and any("a newer question" in t for t in texts)
+
+
+def test_without_a_retention_policy_the_sweep_deletes_nothing(cases):
+    cases.say("UALICE01", "an old question", mention=True)
+    cases.clock.advance(days=3650)
+    cases.services.sweep()
+    assert len(cases.store.turns.turns(cases.parent())) == 2
