@@ -168,7 +168,7 @@ def rendered(turns: Sequence[Turn]) -> list[Block]:
 
 def parent_input(parent_turns: Sequence[Turn], pruned: bool = False) -> ModelInput:
     """`pruned`: the retention policy removed the parent's earliest turns."""
-    return _finish(_noted(pruned) + rendered(parent_turns))
+    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns))
 
 
 def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
@@ -180,7 +180,8 @@ def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
     cut = max((i for i, (level, _) in enumerate(levels) if level.mode is Mode.FRESH), default=None)
     shown = levels if cut is None else levels[cut:]  # a fresh fork in the chain cuts everything above it
     pruned = any(level.pruned for level, _ in shown) or (cut is None and channel_pruned)
-    blocks = _noted(pruned) + (rendered(inherited) if cut is None else [])
+    histories = ([inherited] if cut is None else []) + [turns for _, turns in shown]
+    blocks = _noted(pruned, *histories) + (rendered(inherited) if cut is None else [])
     for position, (level, turns) in enumerate(shown):
         if blocks and not (position == 0 and cut is not None):
             blocks[-1] = blocks[-1].marked()
@@ -189,13 +190,19 @@ def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
     return _finish(blocks)
 
 
-# one object, so the request encoder finds earlier encodings that start with it (bot/llm/request.py)
 PRUNED = Block("user", "[Earlier turns of this conversation were removed under the workspace's retention policy.]")
+# the note as one object per first turn (see memo.py): the request encoder finds a session's earlier
+# encodings by their first block, so sessions must not all start with the same object; an inherited
+# fork starts with its parent's first turn, hence with the parent's very note
+_pruned_before: Callable[[Turn], Block] = IdentityMemo(lambda turn: replace(PRUNED), budget=4 << 20)
 
 
-def _noted(pruned: bool) -> list[Block]:
+def _noted(pruned: bool, *histories: Sequence[Turn]) -> list[Block]:
     """The one note at the very start of an input some of whose turns the retention policy removed."""
-    return [PRUNED] if pruned else []
+    if not pruned:
+        return []
+    first = next((turn for turns in histories for turn in in_context(turns)), None)
+    return [_pruned_before(first) if first is not None else PRUNED]
 
 
 UNANSWERED = "[Some messages above were kept without an answer; answer them now.]"

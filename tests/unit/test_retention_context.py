@@ -36,7 +36,7 @@ def notes(model_input) -> int:
 
 def test_a_pruned_parents_input_starts_with_one_note_then_what_remains_in_order():
     model_input = parent_input(REMAINING + [turn(7, Role.USER, "ok")], pruned=True)
-    assert model_input.blocks[0] is PRUNED and notes(model_input) == 1
+    assert model_input.blocks[0].text == PRUNED.text and notes(model_input) == 1
     assert [b.text for b in model_input.blocks[1:3]] == ["as I said, three tiers", "[alice <@UALICE01>]\nand the price?"]
     assert OPENING not in model_input.blocks  # the note is the user's block an answer may follow
 
@@ -48,9 +48,17 @@ def test_a_parent_never_pruned_has_no_note():
 def test_an_inherited_fork_of_a_pruned_channel_has_the_note_once_and_the_parents_prefix_byte_for_byte():
     parent = parent_input(REMAINING, pruned=True)
     inherited = fork_input(fork(), REMAINING, OWN, channel_pruned=True)
-    assert notes(inherited) == 1 and inherited.blocks[0] is PRUNED
+    assert notes(inherited) == 1 and inherited.blocks[0] is parent.blocks[0]  # the very same note object
     strip = [b.content() | {"cache_control": None} for b in parent.blocks]
     assert [b.content() | {"cache_control": None} for b in inherited.blocks[:len(strip)]] == strip
+
+
+def test_each_session_starts_with_a_note_object_of_its_own_the_same_in_every_request():
+    # the request encoder finds a session's earlier encodings by its first block object
+    first, again = parent_input(REMAINING, pruned=True), parent_input(REMAINING + OWN, pruned=True)
+    other = parent_input([turn(8, Role.USER, "elsewhere", session=2)], pruned=True)
+    assert first.blocks[0] is again.blocks[0] and other.blocks[0] is not first.blocks[0]
+    assert other.blocks[0] == first.blocks[0]  # equal all the same: the same bytes
 
 
 def test_a_fork_whose_inherited_turns_were_all_removed_keeps_the_note_and_its_boundary():
@@ -64,7 +72,7 @@ def test_a_fork_of_a_fork_with_several_pruned_levels_has_one_note_at_its_very_st
     kid = fork(point=1, pruned=3, number=7, depth=2, parent=top)
     model_input = fork_input(kid, REMAINING, [turn(3, Role.USER, "go on", session=17)],
                              ancestors=[(top, OWN)], channel_pruned=True)
-    assert notes(model_input) == 1 and model_input.blocks[0] is PRUNED
+    assert notes(model_input) == 1 and model_input.blocks[0].text == PRUNED.text
 
 
 def test_a_fresh_fork_sees_nothing_of_the_channel_so_not_its_pruning_either():
