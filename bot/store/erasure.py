@@ -33,6 +33,7 @@ class SqlErasure:
 
     def forget_channel(self, channel: Channel) -> int:
         with self.db.writing() as conn:
+            _lock(conn, in_channel(channel))
             numbering = conn.scalar(select(sessions.c.next_fork_number)
                                     .where(sessions.c.parent_key == parent_key(channel)))
             deleted = delete_sessions(conn, select(sessions.c.id).where(in_channel(channel)).scalar_subquery())
@@ -44,6 +45,7 @@ class SqlErasure:
 
     def forget_team(self, team_id: str) -> int:
         with self.db.writing() as conn:
+            _lock(conn, sessions.c.team_id == team_id)
             deleted = delete_sessions(conn, select(sessions.c.id).where(sessions.c.team_id == team_id)
                                       .scalar_subquery())
             conn.execute(delete(feedback).where(feedback.c.team_id == team_id))
@@ -58,7 +60,8 @@ class SqlErasure:
             removed = delete_sessions(conn, _closed_forks(conn, before)).turns
             cuts = conn.execute(select(turns.c.session_id, func.max(turns.c.seq))
                                 .where(turns.c.created_at < before)
-                                .group_by(turns.c.session_id).limit(BATCH)).all()
+                                .group_by(turns.c.session_id).order_by(turns.c.session_id)  # replicas lock alike
+                                .limit(BATCH)).all()
             for session_id, cut in cuts:
                 removed += _remove_prefix(conn, session_id, cut)
             return removed
@@ -83,6 +86,12 @@ def delete_sessions(conn, ids) -> Deleted:
     return Deleted(conn.execute(delete(sessions).where(sessions.c.id.in_(ids))).rowcount, removed)
 
 
+def _lock(conn, condition) -> None:
+    """Lock the sessions first (PostgreSQL; SQLite has one writer anyway): a turn submitted meanwhile
+    waits, then finds its session gone, instead of making the delete fail on its foreign key."""
+    conn.execute(select(sessions.c.id).where(condition).with_for_update()).all()
+
+
 def _closed_forks(conn, before: datetime) -> list[int]:
     """Forks merged or abandoned before then, and last active before then, except those a fork that
     stays still reads (a child inherits its parent fork's turns)."""
@@ -90,7 +99,7 @@ def _closed_forks(conn, before: datetime) -> list[int]:
         select(sessions.c.id)
         .where(sessions.c.kind == "fork", sessions.c.status.in_(CLOSED), sessions.c.last_activity_at < before,
                func.coalesce(sessions.c.closed_at, sessions.c.last_activity_at) < before)
-        .order_by(sessions.c.id).limit(BATCH)))
+        .order_by(sessions.c.id).limit(BATCH).with_for_update()))
     if not doomed:
         return []
     children = conn.execute(select(sessions.c.id, sessions.c.parent_id)
