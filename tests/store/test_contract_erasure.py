@@ -1,14 +1,14 @@
 """The store contract for real deletes — forgetting a channel or a workspace, and the retention policy —
 on the in-memory store, SQLite and PostgreSQL alike; then, on SQLite and PostgreSQL, what another
 process sharing the database notices."""
-from datetime import timedelta
-
 from sqlalchemy import func, select
 
 from bot.domain.model import Attachment, Channel, ContextSize, FileKind, ForkStatus, Mode, Role, TurnStatus, Usage
 from bot.services.ports import StoredFile
 from bot.store import open_store
 from bot.store.tables import attachments, feedback, messages, sessions, turns
+
+from .test_contract import race
 
 HERE, ELSEWHERE, OTHER_TEAM = Channel("T1", "C1"), Channel("T1", "C2"), Channel("T2", "C1")
 NOTES = StoredFile("ab" * 32, FileKind.TEXT, "text/plain", 5, text="notes")
@@ -158,6 +158,19 @@ def test_a_deleted_session_reads_as_empty_and_its_id_is_never_given_again(store)
     store.erasure.forget_team("T1")
     assert store.turns.turns(forks[-1]) == [] and store.turns.turns(parent) == []
     assert store.sessions.parent_id(HERE) > max(forks)  # an old fork's Merge button finds nothing
+
+
+def test_sweepers_pruning_at_once_delete_each_turn_once(store, clock):
+    forks = [store.sessions.create_fork(Channel("T1", f"C{n}"), "U1", Mode.FRESH, "") for n in range(6)]
+    for fork in forks:
+        say(store, fork.id, "old")
+        say(store, fork.id, "old too", role=Role.ASSISTANT)
+    for fork in forks[:3]:
+        store.merges.abandon(fork.id)
+    clock.advance(days=1)
+    cutoff = clock()
+    assert sum(race(4, lambda: store.erasure.prune(cutoff))) == 12
+    assert [store.sessions.fork(f.id) is None for f in forks] == [True] * 3 + [False] * 3
 
 
 def count(conn, table, *where):
