@@ -75,6 +75,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         idle_reminder=settings.threadfork_fork_idle_reminder,
         expiry=settings.threadfork_fork_expiry,
         expiry_policy=settings.threadfork_fork_expiry_policy,
+        retention=settings.threadfork_retention,
         lease=settings.claim_ttl,
         max_file_bytes=settings.threadfork_max_file_bytes,
         max_fork_depth=settings.threadfork_max_fork_depth,

@@ -64,6 +64,7 @@ class Settings(BaseSettings):
     threadfork_fork_idle_reminder: Seconds = 24 * 3600.0
     threadfork_fork_expiry: Seconds = 7 * 86400.0
     threadfork_fork_expiry_policy: Literal["merge", "abandon"] = "merge"
+    threadfork_retention: Seconds | None = None  # the sweep deletes turns and closed forks older; None: keep forever
     # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much; capped so that
     # work whose process died is taken over within a minute, however long a model call may take
     threadfork_lease: Seconds = 30.0

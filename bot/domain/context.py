@@ -13,6 +13,9 @@ changes, and earlier turns are never rewritten. A `cache_control` breakpoint sit
 prompt, at the end of an inherited parent prefix, and on the final block, so a fork's first
 request reads the parent's prompt cache.
 
+When the retention policy removed a session's earliest turns (its own, or those it inherits), its input
+starts with one note saying so (PRUNED), whichever levels lost turns.
+
 Every input is one the Messages API accepts: no block is empty or blank (an empty answer from
 Claude renders as EMPTY_ANSWER, a fixed text, so the session does not fail forever after), the
 first block is a user's (when the turns before an answer were deleted, OPENING stands in for
@@ -163,24 +166,43 @@ def rendered(turns: Sequence[Turn]) -> list[Block]:
     return [block for turn in in_context(turns) for block in render_turn(turn)]
 
 
-def parent_input(parent_turns: Sequence[Turn]) -> ModelInput:
-    return _finish(rendered(parent_turns))
+def parent_input(parent_turns: Sequence[Turn], pruned: bool = False) -> ModelInput:
+    """`pruned`: the retention policy removed the parent's earliest turns."""
+    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns))
 
 
 def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
-               ancestors: Sequence[tuple[Fork, Sequence[Turn]]] = ()) -> ModelInput:
+               ancestors: Sequence[tuple[Fork, Sequence[Turn]]] = (), channel_pruned: bool = False) -> ModelInput:
     """`inherited`: the channel's turns up to the topmost fork point; `ancestors`: for a fork of a
-    fork, the forks above it from the top down, each with its turns up to the next one's fork point."""
+    fork, the forks above it from the top down, each with its turns up to the next one's fork point;
+    `channel_pruned`: the retention policy removed the channel's earliest turns."""
     levels = [*ancestors, (fork, own)]
-    blocks: list[Block] = rendered(inherited) if levels[0][0].mode is Mode.INHERIT else []
-    for level, turns in levels:
-        if level.mode is Mode.FRESH:
-            blocks = []
-        elif blocks:
+    cut = max((i for i, (level, _) in enumerate(levels) if level.mode is Mode.FRESH), default=None)
+    shown = levels if cut is None else levels[cut:]  # a fresh fork in the chain cuts everything above it
+    pruned = any(level.pruned for level, _ in shown) or (cut is None and channel_pruned)
+    histories = ([inherited] if cut is None else []) + [turns for _, turns in shown]
+    blocks = _noted(pruned, *histories) + (rendered(inherited) if cut is None else [])
+    for position, (level, turns) in enumerate(shown):
+        if blocks and not (position == 0 and cut is not None):
             blocks[-1] = blocks[-1].marked()
             blocks.append(Block("user", boundary_note(level)))
         blocks.extend(rendered(turns))
     return _finish(blocks)
+
+
+PRUNED = Block("user", "[Earlier turns of this conversation were removed under the workspace's retention policy.]")
+# the note as one object per first turn (see memo.py): the request encoder finds a session's earlier
+# encodings by their first block, so sessions must not all start with the same object; an inherited
+# fork starts with its parent's first turn, hence with the parent's very note
+_pruned_before: Callable[[Turn], Block] = IdentityMemo(lambda turn: replace(PRUNED), budget=4 << 20)
+
+
+def _noted(pruned: bool, *histories: Sequence[Turn]) -> list[Block]:
+    """The one note at the very start of an input some of whose turns the retention policy removed."""
+    if not pruned:
+        return []
+    first = next((turn for turns in histories for turn in in_context(turns)), None)
+    return [_pruned_before(first) if first is not None else PRUNED]
 
 
 UNANSWERED = "[Some messages above were kept without an answer; answer them now.]"

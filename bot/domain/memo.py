@@ -4,7 +4,9 @@ Three caches let a long session cost only its new turns. All rest on one rule: a
 can no longer change is handed out as the same immutable object every time, so identity (`is`)
 proves equality without comparing a byte.
 1. The history cache (bot/store/history.py) keeps each session's settled turns and returns the same
-   Turn objects on every read; a session's version bump (an edit, deletion or retry) starts it afresh.
+   Turn objects on every read; a session's version bump (an edit, deletion, retry, or turns removed
+   by the retention policy) starts it afresh, in every process. A session deleted outright reads as
+   empty, and its id is never given to another session, so nothing cached under it can come back.
 2. The render memo (here) renders each Turn object to its Block once.
 3. The request encoder (bot/llm/request.py) keeps the encoded bytes of recent requests' messages and
    reuses them for as long as a new request's blocks are the very same Block objects (or equal ones).

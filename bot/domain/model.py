@@ -158,10 +158,16 @@ class Fork:
     draft_number: int = 0  # drafts made so far
     summary_edited_by: str | None = None  # who edited its summary under review before approving it
     instructions: str | None = None  # the channel's instructions for Claude at its fork point (a snapshot)
+    pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
 
     @property
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
+
+    @property
+    def pruned(self) -> bool:
+        """Its earliest turns were removed under the retention policy."""
+        return self.pruned_before_seq > 0
 
     @property
     def nested(self) -> bool:
@@ -231,10 +237,16 @@ class Session:
     channel_id: str
     team_id: str
     fork: Fork | None = None
+    pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
 
     @property
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
+
+    @property
+    def pruned(self) -> bool:
+        """Its earliest turns were removed under the retention policy."""
+        return self.pruned_before_seq > 0
 
     @property
     def thread_ts(self) -> str | None:

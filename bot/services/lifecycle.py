@@ -6,6 +6,8 @@ number of replicas can sweep the same database and nothing happens twice:
 - answers cut off by a crash leave the context and the waiting turns are answered again;
 - an idle fork gets one reminder, and after the expiry it is merged or abandoned;
 - parents and forks over their token budget are compacted (see compaction.py);
+- with a retention policy, turns and closed forks older than it are deleted (store.erasure.prune: one
+  transaction, so replicas pruning at once delete each row once);
 - deliveries whose process died are replayed, and day-old claims and deliveries pruned (intake.py).
 """
 from __future__ import annotations
@@ -40,7 +42,7 @@ class Lifecycle:
 
     def sweep(self) -> None:
         for step in (self.intake.replay_due, self.recover_merges, self.recover_replies, self.remind_idle_forks,
-                     self.expire_idle_forks, self.compactor.sweep, self.intake.prune):
+                     self.expire_idle_forks, self.compactor.sweep, self.apply_retention, self.intake.prune):
             try:
                 step()
             except Exception:
@@ -94,3 +96,9 @@ class Lifecycle:
                         self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)
             except ThreadforkError as error:
                 log.info("expiring fork %s: %s", fork.id, error)
+
+    def apply_retention(self) -> None:
+        if self.policy.retention is not None:
+            removed = self.store.erasure.prune(self.store.clock() - timedelta(seconds=self.policy.retention))
+            if removed:
+                log.info("retention: deleted %s turns older than %ss", removed, self.policy.retention)

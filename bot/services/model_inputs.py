@@ -10,7 +10,7 @@ def model_input(store: Store, session: Session, history: list[Turn] | None = Non
     """The input that asks for the session's next answer. `history`: the session's own turns, when
     the caller has just read them."""
     if session.fork is None:
-        return asking(parent_input(store.turns.turns(session.id) if history is None else history))
+        return asking(parent_input(store.turns.turns(session.id) if history is None else history, session.pruned))
     return asking(fork_model_input(store, session.fork, history))
 
 
@@ -18,12 +18,15 @@ def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None
     """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point."""
     ancestors: list[tuple[Fork, list[Turn]]] = []
     inherited: list[Turn] = []
+    channel_pruned = False
     child = fork
     while child.mode is Mode.INHERIT and child.fork_point_seq:
         turns = store.turns.turns(child.parent_id, upto_seq=child.fork_point_seq)
         if not child.nested:
             inherited = turns
+            channel_pruned = store.sessions.session(child.parent_id).pruned
             break
         child = store.sessions.fork(child.parent_id)
         ancestors.insert(0, (child, turns))
-    return fork_input(fork, inherited, store.turns.turns(fork.id) if history is None else history, ancestors)
+    own = store.turns.turns(fork.id) if history is None else history
+    return fork_input(fork, inherited, own, ancestors, channel_pruned)

@@ -17,6 +17,7 @@ class Policy:
     idle_reminder: float = 24 * 3600.0
     expiry: float = 7 * 86400.0
     expiry_policy: str = "merge"
+    retention: float | None = None  # seconds turns and closed forks are kept; None: forever
     lease: float = 30.0  # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much
     stall_grace: float = 30.0  # a turn pending this long with nobody answering is picked up
     max_file_bytes: int = 32 * 1024 * 1024  # one shared file

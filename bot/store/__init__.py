@@ -8,6 +8,7 @@ from .channel_settings import SqlChannelSettings
 from .claims import SqlClaims
 from .database import Database, utcnow
 from .engine import make_engine
+from .erasure import SqlErasure
 from .feedback import SqlFeedback
 from .files import SqlFiles
 from .inbox import SqlInbox
@@ -24,8 +25,9 @@ __all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
 def sql_store(db: Database) -> Store:
     """The store ports over one database."""
     return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db),
-                 merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db), files=SqlFiles(db),
-                 feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db), clock=db.clock, check=db.check)
+                 merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
+                 files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
+                 erasure=SqlErasure(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

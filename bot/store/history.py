@@ -1,8 +1,9 @@
 """Each session's settled turns, kept in memory so a long session costs one small query per request.
 
 A turn is settled when its state can no longer change on its own (an answered question, a complete
-answer…). The session's `version`, bumped whenever a stored turn is edited, deleted or retried,
-keeps the cache honest across replicas. Settled turns come back as the same objects every time —
+answer…). The session's `version`, bumped whenever a stored turn is edited, deleted, retried or
+removed by the retention policy, keeps the cache honest across replicas; a session deleted outright
+(forgotten) has no version to read, and its id is never given to another session. Settled turns come back as the same objects every time —
 what the render memo and the request encoder rely on (bot/domain/memo.py).
 """
 from __future__ import annotations
@@ -49,6 +50,10 @@ class HistoryCache:
         with self._lock:
             cached = self._items.get(session_id)
         return cached if cached is not None and cached.version == version else SettledTurns(version)
+
+    def forget(self, session_id: int) -> None:
+        with self._lock:
+            self._items.pop(session_id, None)
 
     def put(self, session_id: int, settled: SettledTurns) -> None:
         with self._lock:

@@ -31,19 +31,21 @@ class SqlMerges:
                           merge_owner=None)
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *_idle_since(idle_before), draft_text=None)
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *_idle_since(idle_before),
+                          draft_text=None, closed_at=self.db.now())
 
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
+        now = self.db.now()
         with self.db.writing() as conn:
             moved = conn.execute(
                 update(sessions)
                 .where(sessions.c.id == fork.id, sessions.c.status == ForkStatus.MERGING.value)
                 .values(status=ForkStatus.MERGED.value, summary=summary, summary_tokens=usage.output_tokens,
-                        draft_text=None)  # a review ends with the merge
+                        draft_text=None, closed_at=now)  # a review ends with the merge
             ).rowcount
             if moved != 1:
                 raise RuntimeError(f"fork {fork.id} left the merging state")
-            return append(conn, self.db.now(), fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
+            return append(conn, now, fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
                           usage=usage, source_fork_id=fork.id)
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:

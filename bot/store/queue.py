@@ -150,7 +150,11 @@ class SqlTurnQueue:
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         with self.db.reading() as conn:
-            history = self._history_in(conn, session_id, conn.scalar(sql.VERSION, {"session_id": session_id}) or 0)
+            version = conn.scalar(sql.VERSION, {"session_id": session_id})
+            if version is None:  # deleted, here or by another process: nothing of it may be served
+                self._history.forget(session_id)
+                return []
+            history = self._history_in(conn, session_id, version)
         return history if upto_seq is None else [t for t in history if t.seq <= upto_seq]
 
     def _history_in(self, conn, session_id: int, version: int) -> list[Turn]:

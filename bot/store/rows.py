@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import and_, exists, insert, or_, select, update
 
 from ..domain.model import (
     Attachment,
@@ -102,6 +102,21 @@ def usage_total(table):
     return table.c.input_tokens + table.c.output_tokens + table.c.cache_read_tokens + table.c.cache_write_tokens
 
 
+def parent_key(channel: Channel) -> str:
+    """The unique key of the channel's parent session."""
+    return f"{channel.team_id}:{channel.id}"
+
+
+def insert_parent(conn, channel: Channel, now: datetime, next_fork_number: int = 0) -> int:
+    """A new parent session for the channel (raises IntegrityError when it has one)."""
+    return conn.execute(
+        insert(sessions)
+        .values(kind="parent", channel_id=channel.id, team_id=channel.team_id, parent_key=parent_key(channel),
+                status="open", next_fork_number=next_fork_number, created_at=now, last_activity_at=now)
+        .returning(sessions.c.id)
+    ).scalar_one()
+
+
 def in_channel(channel: Channel):
     return and_(sessions.c.team_id == channel.team_id, sessions.c.channel_id == channel.id)
 
@@ -114,7 +129,7 @@ def involves(user_id: str):
 
 def to_session(row) -> Session:
     return Session(id=row.id, channel_id=row.channel_id, team_id=row.team_id,
-                   fork=to_fork(row) if row.kind == "fork" else None)
+                   fork=to_fork(row) if row.kind == "fork" else None, pruned_before_seq=row.pruned_before_seq or 0)
 
 
 def to_turn(row) -> Turn:
@@ -137,7 +152,7 @@ def to_fork(row) -> Fork:
         depth=row.depth or 1, parent_number=row.parent_number, parent_root_ts=row.parent_root_ts,
         opened_at_seq=row.opened_at_seq, adopted=bool(row.adopted),
         draft=to_draft(row), draft_number=row.draft_number or 0, summary_edited_by=row.summary_edited_by,
-        instructions=row.instructions,
+        instructions=row.instructions, pruned_before_seq=row.pruned_before_seq or 0,
     )
 
 

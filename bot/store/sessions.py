@@ -6,46 +6,37 @@ from __future__ import annotations
 from collections.abc import Collection
 from decimal import Decimal
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
 from ..services.ports import Adopted
 from .adoption import ThreadAdoptions
 from .database import Database
-from .rows import in_channel, index, instructions_of, involves, to_fork, to_session
+from .rows import in_channel, index, insert_parent, instructions_of, involves, parent_key, to_fork, to_session
 from .tables import messages, sessions, turns
+
+PARENT = select(sessions.c.id).where(sessions.c.parent_key == bindparam("key"))
 
 
 class SqlSessions:
     def __init__(self, db: Database):
         self.db = db
-        self._parents: dict[Channel, int] = {}  # channel → parent session id; never changes once made
         self._adoptions = ThreadAdoptions(db, self.parent_id, self.fork, self.fork_by_message)
 
     def parent_id(self, channel: Channel) -> int:
-        if channel not in self._parents:
-            self._parents[channel] = self._find_or_create_parent(channel)
-        return self._parents[channel]
-
-    def _find_or_create_parent(self, channel: Channel) -> int:
-        key = f"{channel.team_id}:{channel.id}"
+        # read every time, not remembered: another process may forget the channel (bot/store/erasure.py)
+        key = parent_key(channel)
         with self.db.reading() as conn:
-            found = conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == key))
+            found = conn.scalar(PARENT, {"key": key})
         if found is not None:
             return found
         try:
             with self.db.writing() as conn:
-                now = self.db.now()
-                return conn.execute(
-                    insert(sessions)
-                    .values(kind="parent", channel_id=channel.id, team_id=channel.team_id, parent_key=key,
-                            status="open", created_at=now, last_activity_at=now)
-                    .returning(sessions.c.id)
-                ).scalar_one()
+                return insert_parent(conn, channel, self.db.now())
         except IntegrityError:  # another delivery created it first
             with self.db.reading() as conn:
-                return conn.scalar(select(sessions.c.id).where(sessions.c.parent_key == key))
+                return conn.scalar(PARENT, {"key": key})
 
     def session(self, session_id: int) -> Session:
         with self.db.reading() as conn:

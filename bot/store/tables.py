@@ -60,15 +60,21 @@ sessions = Table(
     Column("summary_tokens", Integer),
     Column("summary_ts", String(32)),
     Column("reminded_at", DateTime()),
+    Column("closed_at", DateTime()),  # merged or abandoned then: retention counts from it
     Column("budget_extra", BigInteger, nullable=False, default=0),  # raised by "Continue"
     Column("next_seq", Integer, nullable=False, default=0),
-    Column("version", Integer, nullable=False, default=0),  # bumped when a stored turn changes
+    Column("version", Integer, nullable=False, default=0),  # bumped when a stored turn changes or is removed
+    # the retention policy removed this session's turns below this seq (0: none); its context says so
+    Column("pruned_before_seq", Integer, nullable=False, default=0),
     Column("next_fork_number", Integer, nullable=False, default=0),
     Column("lease_owner", String(64)),
     Column("lease_until", DateTime()),
     Column("created_at", DateTime(), nullable=False),
     Column("last_activity_at", DateTime(), nullable=False),
     UniqueConstraint("team_id", "channel_id", "number", name="uq_fork_number"),
+    # ids are never reused once deleted (SQLite would reuse the highest): an old fork's buttons in Slack,
+    # caches keyed by session id and markers must never find a new session under an erased one's id
+    sqlite_autoincrement=True,
 )
 
 turns = Table(
@@ -99,6 +105,7 @@ turns = Table(
 )
 Index("ix_turns_pending", turns.c.session_id, turns.c.status)
 Index("ix_turns_slack_ts", turns.c.slack_ts)  # edits, deletions and retries find a turn by its message
+Index("ix_turns_created", turns.c.created_at)  # the retention sweep finds old turns without a full scan
 Index("ix_sessions_channel", sessions.c.channel_id, sessions.c.team_id, sessions.c.kind, sessions.c.status)
 
 # every Slack message that belongs to a fork (root, replies, user messages) → its session,

@@ -35,3 +35,14 @@ def test_a_fork_keeps_the_instructions_in_force_when_it_opened(store):
     assert child.instructions == "old rules" and later.instructions == "new rules"
     adopted = store.sessions.adopt_thread(GENERAL, "100.5", "U1", "holder", 60).fork
     assert adopted.instructions == "new rules"
+
+
+def test_forgetting_a_channel_keeps_its_settings_and_forgetting_the_workspace_does_not(store):
+    chosen = ChannelSettings(instructions="Be terse.", enabled=False)
+    store.channel_settings.save(GENERAL, chosen, "UADMIN01")
+    store.channel_settings.save(Channel("T2", "C1"), chosen, "UADMIN02")
+    store.erasure.forget_channel(GENERAL)
+    assert store.channel_settings.of(GENERAL) == chosen
+    store.erasure.forget_team("T1")
+    assert store.channel_settings.of(GENERAL) == ChannelSettings()
+    assert store.channel_settings.of(Channel("T2", "C1")) == chosen

@@ -143,3 +143,30 @@ def test_the_sqlite_database_and_the_files_beside_it_are_readable_by_the_bots_us
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert {"threadfork.db", "threadfork.db-wal", "threadfork.db-shm", "threadfork.db.writer"} <= set(modes)
     assert set(modes.values()) == {0o600}, modes
+
+
+def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_sessions_id_again(sqlite_url):
+    from alembic import command
+    from sqlalchemy import text
+
+    from bot.domain.model import Channel
+    from bot.store.migrate import alembic_config
+
+    db, store = open_store(sqlite_url)
+    with db.engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0005")
+        now = "2026-12-01 12:00:00"
+        conn.execute(text("INSERT INTO sessions (id, kind, channel_id, team_id, parent_key, topic, status, "
+                          "inherited_turns, inherited_tokens, budget_extra, next_seq, version, next_fork_number, "
+                          "merge_attempts, created_at, last_activity_at) VALUES "
+                          f"(1, 'parent', 'C1', 'T1', 'T1:C1', '', 'open', 0, 0, 0, 1, 0, 0, 0, '{now}', '{now}'), "
+                          f"(2, 'parent', 'C2', 'T1', 'T1:C2', '', 'open', 0, 0, 0, 0, 0, 0, 0, '{now}', '{now}')"))
+        conn.execute(text("INSERT INTO turns (session_id, seq, role, text, status, input_tokens, output_tokens, "
+                          "cache_read_tokens, cache_write_tokens, deleted, attempts, has_files, searches, fetches, "
+                          f"created_at) VALUES (1, 1, 'user', 'kept', 'answered', 0, 0, 0, 0, 0, 0, 0, 0, 0, '{now}')"))
+    db.create_schema()
+    assert [t.text for t in store.turns.turns(1)] == ["kept"]
+    assert store.sessions.session(1).pruned_before_seq == 0
+    store.erasure.forget_channel(Channel("T1", "C2"))  # the highest id goes
+    assert store.sessions.parent_id(Channel("T1", "C3")) == 3  # SQLite without AUTOINCREMENT would give 2 again
+    db.engine.dispose()

@@ -27,3 +27,13 @@ def test_compaction_defaults_to_80_percent_of_the_context_window():
     settings = load_settings(_env_file=None, slack_bot_token="x", slack_signing_secret="y", anthropic_api_key="z",
                              threadfork_context_window=100_000)
     assert settings.compact_at == 80_000 and settings.threadfork_sweep_interval == 60
+
+
+def test_retention_keeps_everything_unless_set_and_is_a_duration_like_the_others(monkeypatch):
+    secrets = {"slack_bot_token": "x", "slack_signing_secret": "y", "anthropic_api_key": "z"}
+    assert load_settings(_env_file=None, **secrets).threadfork_retention is None
+    monkeypatch.setenv("THREADFORK_RETENTION", "90d")
+    assert load_settings(_env_file=None, **secrets).threadfork_retention == 90 * 86400
+    monkeypatch.setenv("THREADFORK_RETENTION", "a while")
+    with pytest.raises(ConfigError, match="THREADFORK_RETENTION"):
+        load_settings(_env_file=None, **secrets)

@@ -128,3 +128,39 @@ def test_a_holder_whose_lease_was_taken_over_does_not_record_its_late_answer(cas
     late = cases.store.turns.record_reply(batch.reply, batch.pending, "late", Usage(1, 1), [], None,
                                           "slow worker", 30)
     assert late is None and [t[2] for t in cases.turns(parent)] == ["slow one", "", "Answer 1"]
+
+
+def test_with_a_retention_policy_the_sweep_deletes_old_turns_and_the_parent_goes_on_with_a_note():
+    cases = UseCases(retention=3 * 86400.0)
+    cases.say("UALICE01", "an old question", mention=True)
+    cases.clock.advance(days=2)
+    cases.say("UALICE01", "a newer question", mention=True)
+    cases.clock.advance(days=2)
+    cases.services.sweep()
+    cases.say("UALICE01", "and now?", mention=True)
+    texts = cases.model.texts()
+    assert texts[0] == "[Earlier turns of this conversation were removed under the workspace's retention policy.]"
+    assert not any("an old question" in text for text in texts) and any("a newer question" in t for t in texts)
+
+
+def test_without_a_retention_policy_the_sweep_deletes_nothing(cases):
+    cases.say("UALICE01", "an old question", mention=True)
+    cases.clock.advance(days=3650)
+    cases.services.sweep()
+    assert len(cases.store.turns.turns(cases.parent())) == 2
+
+
+def test_a_fork_of_a_fork_whose_ancestors_lost_their_old_turns_still_answers_with_one_note():
+    cases = UseCases(retention=3 * 86400.0, expiry=30 * 86400.0)
+    cases.say("UALICE01", "channel fact: launch on Friday", mention=True)
+    top = cases.open_fork("databases")
+    cases.say("UBOB0001", "compare postgres and sqlite", thread_ts=top.root_ts)
+    cases.say("UBOB0001", "fork try postgres in depth", mention=True, thread_ts=top.root_ts)
+    child = cases.fork(2)
+    cases.clock.advance(days=4)
+    cases.services.sweep()
+    cases.say("UBOB0001", "where were we?", thread_ts=child.root_ts)
+    texts = cases.model.texts()
+    assert texts.count("[Earlier turns of this conversation were removed under the workspace's retention policy.]") == 1
+    assert texts[0].startswith("[Earlier turns") and "where were we?" in texts[-1]
+    assert not any("launch on Friday" in t or "compare postgres" in t for t in texts)

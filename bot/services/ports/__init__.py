@@ -12,13 +12,28 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
 - `ChannelSettingsStore`: what each channel's admins chose in `/threadfork`;
-- `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person.
+- `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
+- `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
 """
 from .outside import Chat, Model, ReplyEvents, ReplyWriter
-from .store import ChannelSettingsStore, Claims, Feedback, Files, Inbox, Merges, Reviews, Sessions, Store, TurnQueue, Upkeep, Views
+from .store import (
+    ChannelSettingsStore,
+    Claims,
+    Erasure,
+    Feedback,
+    Files,
+    Inbox,
+    Merges,
+    Reviews,
+    Sessions,
+    Store,
+    TurnQueue,
+    Upkeep,
+    Views,
+)
 from .values import (
     MAX_ATTEMPTS,
     Adopted,
@@ -35,6 +50,7 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "ChannelSettingsStore", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
-           "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "Reviews", "ReplyWriter", "Sessions", "SharedFile",
-           "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "ChannelSettingsStore", "Chat", "Claims", "Clock",
+           "Completion", "Erasure", "Feedback", "Files", "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents",
+           "ReplyWriter", "Reviews", "Sessions", "SharedFile", "Source", "Store", "StoredFile", "Submitted",
+           "ThreadMessage", "TurnQueue", "Upkeep", "Views"]

@@ -207,6 +207,28 @@ class ChannelSettingsStore(Protocol):
         """The shortest idle reminder and expiry any channel chose (the sweep looks that far back)."""
 
 
+class Erasure(Protocol):
+    """Real deletes, for people's control over their data: forgetting a channel or a workspace, and the
+    retention policy. Every cache of another process notices (the rows it keyed on are gone or their
+    session's version moved), so no replica keeps serving what was deleted."""
+
+    def forget_channel(self, channel: Channel) -> int:
+        """Everything stored for the channel's conversations: its parent and every fork (any depth),
+        their turns (summaries and compactions included), files shared with them (the links; a content
+        other turns share stays), their messages' index, the feedback on its messages, leases. Its
+        settings stay. The channel starts afresh; fork numbers continue where they stopped, so an old
+        fork's number in Slack never names a new fork. Returns how many sessions were deleted."""
+    def forget_team(self, team_id: str) -> int:
+        """`forget_channel` for every channel of the workspace, and its per-channel settings too; returns
+        how many sessions were deleted. Nothing of the workspace stays, fork numbering included."""
+    def prune(self, before: datetime) -> int:
+        """The retention policy: removes turns created before then from every session (the oldest of
+        each, as a prefix: those up to its last turn created before then), and forks closed (merged or
+        abandoned) and last active before then, with their turns. A session that lost turns records
+        below which seq (Session.pruned_before_seq), so its context can say so; open forks stay. Returns
+        how many turns were deleted."""
+
+
 @dataclass(frozen=True)
 class Store:
     claims: Claims
@@ -220,5 +242,6 @@ class Store:
     files: Files
     feedback: Feedback
     channel_settings: ChannelSettingsStore
+    erasure: Erasure
     clock: Clock
     check: Callable[[str], None]  # writes a health row for this process; raises when the store can't be written

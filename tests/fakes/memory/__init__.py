@@ -8,6 +8,7 @@ from __future__ import annotations
 from bot.services.ports import Clock, Store
 
 from .channel_settings import MemoryChannelSettings
+from .erasure import MemoryErasure
 from .files import MemoryFeedback, MemoryFiles
 from .inbox import MemoryClaims, MemoryInbox
 from .merges import MemoryMerges
@@ -22,6 +23,7 @@ from .views import MemoryViews
 def memory_store(clock: Clock) -> Store:
     memory = Memory(clock)
     return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=MemorySessions(memory),
-                 turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), reviews=MemoryReviews(memory), upkeep=MemoryUpkeep(memory),
-                 views=MemoryViews(memory), files=MemoryFiles(memory), feedback=MemoryFeedback(memory), channel_settings=MemoryChannelSettings(memory),
-                 clock=clock, check=lambda process: None)
+                 turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), reviews=MemoryReviews(memory),
+                 upkeep=MemoryUpkeep(memory), views=MemoryViews(memory), files=MemoryFiles(memory),
+                 feedback=MemoryFeedback(memory), channel_settings=MemoryChannelSettings(memory),
+                 erasure=MemoryErasure(memory), clock=clock, check=lambda process: None)

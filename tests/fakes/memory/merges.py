@@ -25,7 +25,8 @@ class MemoryMerges:
                           merge_owner=None)
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, idle_before, draft_text=None)
+        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, idle_before, draft_text=None,
+                          closed_at=self.m.clock())
 
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
         with self.m.lock:
@@ -34,6 +35,7 @@ class MemoryMerges:
                 raise RuntimeError(f"fork {fork.id} left the merging state")
             row.status, row.summary, row.summary_tokens = ForkStatus.MERGED, summary, usage.output_tokens
             row.draft_text = None  # a review ends with the merge
+            row.closed_at = self.m.clock()
             return self.m.append(fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE, usage=usage,
                                  source_fork_id=fork.id)
 

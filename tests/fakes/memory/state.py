@@ -54,6 +54,8 @@ class SessionRow:
     budget_extra: int = 0
     next_seq: int = 0
     next_fork_number: int = 0
+    pruned_before_seq: int = 0
+    closed_at: datetime | None = None
     lease_owner: str | None = None
     lease_until: datetime | None = None
 
@@ -70,7 +72,7 @@ class SessionRow:
                     parent_number=self.parent_number, parent_root_ts=self.parent_root_ts,
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
                     draft_number=self.draft_number, summary_edited_by=self.summary_edited_by,
-                    instructions=self.instructions)
+                    instructions=self.instructions, pruned_before_seq=self.pruned_before_seq)
 
     def draft(self) -> Draft | None:
         if self.draft_text is None:
@@ -79,7 +81,8 @@ class SessionRow:
                      Usage(self.draft_usage.input_tokens, self.draft_usage.output_tokens))
 
     def session(self) -> Session:
-        return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None)
+        return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None,
+                       self.pruned_before_seq)
 
 
 @dataclass

@@ -1,0 +1,113 @@
+"""Real deletes (never flags): a channel's or a workspace's conversations, and the retention policy.
+
+Each call is one write transaction that deletes what points at a row before the row: files' links,
+then turns, then the message index, then sessions. Other processes cannot go on serving what was
+deleted: session ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), a deleted
+session reads as empty, and a session that lost turns has its version bumped, which starts every
+process's cache of its history afresh (bot/store/history.py, bot/domain/memo.py).
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import NamedTuple
+
+from sqlalchemy import delete, func, select, update
+
+from ..domain.model import Channel, ForkStatus
+from .database import Database
+from .rows import in_channel, insert_parent, parent_key
+from .tables import attachments, channel_settings, feedback, messages, sessions, turns
+
+CLOSED = (ForkStatus.MERGED.value, ForkStatus.ABANDONED.value)
+BATCH = 500  # sessions per prune call: a large backlog is worked off over several sweeps
+
+
+class SqlErasure:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def forget_channel(self, channel: Channel) -> int:
+        with self.db.writing() as conn:
+            _lock(conn, in_channel(channel))
+            numbering = conn.scalar(select(sessions.c.next_fork_number)
+                                    .where(sessions.c.parent_key == parent_key(channel)))
+            deleted = delete_sessions(conn, select(sessions.c.id).where(in_channel(channel)).scalar_subquery())
+            conn.execute(delete(feedback).where(feedback.c.team_id == channel.team_id,
+                                                feedback.c.channel_id == channel.id))
+            if numbering:  # a fresh parent that only carries the fork numbering on
+                insert_parent(conn, channel, self.db.now(), next_fork_number=numbering)
+            return deleted.sessions
+
+    def forget_team(self, team_id: str) -> int:
+        with self.db.writing() as conn:
+            _lock(conn, sessions.c.team_id == team_id)
+            deleted = delete_sessions(conn, select(sessions.c.id).where(sessions.c.team_id == team_id)
+                                      .scalar_subquery())
+            conn.execute(delete(feedback).where(feedback.c.team_id == team_id))
+            conn.execute(delete(channel_settings).where(channel_settings.c.team_id == team_id))
+            return deleted.sessions
+
+    def prune(self, before: datetime) -> int:
+        with self.db.writing() as conn:
+            removed = delete_sessions(conn, _closed_forks(conn, before)).turns
+            cuts = conn.execute(select(turns.c.session_id, func.max(turns.c.seq))
+                                .where(turns.c.created_at < before)
+                                .group_by(turns.c.session_id).order_by(turns.c.session_id)  # replicas lock alike
+                                .limit(BATCH)).all()
+            for session_id, cut in cuts:
+                removed += _remove_prefix(conn, session_id, cut)
+            return removed
+
+
+class Deleted(NamedTuple):
+    sessions: int
+    turns: int
+
+
+def delete_sessions(conn, ids) -> Deleted:
+    """Delete the sessions `ids` (a list, or a subquery of sessions' ids) and everything that hangs off
+    them."""
+    if isinstance(ids, list) and not ids:
+        return Deleted(0, 0)
+    conn.execute(delete(attachments).where(attachments.c.turn_id.in_(
+        select(turns.c.id).where(turns.c.session_id.in_(ids)))))
+    # a summary left in a parent that stays no longer names its deleted fork
+    conn.execute(update(turns).where(turns.c.source_fork_id.in_(ids)).values(source_fork_id=None))
+    removed = conn.execute(delete(turns).where(turns.c.session_id.in_(ids))).rowcount
+    conn.execute(delete(messages).where(messages.c.session_id.in_(ids)))
+    return Deleted(conn.execute(delete(sessions).where(sessions.c.id.in_(ids))).rowcount, removed)
+
+
+def _lock(conn, condition) -> None:
+    """Lock the sessions first (PostgreSQL; SQLite has one writer anyway): a turn submitted meanwhile
+    waits, then finds its session gone, instead of making the delete fail on its foreign key."""
+    conn.execute(select(sessions.c.id).where(condition).with_for_update()).all()
+
+
+def _closed_forks(conn, before: datetime) -> list[int]:
+    """Forks merged or abandoned before then, and last active before then, except those a fork that
+    stays still reads (a child inherits its parent fork's turns)."""
+    doomed = set(conn.scalars(
+        select(sessions.c.id)
+        .where(sessions.c.kind == "fork", sessions.c.status.in_(CLOSED), sessions.c.last_activity_at < before,
+               func.coalesce(sessions.c.closed_at, sessions.c.last_activity_at) < before)
+        .order_by(sessions.c.id).limit(BATCH).with_for_update()))
+    if not doomed:
+        return []
+    children = conn.execute(select(sessions.c.id, sessions.c.parent_id)
+                            .where(sessions.c.parent_id.in_(list(doomed)))).all()
+    while True:
+        read_by_survivors = {parent for child, parent in children if child not in doomed} & doomed
+        if not read_by_survivors:
+            return sorted(doomed)
+        doomed -= read_by_survivors
+
+
+def _remove_prefix(conn, session_id: int, cut: int) -> int:
+    """Delete the session's turns up to seq `cut`, and record it; returns how many were deleted."""
+    prefix = select(turns.c.id).where(turns.c.session_id == session_id, turns.c.seq <= cut)
+    conn.execute(delete(attachments).where(attachments.c.turn_id.in_(prefix)))
+    removed = conn.execute(delete(turns).where(turns.c.session_id == session_id, turns.c.seq <= cut)).rowcount
+    conn.execute(update(sessions).where(sessions.c.id == session_id)
+                 .values(pruned_before_seq=cut + 1, version=sessions.c.version + 1))
+    return removed
