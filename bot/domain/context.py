@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from .memo import IdentityMemo
 from .model import Attachment, FileKind, Fork, Mode, Role, Turn, TurnStatus
+from .settings import system_prompt
 
 SYSTEM_PROMPT = (
     "You are Threadfork, Claude working with a team inside Slack. The channel's top level is the "
@@ -73,6 +74,13 @@ class Block:
 class ModelInput:
     system: str
     blocks: tuple[Block, ...]
+    model: str | None = None  # the channel's choice; None: the configured model
+    tools: tuple[str, ...] | None = None  # the channel's server tools; None: the configured ones
+
+    def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None) -> ModelInput:
+        """This input as a channel's settings make it: its instructions after Threadfork's own text, its
+        model and tools."""
+        return replace(self, system=system_prompt(SYSTEM_PROMPT, instructions), model=model, tools=tools)
 
     @property
     def breakpoints(self) -> int:
@@ -218,7 +226,7 @@ def asking(base: ModelInput) -> ModelInput:
 def with_request(base: ModelInput, text: str) -> ModelInput:
     """One more user block after a session's history (merge and compaction prompts)."""
     blocks = [_plain(b) if i == len(base.blocks) - 1 else b for i, b in enumerate(base.blocks)]
-    return _finish(blocks + [Block("user", text)])
+    return replace(base, blocks=_finish(blocks + [Block("user", text)]).blocks)
 
 
 COMPACTION_PROMPT = (

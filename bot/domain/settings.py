@@ -76,10 +76,10 @@ def system_prompt(base: str, instructions: str | None) -> str:
 
 
 def parse_budget(value: str) -> int:
-    """A fork token budget as typed: a positive whole number (`200000`, `200,000`, `200k`), or empty/`none`
-    for no budget (0)."""
+    """A fork token budget as typed: a positive whole number (`200000`, `200,000`, `200k`), or empty (or
+    `none`) for no budget, returned as 0."""
     cleaned = value.strip().lower().replace(",", "").replace("_", "").replace(" ", "")
-    if cleaned in ("", "none", "0", "off"):
+    if cleaned in ("", "none", "off"):
         return 0
     scale = 1_000 if cleaned.endswith("k") else 1_000_000 if cleaned.endswith("m") else 1
     number = cleaned[:-1] if scale > 1 else cleaned
@@ -115,3 +115,65 @@ def _duration(seconds: float) -> str:
         if seconds >= size and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"
     return f"{int(seconds)}s"
+
+
+FormValue = str | list[str] | None  # what one input of the settings modal holds
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the settings modal offers: the models (THREADFORK_MODELS) and the server tools."""
+
+    models: tuple[str, ...]
+    tools: tuple[str, ...]
+
+
+def read_form(values: dict[str, FormValue], current: ChannelSettings,
+              choices: Choices) -> tuple[ChannelSettings, dict[str, str]]:
+    """The effective settings a submitted modal asks for (inputs it lacks keep `current`), and what it
+    got wrong, keyed by block_id — Slack shows each under its input, and nothing is saved."""
+    errors: dict[str, str] = {}
+    chosen: dict = {}
+
+    def take(name: str, parse) -> None:
+        if name not in values:
+            return
+        try:
+            chosen[name] = parse(values[name])
+        except ValueError as error:
+            errors[name] = str(error)
+
+    take("instructions", lambda v: clean_instructions(_text(v)))
+    take("model", lambda v: _one_of(_text(v), choices.models, "model"))
+    take("fork_token_budget", lambda v: parse_budget(_text(v)))
+    take("merge_policy", lambda v: _one_of(_text(v), ("anyone", "owner"), "merge policy"))
+    take("enabled", lambda v: _switch(_text(v)))
+    take("idle_reminder", lambda v: parse_positive_duration(_text(v), "idle reminder"))
+    take("expiry", lambda v: parse_positive_duration(_text(v), "expiry"))
+    take("tools", lambda v: _tools(v, choices.tools))
+    take("merge_review", lambda v: _switch(_text(v)))
+    asked = replace(current, **chosen)
+    if not errors and asked.idle_reminder >= asked.expiry:
+        errors["idle_reminder"] = "The reminder must come before the expiry, or it would never be sent."
+    return asked, errors
+
+
+def _text(value: FormValue) -> str:
+    if isinstance(value, list):
+        raise ValueError("Choose one.")
+    return value or ""
+
+
+def _one_of(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"Unknown {what} “{text.topic(value, 60)}”: choose one of {', '.join(allowed)}.")
+    return value
+
+
+def _switch(value: str) -> bool:
+    return _one_of(value, ("on", "off"), "choice") == "on"
+
+
+def _tools(value: FormValue, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    names = value if isinstance(value, list) else [n for n in (value or "").split(",") if n.strip()]
+    return tuple(_one_of(n.strip(), allowed, "tool") for n in names)

@@ -33,7 +33,7 @@ class Claude:
                  timeout: float = 600.0, max_retries: int = 2, tools: tuple[str, ...] = (), tool_max_uses: int = 5):
         self.model = model
         self.max_tokens = max_tokens
-        self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses))
+        self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses)
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries)
 

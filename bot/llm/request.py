@@ -22,9 +22,14 @@ def server_tools(names: tuple[str, ...], max_uses: int) -> list[dict]:
     return [{"type": SERVER_TOOLS[name], "name": name, "max_uses": max_uses} for name in names]
 
 
-def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: list[dict] | None = None) -> dict:
+def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: list[dict] | None = None,
+                  tool_max_uses: int = 5) -> dict:
+    """The request as a dict (the reference RequestEncoder's bytes are checked against); a channel's
+    own model and tools in `model_input` win over the configured ones."""
+    if model_input.tools is not None:
+        tools = server_tools(model_input.tools, tool_max_uses)
     request = {
-        "model": model,
+        "model": model_input.model or model,
         "max_tokens": max_tokens,
         "system": _system(model_input),
         "messages": model_input.messages(),
@@ -58,10 +63,12 @@ class RequestEncoder:
     inherited fork's first request reuses its parent's encoding.
     """
 
-    def __init__(self, model: str, max_tokens: int, tools: list[dict] | None = None, budget: int = 64 << 20):
+    def __init__(self, model: str, max_tokens: int, tools: list[dict] | None = None, budget: int = 64 << 20,
+                 tool_max_uses: int = 5):
         self.model = model
         self.max_tokens = max_tokens
         self.tools = tools or None  # no `tools` key at all without tools
+        self.tool_max_uses = tool_max_uses  # for a channel's own choice of tools
         self.budget = budget
         self._kept: OrderedDict[int, list[_Encoded]] = OrderedDict()  # id(first block) → newest first
         self._size = 0
@@ -82,8 +89,9 @@ class RequestEncoder:
             # everything but the last message, which may still grow or lose its breakpoint
             kept_blocks, kept_bytes = ends[-2]
             self._keep(_Encoded(blocks[:kept_blocks], history[:kept_bytes], tuple(ends[:-1])))
-        head = orjson.dumps({"model": self.model, "max_tokens": self.max_tokens, "stream": True,
-                             "system": _system(model_input), **({"tools": self.tools} if self.tools else {})})
+        tools = self.tools if model_input.tools is None else server_tools(model_input.tools, self.tool_max_uses)
+        head = orjson.dumps({"model": model_input.model or self.model, "max_tokens": self.max_tokens, "stream": True,
+                             "system": _system(model_input), **({"tools": tools} if tools else {})})
         return b"".join((head[:-1], b',"messages":[', history, b"]}"))
 
     def _reusable(self, blocks: tuple[Block, ...]) -> _Encoded:

@@ -4,32 +4,34 @@ from __future__ import annotations
 
 from ..domain.errors import NotAllowed
 from ..domain.model import Channel, Fork
-from .policy import Policy
+from .policy import Policies
 from .ports import Audience, Chat, Store
 
 
 class Budgets:
-    def __init__(self, store: Store, chat: Chat, policy: Policy):
+    def __init__(self, store: Store, chat: Chat, policies: Policies):
         self.store = store
         self.chat = chat
-        self.policy = policy
+        self.policies = policies
 
     def exhausted(self, fork: Fork) -> bool:
-        if not self.policy.fork_token_budget:
+        budget = self.policies.of(fork.channel).fork_token_budget
+        if not budget:
             return False
-        burned, limit = self.standing(fork)
+        burned, limit = self.standing(fork, budget)
         return burned >= limit
 
-    def standing(self, fork: Fork) -> tuple[int, int]:
+    def standing(self, fork: Fork, budget: int) -> tuple[int, int]:
         """Tokens the fork has burned, and its budget as raised by Continue so far."""
-        limit = self.policy.fork_token_budget + self.store.sessions.budget_extra(fork.id)
+        limit = budget + self.store.sessions.budget_extra(fork.id)
         return self.store.views.stats(fork.id).burned.total, limit
 
     def notify_if_reached(self, fork: Fork) -> None:
         """After an answer: one notice (with Merge, Abandon, Continue) per budget reached."""
-        if not self.policy.fork_token_budget:
+        budget = self.policies.of(fork.channel).fork_token_budget
+        if not budget:
             return
-        burned, limit = self.standing(fork)
+        burned, limit = self.standing(fork, budget)
         if burned >= limit and self.store.claims.mark(f"budget:{fork.id}:{limit}"):
             self.chat.budget_reached(fork, burned, limit)
 
@@ -37,15 +39,16 @@ class Budgets:
         """The Continue button."""
         fork = self.store.sessions.fork(fork_id)
         audience = Audience(channel.team_id, channel.id, user_id)
-        if fork is None or fork.channel != channel or not self.policy.fork_token_budget:
+        policy = self.policies.of(channel)
+        if fork is None or fork.channel != channel or not policy.fork_token_budget:
             self.chat.tell(audience, "That fork no longer has a budget to raise.")
             return
         try:
-            self.policy.check(fork, user_id, "raise the budget of")
+            policy.check(fork, user_id, "raise the budget of")
         except NotAllowed as refusal:
             self.chat.tell(audience, str(refusal))
             return
-        self.store.sessions.raise_budget(fork.id, self.policy.fork_token_budget)
-        _, limit = self.standing(fork)
+        self.store.sessions.raise_budget(fork.id, policy.fork_token_budget)
+        _, limit = self.standing(fork, policy.fork_token_budget)
         self.chat.note_in_thread(fork, f"<@{user_id}> raised this fork's token budget to {limit:,}. Carry on — "
                                        "react 🔁 to a message I didn't answer to get its answer now.")

@@ -20,7 +20,7 @@ from .gestures import Gestures
 from .intake import Intake
 from .lifecycle import Lifecycle
 from .liveness import Liveness
-from .policy import Policy
+from .policy import Policies, Policy
 from .ports import Chat, Model, Store
 from .routing import Router
 
@@ -31,14 +31,16 @@ class Services:
         self.chat = chat
         self.bot_user_id = bot_user_id
         self.policy = policy
+        self.policies = Policies(policy, store)  # each channel's, with its own settings over `policy`
         self.liveness = Liveness(store, policy.lease)
         self.intake = Intake(store, self.liveness)
         self.compactor = Compactor(store, model, policy)
-        self.budgets = Budgets(store, chat, policy)
+        self.budgets = Budgets(store, chat, self.policies)
         self.conversation = Conversation(store, chat, model, self.liveness, on_answered=self._after_answer)
-        self.forks = Forks(store, chat, model, self.conversation, policy, self.liveness)
+        self.forks = Forks(store, chat, model, self.conversation, self.policies, self.liveness)
         self.reviews = self.forks.reviews
-        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake, policy)
+        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
+                                   self.policies)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
         self.adoption = Adoption(store, chat, self.liveness, bot_user_id)
         self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,

@@ -25,7 +25,7 @@ from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, 
 from .conversation import Conversation, Speaker
 from .model_inputs import fork_model_input
 from .liveness import Liveness
-from .policy import Policy
+from .policy import Policies
 from .ports import MAX_ATTEMPTS, Chat, Model, Store
 from .reviews import Reviews
 
@@ -33,15 +33,16 @@ log = logging.getLogger(__name__)
 
 
 class Forks:
-    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation, policy: Policy,
+    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation, policies: Policies,
                  liveness: Liveness):
         self.liveness = liveness
         self.store = store
         self.chat = chat
         self.model = model
         self.conversation = conversation
-        self.policy = policy
-        self.reviews = Reviews(store, chat, policy, liveness, self)
+        self.policy = policies.base  # what no channel setting changes (depth)
+        self.policies = policies
+        self.reviews = Reviews(store, chat, policies, liveness, self)
 
     def open(self, channel: Channel, speaker: Speaker, text: str,
              origin_ts: str | None = None, parent: Fork | None = None) -> Fork | str:
@@ -106,10 +107,11 @@ class Forks:
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
         """Merge now, or with review on, draft the summary for people to approve (reviews.py); an
         idle fork's expiry never waits for a review."""
-        self.policy.check(fork, user_id, "merge")
+        policy = self.policies.of(fork.channel)
+        policy.check(fork, user_id, "merge")
         ensure_mergeable(fork)
         self.no_open_children(fork, "merge")
-        if user_id != EXPIRY_ACTOR and self.policy.reviewed(fork):
+        if user_id != EXPIRY_ACTOR and policy.reviewed(fork):
             return self.reviews.draft(fork, user_id, guidance)
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
             if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
@@ -150,7 +152,7 @@ class Forks:
             self._safely(self.chat.refresh_fork_root, reopened)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
-        self.policy.check(fork, user_id, "abandon")
+        self.policies.of(fork.channel).check(fork, user_id, "abandon")
         if fork.status is ForkStatus.OPEN:
             self.no_open_children(fork, "abandon")
         if fork.status is not ForkStatus.OPEN or not self.store.merges.abandon(fork.id, idle_before):

@@ -21,7 +21,7 @@ from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
 from .intake import Intake
-from .policy import Policy
+from .policy import Policies
 from .ports import Chat, Place, Store
 
 log = logging.getLogger(__name__)
@@ -31,14 +31,15 @@ INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted
 
 class Lifecycle:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
-                 intake: Intake, policy: Policy):
+                 intake: Intake, policies: Policies):
         self.store = store
         self.intake = intake
         self.chat = chat
         self.conversation = conversation
         self.forks = forks
         self.compactor = compactor
-        self.policy = policy
+        self.policy = policies.base
+        self.policies = policies  # a channel's own idle reminder and expiry
 
     def sweep(self) -> None:
         for step in (self.intake.replay_due, self.recover_merges, self.recover_replies, self.remind_idle_forks,
@@ -72,18 +73,23 @@ class Lifecycle:
             self.conversation.drain(session_id)
 
     def remind_idle_forks(self) -> None:
-        idle_before = self.store.clock() - timedelta(seconds=self.policy.idle_reminder)
-        expire_before = self.store.clock() - timedelta(seconds=self.policy.expiry)
-        for fork in self.store.upkeep.idle_forks(idle_before, unreminded=True):
-            if fork.last_activity_at <= expire_before:
-                continue  # expiring now; a reminder would come too late
+        now = self.store.clock()
+        for fork in self.store.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[0]), unreminded=True):
+            policy = self.policies.of(fork.channel)
+            idle_before = now - timedelta(seconds=policy.idle_reminder)
+            if fork.last_activity_at > idle_before or fork.last_activity_at <= now - timedelta(seconds=policy.expiry):
+                continue  # not idle long enough here, or expiring now (a reminder would come too late)
             if self.store.upkeep.claim_reminder(fork.id, idle_before):
-                self.chat.remind(fork, self.policy.expiry_policy, self.policy.expiry)
+                self.chat.remind(fork, policy.expiry_policy, policy.expiry)
 
     def expire_idle_forks(self) -> None:
-        idle_before = self.store.clock() - timedelta(seconds=self.policy.expiry)
+        now = self.store.clock()
         # deepest first: a fork's children must close before it can
-        for fork in sorted(self.store.upkeep.idle_forks(idle_before), key=lambda f: -f.depth):
+        idle = self.store.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[1]))
+        for fork in sorted(idle, key=lambda f: -f.depth):
+            idle_before = now - timedelta(seconds=self.policies.of(fork.channel).expiry)
+            if fork.last_activity_at > idle_before:
+                continue  # this channel gives its forks longer
             try:
                 if self.policy.expiry_policy == "abandon":
                     self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)

@@ -10,12 +10,20 @@ def model_input(store: Store, session: Session, history: list[Turn] | None = Non
     """The input that asks for the session's next answer. `history`: the session's own turns, when
     the caller has just read them."""
     if session.fork is None:
-        return asking(parent_input(store.turns.turns(session.id) if history is None else history, session.pruned))
+        chosen = store.channel_settings.of(session.channel)
+        base = parent_input(store.turns.turns(session.id) if history is None else history, session.pruned)
+        return asking(base.configured(chosen.instructions, chosen.model, chosen.tools))
     return asking(fork_model_input(store, session.fork, history))
 
 
 def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None) -> ModelInput:
-    """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point."""
+    """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
+    A fork keeps the instructions of its fork point (a snapshot); its channel's model and tools apply."""
+    chosen = store.channel_settings.of(fork.channel)
+    return _fork_input(store, fork, history).configured(fork.instructions, chosen.model, chosen.tools)
+
+
+def _fork_input(store: Store, fork: Fork, history: list[Turn] | None) -> ModelInput:
     ancestors: list[tuple[Fork, list[Turn]]] = []
     inherited: list[Turn] = []
     channel_pruned = False

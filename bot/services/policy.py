@@ -2,11 +2,13 @@
 (Settings and the README state the same)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..domain.errors import NotAllowed
 from ..domain.merge import EXPIRY_ACTOR
-from ..domain.model import Fork
+from ..domain.model import Channel, Fork
+from ..domain.settings import ChannelSettings
+from .ports import Store
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,37 @@ class Policy:
         seam for the setting; an idle fork's expiry merges without review)."""
         return self.merge_review
 
+    def for_channel(self, chosen: ChannelSettings) -> Policy:
+        """This policy with what a channel's admins chose over it (a budget of 0: none there)."""
+        budget = self.fork_token_budget if chosen.fork_token_budget is None else (chosen.fork_token_budget or None)
+        return replace(self, fork_token_budget=budget, merge_policy=_chosen(chosen.merge_policy, self.merge_policy),
+                       idle_reminder=_chosen(chosen.idle_reminder, self.idle_reminder),
+                       expiry=_chosen(chosen.expiry, self.expiry), merge_review=_chosen(chosen.merge_review,
+                                                                                         self.merge_review))
+
     def check(self, fork: Fork, user_id: str, verb: str) -> None:
         """Under the `owner` policy only the fork's owner (or the expiry) may close it or raise its budget."""
         if self.merge_policy == "owner" and user_id not in (fork.owner_id, EXPIRY_ACTOR):
             raise NotAllowed(f"Only <@{fork.owner_id}>, who opened fork {fork.label}, may {verb} it here.")
+
+
+class Policies:
+    """Each channel's policy: the environment's (`base`), with what the channel's admins chose over it.
+    Read at each use, so a save takes effect at the channel's next turn on every replica."""
+
+    def __init__(self, base: Policy, store: Store):
+        self.base = base
+        self.store = store
+
+    def of(self, channel: Channel) -> Policy:
+        return self.base.for_channel(self.store.channel_settings.of(channel))
+
+    def shortest(self) -> tuple[float, float]:
+        """The shortest idle reminder and expiry in force anywhere: how far back the sweep looks."""
+        idle, expiry = self.store.channel_settings.shortest()
+        return min(self.base.idle_reminder, idle or self.base.idle_reminder), min(self.base.expiry,
+                                                                                   expiry or self.base.expiry)
+
+
+def _chosen(value, default):
+    return default if value is None else value

@@ -18,7 +18,7 @@ from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkErr
 from ..domain.merge import closed_reason, ensure_mergeable
 from ..domain.model import Channel, Draft, Fork, ForkStatus, Role, Usage
 from .liveness import Liveness
-from .policy import Policy
+from .policy import Policies
 from .ports import Audience, Chat, Store
 from .refusals import refuse
 
@@ -29,10 +29,10 @@ log = logging.getLogger(__name__)
 
 
 class Reviews:
-    def __init__(self, store: Store, chat: Chat, policy: Policy, liveness: Liveness, forks: Forks):
+    def __init__(self, store: Store, chat: Chat, policies: Policies, liveness: Liveness, forks: Forks):
         self.store = store
         self.chat = chat
-        self.policy = policy
+        self.policies = policies
         self.liveness = liveness
         self.forks = forks  # writes the summary and completes the merge, as for any merge
 
@@ -67,7 +67,7 @@ class Reviews:
     def approve(self, fork_id: int, number: int, user_id: str, channel: Channel, edited: str | None = None) -> Fork:
         """Merge as is (`edited` None) or with a person's edit of draft `number`."""
         fork = self.fork_under_review(fork_id, number, channel)
-        self.policy.check(fork, user_id, "merge")
+        self.policies.of(fork.channel).check(fork, user_id, "merge")
         self.forks.no_open_children(fork, "merge")
         if edited is None and self.stale(fork, fork.draft):
             raise ReviewMoved(f"Draft {number} of fork {fork.label} is stale: the thread went on after it was "
@@ -85,12 +85,12 @@ class Reviews:
 
     def redraft(self, fork_id: int, number: int, user_id: str, channel: Channel, guidance: str) -> Fork:
         fork = self.fork_under_review(fork_id, number, channel)
-        self.policy.check(fork, user_id, "merge")
+        self.policies.of(fork.channel).check(fork, user_id, "merge")
         return self.draft(fork, user_id, guidance, replacing=number)
 
     def cancel(self, fork_id: int, number: int, user_id: str, channel: Channel) -> None:
         fork = self.fork_under_review(fork_id, number, channel)
-        self.policy.check(fork, user_id, "cancel the review of")
+        self.policies.of(fork.channel).check(fork, user_id, "cancel the review of")
         if not self.store.reviews.drop_draft(fork.id, number):
             raise ReviewMoved(f"Draft {number} of fork {fork.label} is no longer waiting for review.")
         self.close(fork.draft, fork, f"Cancelled by <@{user_id}> — nothing was merged; the fork stays open.")
@@ -106,7 +106,7 @@ class Reviews:
                 self.cancel(fork_id, number, user_id, channel)
             else:
                 fork = self.fork_under_review(fork_id, number, channel)
-                self.policy.check(fork, user_id, "merge")
+                self.policies.of(fork.channel).check(fork, user_id, "merge")
                 opener = self.chat.open_draft_editor if verb == "edit" else self.chat.ask_redraft_guidance
                 opener(channel.team_id, trigger_id or "", fork, fork.draft)
         except ThreadforkError as error:
@@ -133,7 +133,7 @@ class Reviews:
             return "The summary can't be empty — close this and press Cancel on the draft instead."
         try:
             fork = self.fork_under_review(fork_id, number, channel)
-            self.policy.check(fork, user_id, "merge")
+            self.policies.of(fork.channel).check(fork, user_id, "merge")
             self.forks.no_open_children(fork, "merge")
         except ThreadforkError as error:
             return str(error)

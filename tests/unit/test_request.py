@@ -76,3 +76,21 @@ def test_any_sequence_of_requests_encodes_exactly_what_a_fresh_encoding_gives(re
         blocks = [pool[i] for i in picks] + [block("user", tail, mark_last)]
         model_input = ModelInput("sys", tuple(blocks))
         assert wire(encoder, model_input) == build_request(MODEL, MAX, model_input)
+
+
+def test_a_channels_model_tools_and_instructions_reach_the_wire_exactly_as_the_reference_builds_them():
+    from bot.domain.context import SYSTEM_PROMPT, Block
+
+    base = ModelInput(SYSTEM_PROMPT, (Block("user", "hello", breakpoint=True),))
+    chosen = base.configured("Answer in French.", "claude-haiku-5-5", ("web_search",))
+    encoder = RequestEncoder(MODEL, MAX, [{"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 5}])
+    body = wire(encoder, chosen)
+    assert body == build_request(MODEL, MAX, chosen)
+    assert body["model"] == "claude-haiku-5-5"
+    assert body["tools"] == [{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}]
+    assert body["system"][0]["text"].startswith(SYSTEM_PROMPT) and body["system"][0]["text"].endswith(
+        "\nAnswer in French.")
+    none = wire(encoder, base.configured(None, None, ()))
+    assert "tools" not in none and none["model"] == MODEL and none["system"][0]["text"] == SYSTEM_PROMPT
+    default = wire(encoder, base)
+    assert default["tools"][0]["name"] == "web_fetch"
