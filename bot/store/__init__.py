@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..services.ports import Clock, Store
 from .claims import SqlClaims
 from .database import Database, utcnow
+from .departures import SqlDepartures
 from .engine import make_engine
 from .feedback import SqlFeedback
 from .files import SqlFiles
@@ -23,7 +24,7 @@ def sql_store(db: Database) -> Store:
     """The store ports over one database."""
     return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db),
                  merges=SqlMerges(db), upkeep=SqlUpkeep(db), views=SqlViews(db), files=SqlFiles(db),
-                 feedback=SqlFeedback(db), clock=db.clock, check=db.check)
+                 feedback=SqlFeedback(db), departures=SqlDepartures(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

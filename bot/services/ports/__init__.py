@@ -10,13 +10,14 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
-- `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person.
+- `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
+- `Departures`: workspaces that uninstalled the app, until their conversations are deleted.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
 """
 from .outside import Chat, Model, ReplyEvents, ReplyWriter
-from .store import Claims, Feedback, Files, Inbox, Merges, Sessions, Store, TurnQueue, Upkeep, Views
+from .store import Claims, Departures, Feedback, Files, Inbox, Merges, Sessions, Store, TurnQueue, Upkeep, Views
 from .values import (
     MAX_ATTEMPTS,
     Adopted,
@@ -33,6 +34,6 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Feedback", "Files",
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Departures", "Feedback", "Files",
            "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "ReplyWriter", "Sessions", "SharedFile",
            "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]

@@ -177,6 +177,19 @@ class Feedback(Protocol):
         """A 👍 ("good") or 👎 ("bad") on an answer or summary; False when this person already pressed one."""
 
 
+class Departures(Protocol):
+    """Workspaces that uninstalled the app (or revoked its bot token), and since when."""
+
+    def depart(self, team_id: str) -> None:
+        """The workspace left; a second departure keeps the first one's time."""
+    def returned(self, team_id: str) -> None:
+        """It installed the app again: its departure is forgotten, its conversations stay."""
+    def departed_before(self, when: datetime) -> list[str]:
+        """Workspaces that left before `when` (and did not return): their conversations are due for deletion."""
+    def settled(self, team_id: str) -> None:
+        """Its conversations were deleted: nothing is left to do for that departure."""
+
+
 @dataclass(frozen=True)
 class Store:
     claims: Claims
@@ -188,5 +201,6 @@ class Store:
     views: Views
     files: Files
     feedback: Feedback
+    departures: Departures
     clock: Clock
     check: Callable[[str], None]  # writes a health row for this process; raises when the store can't be written

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.services.ports import Clock, Store
 
+from .departures import MemoryDepartures
 from .files import MemoryFeedback, MemoryFiles
 from .inbox import MemoryClaims, MemoryInbox
 from .merges import MemoryMerges
@@ -22,4 +23,5 @@ def memory_store(clock: Clock) -> Store:
     return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=MemorySessions(memory),
                  turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), upkeep=MemoryUpkeep(memory),
                  views=MemoryViews(memory), files=MemoryFiles(memory), feedback=MemoryFeedback(memory),
+                 departures=MemoryDepartures(memory),
                  clock=clock, check=lambda process: None)
