@@ -6,7 +6,8 @@ number of replicas can sweep the same database and nothing happens twice:
 - answers cut off by a crash leave the context and the waiting turns are answered again;
 - an idle fork gets one reminder, and after the expiry it is merged or abandoned;
 - parents and forks over their token budget are compacted (see compaction.py);
-- deliveries whose process died are replayed, and day-old claims and deliveries pruned (intake.py).
+- deliveries whose process died are replayed, and day-old claims and deliveries pruned (intake.py);
+- the conversations of workspaces that uninstalled the app are deleted after the retention (workspaces.py).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from .forks import Forks
 from .intake import Intake
 from .policy import Policy
 from .ports import Chat, Place, Store
+from .workspaces import Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +31,9 @@ INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted
 
 class Lifecycle:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
-                 intake: Intake, policy: Policy):
+                 intake: Intake, policy: Policy, workspaces: Workspaces):
         self.store = store
+        self.workspaces = workspaces
         self.intake = intake
         self.chat = chat
         self.conversation = conversation
@@ -40,7 +43,8 @@ class Lifecycle:
 
     def sweep(self) -> None:
         for step in (self.intake.replay_due, self.recover_merges, self.recover_replies, self.remind_idle_forks,
-                     self.expire_idle_forks, self.compactor.sweep, self.intake.prune):
+                     self.expire_idle_forks, self.compactor.sweep, self.intake.prune,
+                     self.workspaces.forget_departed):
             try:
                 step()
             except Exception:

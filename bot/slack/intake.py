@@ -80,7 +80,7 @@ class Door:
     def __call__(self, req: BoltRequest, resp: BoltResponse, next) -> BoltResponse:
         if req.context.get("delivery"):
             return next()  # a replay out of the inbox
-        key = delivery_key(req.body, self.services.bot_user_id)
+        key = delivery_key(req.body, self.services.bot_user_id(req.context.team_id or ""))
         if key is None:
             return next()
         try:

@@ -23,6 +23,7 @@ from .values import (
     Adopted,
     Audience,
     Batch,
+    BotUsers,
     Clock,
     Completion,
     Kept,
@@ -34,6 +35,6 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "Chat", "Claims", "Clock", "Completion", "Departures", "Feedback", "Files",
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "BotUsers", "Chat", "Claims", "Clock", "Completion", "Departures", "Feedback", "Files",
            "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "ReplyWriter", "Sessions", "SharedFile",
            "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]
