@@ -6,11 +6,14 @@ exactly the production object graph, talking to whatever SLACK_API_URL and ANTHR
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 from slack_bolt import App
+from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
 
 from .config import Settings
 from .drain import DrainableExecutor
@@ -54,7 +57,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         clients = Installed(installs.installation_store(settings, db.engine), settings.slack_api_url)
     else:
         client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
-        identity = _who_am_i(client)
+        who = _who_am_i(client)
+        identity = who.get("user_id")
         clients = OneWorkspace(client, identity)
     claude = Claude(
         api_key=settings.anthropic_api_key.get_secret_value(),
@@ -87,21 +91,32 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         app = _installable_app(settings, client, clients, db, services, executor)
         log.info("Threadfork ready to be installed (model %s)", settings.threadfork_model)
     else:
-        app = App(client=client, request_verification_enabled=False, token_verification_enabled=False,
-                  listener_executor=executor)
+        app = _one_workspace_app(client, who, executor)
         log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
     register(app, services)
     return Wiring(settings, app, services, store, db, executor)
 
 
-def _who_am_i(client: WebClient) -> str | None:
-    """The bot's user id in its one workspace (auth.test); a token Slack refuses stops start-up."""
+def _who_am_i(client: WebClient) -> SlackResponse:
+    """auth.test of the one bot token (the bot's user id…); a token Slack refuses stops start-up."""
     try:
-        return client.auth_test().get("user_id")
+        return client.auth_test()
     except SlackApiError as error:
         raise StartupError(f"Slack auth.test failed: {error.response.get('error')}") from None
     except Exception as error:
         raise StartupError(f"Slack is unreachable at SLACK_API_URL: {type(error).__name__}") from None
+
+
+def _one_workspace_app(client: WebClient, who: SlackResponse, executor: DrainableExecutor) -> App:
+    """Bolt with the one bot token. Bolt switches its own OAuth flow on when SLACK_CLIENT_ID and
+    SLACK_CLIENT_SECRET are in the environment, and then ignores the token (nothing is answered): with
+    SLACK_BOT_TOKEN set, every request is then authorized with that token here."""
+    one_token = {}
+    if os.environ.get("SLACK_CLIENT_ID") is not None and os.environ.get("SLACK_CLIENT_SECRET") is not None:
+        result = AuthorizeResult.from_auth_test_response(auth_test_response=who, bot_token=client.token)
+        one_token["authorize"] = lambda: result
+    return App(client=client, request_verification_enabled=False, token_verification_enabled=False,
+               listener_executor=executor, **one_token)
 
 
 def _installable_app(settings: Settings, client: WebClient, clients: Installed, db: Database, services: Services,

@@ -155,3 +155,18 @@ def test_installing_works_on_sqlite_and_postgresql(slack, claude, database_url):
         assert slack.calls_to("chat.postMessage", team=done.team)
     finally:
         running.stop()
+
+
+def test_with_a_bot_token_client_credentials_in_the_environment_change_nothing(slack, claude, sqlite_url,
+                                                                               monkeypatch):
+    # Bolt would switch its own OAuth flow on from these two and ignore the token
+    monkeypatch.setenv("SLACK_CLIENT_ID", CLIENT_ID)
+    monkeypatch.setenv("SLACK_CLIENT_SECRET", CLIENT_SECRET)
+    running = RunningBot(slack, claude, sqlite_url)
+    try:
+        running.say("UALICE01", "hi", mention=True)
+        wait_until(lambda: slack.posts(CHANNEL), message="an answer")
+        running.quiesce()
+        assert len(claude.requests) == 1 and running.get("/slack/install").status == 404
+    finally:
+        running.stop()

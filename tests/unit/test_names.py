@@ -62,3 +62,16 @@ def test_people_asking_about_one_person_at_once_share_one_lookup():
         assert found == ["alice"] * 8 and len(slack.calls_to("users.info")) == 1
     finally:
         slack.stop()
+
+
+def test_a_name_is_asked_of_each_workspace_with_that_workspaces_client():
+    slack = FakeSlack().start()
+    try:
+        tokens = {"T0TEAM001": "xoxb-one", "T0TEAM002": "xoxb-two"}
+        names = Names(lambda team: WebClient(token=tokens[team], base_url=slack.api_url))
+        slack.names["U0ALICE1"] = "alice"
+        assert names("T0TEAM001", "U0ALICE1") == names("T0TEAM002", "U0ALICE1") == "alice"
+        assert names.for_text("T0TEAM002")("U0ALICE1") == "alice"  # known there now: no call
+        assert [c.token for c in slack.calls_to("users.info")] == ["xoxb-one", "xoxb-two"]
+    finally:
+        slack.stop()
