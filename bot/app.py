@@ -54,7 +54,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         raise StartupError(f"the database is not usable: {type(error).__name__}: {reason}") from None
     if settings.many_workspaces:
         client, identity = web_client(None, settings.slack_api_url), None  # each request's token: its install
-        clients = Installed(installs.installation_store(settings, db.engine), settings.slack_api_url)
+        # lookups read in transactions that never queue behind SQLite's writer
+        clients = Installed(installs.installation_store(settings, db.reader), settings.slack_api_url)
     else:
         client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
         who = _who_am_i(client)
@@ -122,11 +123,11 @@ def _one_workspace_app(client: WebClient, who: SlackResponse, executor: Drainabl
 def _installable_app(settings: Settings, client: WebClient, clients: Installed, db: Database, services: Services,
                      executor: DrainableExecutor) -> App:
     """Bolt with its OAuth flow (bot/slack/installs.py); the uninstall listeners come before the others."""
-    installations = clients.installations
+    installations = installs.installation_store(settings, db.engine)  # the install flow and uninstalls write
     app = App(client=client, request_verification_enabled=False, listener_executor=executor,
               signing_secret=settings.slack_signing_secret.get_secret_value(),
-              authorize=installs.authorize(settings, installations, client),
+              authorize=installs.authorize(settings, clients.installations, client),
               oauth_settings=installs.oauth_settings(settings, installations, db.engine, services.workspaces,
                                                      clients))
-    installs.register_departures(app, installations, services.workspaces, clients)
+    installs.register_departures(app, installations, services, clients)
     return app

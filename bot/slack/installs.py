@@ -25,8 +25,10 @@ from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy import Engine
 
 from ..config import Settings
+from ..services.facade import Services
 from ..services.workspaces import Workspaces
 from .clients import Clients
+from .intake import delivered
 
 log = logging.getLogger(__name__)
 
@@ -72,29 +74,33 @@ def oauth_settings(settings: Settings, installations: SQLAlchemyInstallationStor
 
 def authorize(settings: Settings, installations: SQLAlchemyInstallationStore, client) -> InstallationStoreAuthorize:
     """Bolt's installation store authorize, with its auth.test cached per token: a token that is
-    deleted (uninstall) is no longer found, so the cache never authorizes a workspace that left."""
+    deleted (uninstall) is no longer found, so the cache never authorizes a workspace that left.
+    It only reads (token rotation is off), so `installations` may be the store on the reading engine."""
     return InstallationStoreAuthorize(installation_store=installations, client_id=settings.slack_client_id,
                                       client_secret=settings.slack_client_secret.get_secret_value(),
                                       cache_enabled=True, client=client, logger=log)
 
 
-def register_departures(app: App, installations: SQLAlchemyInstallationStore, workspaces: Workspaces,
+def register_departures(app: App, installations: SQLAlchemyInstallationStore, services: Services,
                         clients: Clients) -> None:
-    """Before the catch-all listener: an uninstall, or the bot's token revoked, ends the installation."""
+    """Before the catch-all listener: an uninstall, or the bot's token revoked, ends the installation.
+    Both are kept in the durable inbox like any delivery, so a failure here is retried, not lost."""
     builtins = TokenRevocationListeners(installations)
 
     def gone(context) -> None:
         builtins.handle_app_uninstalled_events(context)  # every installation row of the workspace
         if context.team_id:
             clients.forget(context.team_id)
-            workspaces.departed(context.team_id)
+            services.workspaces.departed(context.team_id)
 
     @app.event("app_uninstalled")
     def on_app_uninstalled(context):
-        gone(context)
+        with delivered(services, context):
+            gone(context)
 
     @app.event("tokens_revoked")
     def on_tokens_revoked(event, context):
-        builtins.handle_tokens_revoked_events(event, context)  # revoked user tokens' installations
-        if (event.get("tokens") or {}).get("bot"):
-            gone(context)
+        with delivered(services, context):
+            builtins.handle_tokens_revoked_events(event, context)  # revoked user tokens' installations
+            if (event.get("tokens") or {}).get("bot"):
+                gone(context)

@@ -105,8 +105,9 @@ def register(app: App, services: Services) -> None:
 
     # whatever else Slack sends is acknowledged (else it retries or shows an error) and logged
     @app.event(re.compile(".*"))
-    def on_other_event(event):
-        log.debug("ignored event %s", event.get("type"))
+    def on_other_event(event, context):
+        with delivered(services, context):  # one kept (an uninstall with a bot token set) is done too
+            log.debug("ignored event %s", event.get("type"))
 
     @app.action(re.compile(".*"))
     def on_unknown_action(ack, action):

@@ -37,6 +37,17 @@ def departed(bot, team_id: str) -> bool:
     return installations(bot, team_id) == 0 and bot.store.departures.departed_before(bot.clock()) == [team_id]
 
 
+def kept(bot, event_type: str) -> int:
+    with bot.db.engine.connect() as conn:
+        return conn.execute(text("SELECT COUNT(*) FROM inbox WHERE payload LIKE :kind"),
+                            {"kind": f'%"type": "{event_type}"%'}).scalar()
+
+
+def undone_deliveries(bot) -> list[str]:
+    with bot.db.engine.connect() as conn:
+        return list(conn.execute(text("SELECT key FROM inbox WHERE done_at IS NULL")).scalars())
+
+
 def stored_turns(bot) -> int:
     with bot.db.engine.connect() as conn:
         return conn.execute(text("SELECT COUNT(*) FROM turns")).scalar()
@@ -116,6 +127,8 @@ def test_an_uninstall_removes_the_installation_records_the_departure_and_a_reins
     answered(installable, slack, team)
     assert installable.uninstall(team).status == 200  # tokens_revoked, then app_uninstalled
     wait_until(lambda: departed(installable, team.id), message="the departure")
+    wait_until(lambda: undone_deliveries(installable) == [], message="both deliveries done")
+    assert kept(installable, "app_uninstalled") == kept(installable, "tokens_revoked") == 1  # kept, then done
     departures = installable.store.departures
     installable.say("UALICE01", "still there?", mention=True, team=team)
     installable.quiesce()
@@ -170,3 +183,9 @@ def test_with_a_bot_token_client_credentials_in_the_environment_change_nothing(s
         assert len(claude.requests) == 1 and running.get("/slack/install").status == 404
     finally:
         running.stop()
+
+
+def test_with_a_bot_token_an_uninstall_is_acknowledged_and_done(bot, slack):
+    assert bot.uninstall().status == 200
+    bot.quiesce()
+    wait_until(lambda: undone_deliveries(bot) == [], message="the deliveries done")
