@@ -27,3 +27,23 @@ def test_compaction_defaults_to_80_percent_of_the_context_window():
     settings = load_settings(_env_file=None, slack_bot_token="x", slack_signing_secret="y", anthropic_api_key="z",
                              threadfork_context_window=100_000)
     assert settings.compact_at == 80_000 and settings.threadfork_sweep_interval == 60
+
+
+@pytest.mark.parametrize("text, seconds", [("0", 0), ("0d", 0), ("30d", 30 * 86400)])
+def test_the_retention_after_uninstall_may_be_zero_meaning_at_once(text, seconds):
+    settings = load_settings(_env_file=None, slack_bot_token="x", slack_signing_secret="y", anthropic_api_key="z",
+                             threadfork_retention_after_uninstall=text)
+    assert settings.threadfork_retention_after_uninstall == seconds
+
+
+def test_installing_into_many_workspaces_needs_the_client_id_and_secret_and_http_mode():
+    secrets = dict(_env_file=None, slack_signing_secret="y", anthropic_api_key="z")
+    for missing in ({}, {"slack_client_id": "1.2"}, {"slack_client_secret": "s"}):
+        with pytest.raises(ConfigError) as error:
+            load_settings(**secrets, **missing)
+        assert all(name in str(error.value) for name in ("SLACK_BOT_TOKEN", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"))
+    with pytest.raises(ConfigError) as error:
+        load_settings(**secrets, slack_client_id="1.2", slack_client_secret="s", slack_app_token="xapp-1")
+    assert "SLACK_APP_TOKEN" in str(error.value)
+    settings = load_settings(**secrets, slack_client_id="1.2", slack_client_secret="s")
+    assert settings.many_workspaces and "s'" not in repr(settings)  # the secret stays hidden
