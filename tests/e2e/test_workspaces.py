@@ -189,3 +189,16 @@ def test_with_a_bot_token_an_uninstall_is_acknowledged_and_done(bot, slack):
     assert bot.uninstall().status == 200
     bot.quiesce()
     wait_until(lambda: undone_deliveries(bot) == [], message="the deliveries done")
+
+
+def test_the_install_redirect_url_is_sent_to_slack_and_served_at_its_path(slack, claude, sqlite_url):
+    url = "https://threadfork.example/installs/done"
+    slack.oauth.redirect_urls = [url]  # the app's Redirect URLs, as Slack checks them
+    running = RunningBot(slack, claude, sqlite_url, **MANY, threadfork_install_redirect_url=url)
+    try:
+        done = running.install()
+        assert parse_qs(urlparse(done.authorize_url).query)["redirect_uri"] == [url]
+        assert done.reply.status == 200 and installations(running, done.team.id) == 2
+        assert running.get("/slack/oauth_redirect").status == 404
+    finally:
+        running.stop()
