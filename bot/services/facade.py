@@ -3,8 +3,9 @@
 Each attribute is one concern: `intake` (the durable inbox), `router` (people's messages),
 `commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
 `forks`, `adoption` (a thread mentioned into a fork), `conversation`, `lifecycle` (the sweep),
-`liveness` (claims kept alive by a heartbeat), `workspaces` (installs and uninstalls). Domain errors become a private answer to the person
-at the edge of each use case; nothing else changes when one is raised.
+`liveness` (claims kept alive by a heartbeat), `workspaces` (installs and uninstalls). Domain errors
+become a private answer to the person at the edge of each use case; nothing else changes when one is
+raised.
 """
 from __future__ import annotations
 

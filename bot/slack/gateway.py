@@ -43,14 +43,12 @@ class SlackChat:
         self.clients = clients
         self.download = download  # (file) -> its bytes
         self.names = Names(clients.for_team)
-        self.streams_resume_at = 0.0  # monotonic; chat.startStream was rate-limited until then
+        # per team (Slack's limits are per workspace): monotonic time chat.startStream was rate-limited until
+        self.streams_resume_at: dict[str, float] = {}
 
     def client_for(self, team_id: str) -> WebClient:
         """The team's client; raises ChatUnavailable when the team has no installation."""
         return self.clients.for_team(team_id)
-
-    def bot_user_id(self, team_id: str) -> str | None:
-        return self.clients.bot_user_id(team_id)
 
     def display_name(self, team_id: str, user_id: str) -> str | None:
         """The name Claude sees beside a person's words; users.info once an hour per person at most."""

@@ -236,7 +236,7 @@ class ThreadReply(_Reply):
         return None
 
     def _start(self, stream: _Stream, text: str, cards: list[dict] = ()) -> None:
-        if time.monotonic() < self.chat.streams_resume_at:
+        if time.monotonic() < self.chat.streams_resume_at.get(self.place.team_id, 0.0):
             raise _StreamsPaused()
         try:
             response = self.client.chat_startStream(
@@ -245,7 +245,7 @@ class ThreadReply(_Reply):
                 recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
         except SlackApiError as error:
             if error.response.status_code == 429:
-                self.chat.streams_resume_at = time.monotonic() + retry_after(error)
+                self.chat.streams_resume_at[self.place.team_id] = time.monotonic() + retry_after(error)
             raise
         stream.ts, stream.shown = response["ts"], text
 

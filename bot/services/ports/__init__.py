@@ -35,6 +35,7 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "BotUsers", "Chat", "Claims", "Clock", "Completion", "Departures", "Feedback", "Files",
-           "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "ReplyWriter", "Sessions", "SharedFile",
-           "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "BotUsers", "Chat", "Claims", "Clock", "Completion",
+           "Departures", "Feedback", "Files", "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents", "ReplyWriter",
+           "Sessions", "SharedFile", "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnQueue",
+           "Upkeep", "Views"]
