@@ -9,7 +9,8 @@ raise, the server answer 500), so garbage never reaches a listener. Then Bolt's 
 over, without checking the signature again. GET /healthz says whether the store can be written.
 Installing into many workspaces: GET /slack/install and GET /slack/oauth_redirect (or the path of
 THREADFORK_INSTALL_REDIRECT_URL) go to Bolt's OAuth flow as they are — a person's browser sends them,
-Slack signs nothing there; the flow checks its own state instead. Every other path is 404. Nothing here logs a request's body or headers.
+Slack signs nothing there; the flow checks its own state instead. Every other path is 404. Nothing
+here logs a request's body or headers.
 """
 from __future__ import annotations
 
