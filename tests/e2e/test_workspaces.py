@@ -12,7 +12,9 @@ from bot.domain.model import Channel
 
 from ..fakes.anthropic_api import request_texts
 from ..fakes.slack_browser import AUTHORIZE, _authorize_url, _cookies, get
-from ..harness import CHANNEL, CLIENT_ID, CLIENT_SECRET, RunningBot, wait_until
+from ..fakes.slack_browser import install
+from ..harness import API_KEY, CHANNEL, CLIENT_ID, CLIENT_SECRET, SIGNING_SECRET, RunningBot, wait_until
+from ..processes import BotProcess, clean_env, free_port
 from ..unit.test_manifest import ROOT
 
 MANY = dict(slack_bot_token=None, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET)
@@ -202,3 +204,19 @@ def test_the_install_redirect_url_is_sent_to_slack_and_served_at_its_path(slack,
         assert running.get("/slack/oauth_redirect").status == 404
     finally:
         running.stop()
+
+
+def test_python_m_bot_serves_the_install_under_gunicorn_and_never_logs_a_secret(tmp_path, slack, claude):
+    env = clean_env(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET, SLACK_SIGNING_SECRET=SIGNING_SECRET,
+                    ANTHROPIC_API_KEY=API_KEY, SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url,
+                    DATABASE_URL=f"sqlite:///{tmp_path / 'threadfork.db'}", PORT=free_port())
+    process = BotProcess(tmp_path, env=env)
+    try:
+        process.wait_healthy()
+        done = install(process.url, slack)
+        assert done.reply.status == 200 and "Thank you" in done.reply.body
+    finally:
+        log = process.stop()
+    assert "ready to be installed" in log and "Traceback" not in log
+    for secret in (CLIENT_SECRET, SIGNING_SECRET, API_KEY, done.team.bot_token, done.code):
+        assert secret not in log
