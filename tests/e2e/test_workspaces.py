@@ -76,13 +76,33 @@ def test_two_workspaces_using_the_same_channel_id_never_mix_and_each_is_answered
     assert "apples" in texts[0] and "bananas" not in texts[0]
     assert "bananas" in texts[1] and "apples" not in texts[1] and "cherries" not in texts[1]
     assert "apples" in texts[2] and "cherries" in texts[2] and "bananas" not in texts[2]
-    for done in (first, second):
-        posts = slack.posts(CHANNEL, team=done.team)
-        assert posts and all(p.team == done.team.id for p in posts)
+    assert [p.shown for p in slack.posts(CHANNEL, team=first.team)] == ["Answer 1", "Answer 3"]
+    assert [p.shown for p in slack.posts(CHANNEL, team=second.team)] == ["Answer 2"]
     made = [c for c in slack.calls if c.method != "oauth.v2.access"]
     assert made and {c.token for c in made} == {first.team.bot_token, second.team.bot_token}
     sessions = installable.store.sessions
     assert sessions.parent_id(Channel(first.team.id, CHANNEL)) != sessions.parent_id(Channel(second.team.id, CHANNEL))
+
+
+def test_a_fork_its_file_and_its_merge_in_an_installed_workspace_all_use_that_workspaces_token(
+        installable, slack, claude):
+    installable.install()  # another workspace, installed first
+    team = installable.install().team
+    calls = len(slack.calls)
+    assert installable.slash("/fork", "the outage", team=team).status == 200
+    fork = wait_until(lambda: installable.store.sessions.fork_by_number(Channel(team.id, CHANNEL), 1))
+    root = wait_until(lambda: installable.store.sessions.fork(fork.id).root_ts, message="the fork root")
+    answered(installable, slack, team, 2)  # the root, and the topic answered in the thread
+    log = slack.share_file("server.log", b"12:01 ERROR disk full\n", "text/plain", "text", team=team)
+    installable.say("UBOB0001", "here is the log", thread_ts=root, files=[log], team=team)
+    wait_until(lambda: len(claude.requests) == 2, message="the file read")
+    installable.react("UCAROL01", root, team=team)
+    wait_until(lambda: any("merged fork" in p.get("text", "") for p in slack.posts(CHANNEL, team=team)),
+               message="the summary")
+    installable.quiesce()
+    assert "12:01 ERROR disk full" in " ".join(request_texts(claude.requests[1]))
+    assert [d.token for d in slack.downloads_of(log["id"])] == [team.bot_token]
+    assert {c.token for c in slack.calls[calls:] if c.method != "oauth.v2.access"} == {team.bot_token}
 
 
 def test_an_event_from_a_workspace_with_no_installation_changes_nothing(installable, slack, claude):
