@@ -105,6 +105,14 @@ def test_a_fork_its_file_and_its_merge_in_an_installed_workspace_all_use_that_wo
     assert {c.token for c in slack.calls[calls:] if c.method != "oauth.v2.access"} == {team.bot_token}
 
 
+def test_a_workspace_of_an_enterprise_grid_is_installed_and_answered_like_any_other(installable, slack, claude):
+    done = installable.install(enterprise_id="E0ORG0001")
+    assert done.reply.status == 200 and done.team.enterprise_id == "E0ORG0001"
+    installable.say("UALICE01", "hello from the grid", mention=True, team=done.team)
+    answered(installable, slack, done.team)
+    assert slack.calls_to("chat.postMessage")[-1].token == done.team.bot_token
+
+
 def test_an_event_from_a_workspace_with_no_installation_changes_nothing(installable, slack, claude):
     installable.install()
     calls = len(slack.calls)
