@@ -6,11 +6,14 @@ exactly the production object graph, talking to whatever SLACK_API_URL and ANTHR
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 from slack_bolt import App
+from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
 
 from .config import Settings
 from .drain import DrainableExecutor
@@ -18,10 +21,11 @@ from .llm import Claude
 from .services.facade import Services
 from .services.policy import Policy
 from .services.ports import Clock, Store
+from .slack import installs
+from .slack.clients import Installed, OneWorkspace, web_client
 from .slack.downloads import Downloads
 from .slack.gateway import SlackChat
 from .slack.listeners import register
-from .slack.retries import retry_handlers
 from .store import Database, open_store, utcnow
 
 log = logging.getLogger(__name__)
@@ -48,17 +52,15 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     except Exception as error:
         reason = str(getattr(error, "orig", None) or error).splitlines()[0][:200]  # the driver's words, no URL
         raise StartupError(f"the database is not usable: {type(error).__name__}: {reason}") from None
-    client = WebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url,
-        retry_handlers=retry_handlers(),
-    )
-    try:
-        identity = client.auth_test()
-    except SlackApiError as error:
-        raise StartupError(f"Slack auth.test failed: {error.response.get('error')}") from None
-    except Exception as error:
-        raise StartupError(f"Slack is unreachable at SLACK_API_URL: {type(error).__name__}") from None
+    if settings.many_workspaces:
+        client, identity = web_client(None, settings.slack_api_url), None  # each request's token: its install
+        # lookups read in transactions that never queue behind SQLite's writer
+        clients = Installed(installs.installation_store(settings, db.reader), settings.slack_api_url)
+    else:
+        client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+        who = _who_am_i(client)
+        identity = who.get("user_id")
+        clients = OneWorkspace(client, identity)
     claude = Claude(
         api_key=settings.anthropic_api_key.get_secret_value(),
         model=settings.threadfork_model,
@@ -80,21 +82,54 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         max_file_bytes=settings.threadfork_max_file_bytes,
         max_fork_depth=settings.threadfork_max_fork_depth,
         merge_review=settings.threadfork_merge_review,
+        retention_after_uninstall=settings.threadfork_retention_after_uninstall,
     )
-    downloads = Downloads(settings.slack_bot_token.get_secret_value(), settings.slack_api_url,
-                          settings.threadfork_max_file_bytes)
-    services = Services(store, SlackChat(client, downloads), claude, bot_user_id=identity.get("user_id"),
-                        policy=policy)
+    downloads = Downloads(clients, settings.slack_api_url, settings.threadfork_max_file_bytes)
+    services = Services(store, SlackChat(clients, downloads), claude, bot_user_id=clients.bot_user_id, policy=policy)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the
     # body of a forged request); Socket Mode needs no signature
-    app = App(
-        client=client,
-        request_verification_enabled=False,
-        token_verification_enabled=False,
-        listener_executor=executor,
-    )
+    if settings.many_workspaces:
+        app = _installable_app(settings, client, clients, db, services, executor)
+        log.info("Threadfork ready to be installed (model %s)", settings.threadfork_model)
+    else:
+        app = _one_workspace_app(client, who, executor)
+        log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
     register(app, services)
-    log.info("Threadfork ready as %s (model %s)", identity.get("user_id"), settings.threadfork_model)
     return Wiring(settings, app, services, store, db, executor)
+
+
+def _who_am_i(client: WebClient) -> SlackResponse:
+    """auth.test of the one bot token (the bot's user id…); a token Slack refuses stops start-up."""
+    try:
+        return client.auth_test()
+    except SlackApiError as error:
+        raise StartupError(f"Slack auth.test failed: {error.response.get('error')}") from None
+    except Exception as error:
+        raise StartupError(f"Slack is unreachable at SLACK_API_URL: {type(error).__name__}") from None
+
+
+def _one_workspace_app(client: WebClient, who: SlackResponse, executor: DrainableExecutor) -> App:
+    """Bolt with the one bot token. Bolt switches its own OAuth flow on when SLACK_CLIENT_ID and
+    SLACK_CLIENT_SECRET are in the environment, and then ignores the token (nothing is answered): with
+    SLACK_BOT_TOKEN set, every request is then authorized with that token here."""
+    one_token = {}
+    if os.environ.get("SLACK_CLIENT_ID") is not None and os.environ.get("SLACK_CLIENT_SECRET") is not None:
+        result = AuthorizeResult.from_auth_test_response(auth_test_response=who, bot_token=client.token)
+        one_token["authorize"] = lambda: result
+    return App(client=client, request_verification_enabled=False, token_verification_enabled=False,
+               listener_executor=executor, **one_token)
+
+
+def _installable_app(settings: Settings, client: WebClient, clients: Installed, db: Database, services: Services,
+                     executor: DrainableExecutor) -> App:
+    """Bolt with its OAuth flow (bot/slack/installs.py); the uninstall listeners come before the others."""
+    installations = installs.installation_store(settings, db.engine)  # the install flow and uninstalls write
+    app = App(client=client, request_verification_enabled=False, listener_executor=executor,
+              signing_secret=settings.slack_signing_secret.get_secret_value(),
+              authorize=installs.authorize(settings, clients.installations, client),
+              oauth_settings=installs.oauth_settings(settings, installations, db.engine, services.workspaces,
+                                                     clients))
+    installs.register_departures(app, installations, services, clients)
+    return app

@@ -1,6 +1,8 @@
 """Settings, parsed once from the environment (real variables win over a `.env` file).
 
 Only the secrets are required; a missing one stops start-up with a message naming the variable.
+One workspace: SLACK_BOT_TOKEN. Many workspaces (Slack's OAuth install): SLACK_CLIENT_ID and
+SLACK_CLIENT_SECRET without a bot token; each workspace's token then comes from its installation.
 Secrets are SecretStr, so they never appear in a repr, a log line or an error.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ MAX_CLAIM_TTL = 30.0  # seconds
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the bot's lines and gunicorn's alike
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
+SecondsOrNow = Annotated[float, BeforeValidator(lambda value: parse_duration(value, zero_ok=True))]  # 0: at once
 Bytes = Annotated[int, BeforeValidator(parse_size)]
 
 
@@ -44,7 +47,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore",
                                       case_sensitive=False)
 
-    slack_bot_token: SecretStr
+    slack_bot_token: SecretStr | None = None  # one workspace; without it, the OAuth install (many)
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
+    # where Slack sends the installer back (must be one of the app's Redirect URLs); unset: the app's first
+    threadfork_install_redirect_url: str | None = None
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
@@ -73,10 +80,23 @@ class Settings(BaseSettings):
     threadfork_max_file_bytes: Bytes = 32 * 1024 * 1024  # one shared file; the API's own limits apply too
     threadfork_tools: ToolNames = ()  # Claude's server tools: web_search, web_fetch
     threadfork_tool_max_uses: int = Field(5, gt=0, le=50)  # per request, per tool
+    threadfork_retention_after_uninstall: SecondsOrNow = 30 * 86400.0  # a departed workspace's conversations
     database_url: str = DEFAULT_DATABASE_URL
     port: int = Field(3000, ge=0, le=65535)
     host: str = "0.0.0.0"
     log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _one_workspace_or_an_install(self) -> Settings:
+        if self.slack_bot_token is not None:
+            return self
+        if self.slack_client_id is None or self.slack_client_secret is None:
+            raise ValueError("missing required setting SLACK_BOT_TOKEN (one workspace), or SLACK_CLIENT_ID and "
+                             "SLACK_CLIENT_SECRET (installing into many workspaces)")
+        if self.slack_app_token is not None:
+            raise ValueError("installing into many workspaces needs HTTP mode (Slack sends installers to "
+                             "/slack/install): unset SLACK_APP_TOKEN, or set SLACK_BOT_TOKEN for one workspace")
+        return self
 
     @model_validator(mode="after")
     def _http_needs_signing_secret(self) -> Settings:
@@ -91,6 +111,11 @@ class Settings(BaseSettings):
     @property
     def compact_at(self) -> int:
         return self.threadfork_compact_at or int(self.threadfork_context_window * 0.8)
+
+    @property
+    def many_workspaces(self) -> bool:
+        """OAuth mode: no bot token of its own; every workspace's comes from its installation."""
+        return self.slack_bot_token is None
 
     @property
     def socket_mode(self) -> bool:

@@ -7,7 +7,10 @@ gets 401 and one short log line that holds nothing the sender wrote (Bolt's own 
 whole body). A signed body over MAX_BODY gets 413; a signed but malformed body gets 400 (Bolt would
 raise, the server answer 500), so garbage never reaches a listener. Then Bolt's WSGI adapter takes
 over, without checking the signature again. GET /healthz says whether the store can be written.
-Every other path is 404. Nothing here logs a request's body or headers.
+Installing into many workspaces: GET /slack/install and GET /slack/oauth_redirect (or the path of
+THREADFORK_INSTALL_REDIRECT_URL) go to Bolt's OAuth flow as they are — a person's browser sends them,
+Slack signs nothing there; the flow checks its own state instead. Every other path is 404. Nothing
+here logs a request's body or headers.
 """
 from __future__ import annotations
 
@@ -37,11 +40,15 @@ class HttpApp:
         self.services = wiring.services
         self.bolt = SlackRequestHandler(wiring.app, path=SLACK_PATH)
         self.secret = wiring.settings.slack_signing_secret.get_secret_value().encode()
+        flow = wiring.app.oauth_flow if wiring.settings.many_workspaces else None
+        self.install_paths = {flow.install_path, flow.redirect_uri_path} if flow else set()
 
     def __call__(self, environ, start_response):
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "")
         if path == SLACK_PATH and method == "POST":
             return self._slack(environ, start_response)
+        if path in self.install_paths and method == "GET":
+            return self.bolt(environ, start_response)
         if path == "/healthz" and method in ("GET", "HEAD"):
             return self._health(start_response)
         return _reply(start_response, HTTPStatus.NOT_FOUND, "Not Found", "text/plain")

@@ -21,7 +21,7 @@ from ..domain import transcript
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ContextSize, Fork
 from .liveness import Liveness
-from .ports import Adopted, Chat, Store, ThreadMessage
+from .ports import Adopted, BotUsers, Chat, Store, ThreadMessage
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def adoption_note(fork: Fork, read: bool = True) -> str:
 
 
 class Adoption:
-    def __init__(self, store: Store, chat: Chat, liveness: Liveness, bot_user_id: str | None):
+    def __init__(self, store: Store, chat: Chat, liveness: Liveness, bot_user_id: BotUsers):
         self.store = store
         self.chat = chat
         self.liveness = liveness
@@ -76,7 +76,7 @@ class Adoption:
             log.exception("posting the adoption note of fork %s failed", fork.id)
 
     def _quoted(self, team_id: str, message: ThreadMessage) -> transcript.Quoted:
-        if message.user_id and message.user_id == self.bot_user_id:
+        if message.user_id and message.user_id == self.bot_user_id(team_id):
             return transcript.Quoted(message.text, yours=True, files=message.files)
         name = self.chat.display_name(team_id, message.user_id) if message.user_id else message.name
         return transcript.Quoted(message.text, message.user_id, name, files=message.files)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..domain.errors import ModelUnavailable
+from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Session, Usage
 from ..domain.sources import sources_section
 from .liveness import Liveness
@@ -91,7 +91,12 @@ class Conversation:
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
         request = model_input(self.store, session, history=batch.history)
-        writer = self.chat.begin_reply(place)
+        try:
+            writer = self.chat.begin_reply(place)
+        except ChatUnavailable as error:
+            # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
+            log.warning("session %s cannot be answered: %s", session.id, error)
+            return None, self.turns.abort_reply(reply, pending, owner, self.lease)
         try:
             completion = self.model.complete(request, writer)
         except Exception as error:

@@ -2,9 +2,10 @@
 
 Each attribute is one concern: `intake` (the durable inbox), `router` (people's messages),
 `commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
-`forks`, `reviews` (summaries approved before they merge), `adoption` (a thread mentioned into a fork), `conversation`, `lifecycle` (the sweep),
-`liveness` (claims kept alive by a heartbeat). Domain errors become a private answer to the person
-at the edge of each use case; nothing else changes when one is raised.
+`forks`, `reviews` (summaries approved before they merge), `adoption` (a thread mentioned into a fork),
+`conversation`, `lifecycle` (the sweep), `liveness` (claims kept alive by a heartbeat), `workspaces`
+(installs and uninstalls). Domain errors become a private answer to the person at the edge of each use
+case; nothing else changes when one is raised.
 """
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ from .intake import Intake
 from .lifecycle import Lifecycle
 from .liveness import Liveness
 from .policy import Policies, Policy
-from .ports import Chat, Model, Store
+from .ports import BotUsers, Chat, Model, Store
 from .routing import Router
+from .workspaces import Workspaces
 
 
 class Services:
-    def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None, policy: Policy = Policy()):
+    def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None | BotUsers,
+                 policy: Policy = Policy()):
+        """`bot_user_id`: the bot's user id, or (many workspaces) a function of the team giving it."""
         self.store = store
         self.chat = chat
-        self.bot_user_id = bot_user_id
+        self.bot_user_id: BotUsers = bot_user_id if callable(bot_user_id) else (lambda team_id: bot_user_id)
         self.policy = policy
         self.policies = Policies(policy, store)  # each channel's, with its own settings over `policy`
         self.liveness = Liveness(store, policy.lease)
@@ -39,14 +43,15 @@ class Services:
         self.conversation = Conversation(store, chat, model, self.liveness, on_answered=self._after_answer)
         self.forks = Forks(store, chat, model, self.conversation, self.policies, self.liveness)
         self.reviews = self.forks.reviews
+        self.workspaces = Workspaces(store, policy.retention_after_uninstall)
         self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
-                                   self.policies)
+                                   self.policies, self.workspaces)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
-        self.adoption = Adoption(store, chat, self.liveness, bot_user_id)
+        self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id)
         self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,
-                             self.adoption, bot_user_id)
+                             self.adoption, self.bot_user_id)
         self.commands = SlashCommands(store, chat, self.forks, policy)
-        self.gestures = Gestures(store, chat, self.conversation, self.forks, bot_user_id)
+        self.gestures = Gestures(store, chat, self.conversation, self.forks, self.bot_user_id)
 
     def sweep(self) -> None:
         """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""

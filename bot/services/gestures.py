@@ -7,7 +7,7 @@ from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .ports import Audience, Chat, Store
+from .ports import Audience, BotUsers, Chat, Store
 from .refusals import refuse
 
 MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
@@ -17,7 +17,7 @@ RETRY_REACTIONS = frozenset({"repeat"})
 
 class Gestures:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks,
-                 bot_user_id: str | None):
+                 bot_user_id: BotUsers):
         self.store = store
         self.chat = chat
         self.conversation = conversation
@@ -76,7 +76,7 @@ class Gestures:
         self._act(fork, user_id, "merge", audience)
 
     def edit_message(self, channel: Channel, ts: str, user_id: str, text: str) -> None:
-        self.store.turns.edit_turn(channel, ts, user_id, strip_mention(text, self.bot_user_id))
+        self.store.turns.edit_turn(channel, ts, user_id, strip_mention(text, self.bot_user_id(channel.team_id)))
 
     def delete_message(self, channel: Channel, ts: str) -> None:
         self.store.turns.delete_turn(channel, ts)

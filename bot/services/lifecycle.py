@@ -8,7 +8,8 @@ number of replicas can sweep the same database and nothing happens twice:
 - parents and forks over their token budget are compacted (see compaction.py);
 - with a retention policy, turns and closed forks older than it are deleted (store.erasure.prune: one
   transaction, so replicas pruning at once delete each row once);
-- deliveries whose process died are replayed, and day-old claims and deliveries pruned (intake.py).
+- deliveries whose process died are replayed, and day-old claims and deliveries pruned (intake.py);
+- the conversations of workspaces that uninstalled the app are deleted after the retention (workspaces.py).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .forks import Forks
 from .intake import Intake
 from .policy import Policies
 from .ports import Chat, Place, Store
+from .workspaces import Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +33,9 @@ INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted
 
 class Lifecycle:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
-                 intake: Intake, policies: Policies):
+                 intake: Intake, policies: Policies, workspaces: Workspaces):
         self.store = store
+        self.workspaces = workspaces
         self.intake = intake
         self.chat = chat
         self.conversation = conversation
@@ -43,7 +46,8 @@ class Lifecycle:
 
     def sweep(self) -> None:
         for step in (self.intake.replay_due, self.recover_merges, self.recover_replies, self.remind_idle_forks,
-                     self.expire_idle_forks, self.compactor.sweep, self.apply_retention, self.intake.prune):
+                     self.expire_idle_forks, self.compactor.sweep, self.apply_retention, self.intake.prune,
+                     self.workspaces.forget_departed):
             try:
                 step()
             except Exception:

@@ -24,6 +24,7 @@ class Policy:
     stall_grace: float = 30.0  # a turn pending this long with nobody answering is picked up
     max_file_bytes: int = 32 * 1024 * 1024  # one shared file
     max_fork_depth: int = 3  # forks of forks of forks; 1 = only forks of the channel's conversation
+    retention_after_uninstall: float = 30 * 86400.0  # a departed workspace's conversations; 0 = at once
     merge_review: bool = False  # a merge gesture first posts a draft summary people approve, edit or redraft
 
     def reviewed(self, fork: Fork) -> bool:

@@ -18,7 +18,7 @@ from .attachments import Attachments
 from .budgets import Budgets
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .ports import Audience, Chat, SharedFile, Store
+from .ports import Audience, BotUsers, Chat, SharedFile, Store
 from .refusals import refuse
 
 NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention me here with a question and "
@@ -49,7 +49,7 @@ class IncomingMessage:
 
 class Router:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, budgets: Budgets,
-                 attachments: Attachments, adoption: Adoption, bot_user_id: str | None):
+                 attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers):
         self.attachments = attachments
         self.adoption = adoption
         self.store = store
@@ -60,13 +60,14 @@ class Router:
         self.bot_user_id = bot_user_id
 
     def receive(self, message: IncomingMessage) -> None:
-        mentioned = mentions(message.text, self.bot_user_id)
+        bot = self.bot_user_id(message.team_id)
+        mentioned = mentions(message.text, bot)
         fork = self.store.sessions.fork_by_message(message.channel, message.thread_ts) \
             if message.in_thread else None
         if fork is None and not (mentioned or message.channel_type == "im"):
             return  # ordinary channel chatter; the parent listens only when mentioned
         key = f"msg:{message.team_id}:{message.channel_id}:{message.ts}"
-        text = strip_mention(message.text, self.bot_user_id)
+        text = strip_mention(message.text, bot)
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"

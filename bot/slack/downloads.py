@@ -1,4 +1,5 @@
-"""Downloading shared files from Slack: `url_private_download` with the bot's token — and only from
+"""Downloading shared files from Slack: `url_private_download` with the bot token of the file's
+workspace (SharedFile.team_id, see clients.py) — and only from
 Slack's own hosts (SLACK_API_URL's host and its subdomains, e.g. files.slack.com), redirects
 included, so the token never reaches anyone else. Slack refusing shows as a 4xx, or as a 200 with an
 HTML login page instead of the file: both are refusals."""
@@ -11,6 +12,7 @@ import httpx2
 
 from ..domain.errors import ChatUnavailable
 from ..services.ports import SharedFile
+from .clients import Clients
 
 log = logging.getLogger(__name__)
 
@@ -19,20 +21,21 @@ REFUSED = "Slack would not give me the file"
 
 
 class Downloads:
-    def __init__(self, token: str, api_url: str, max_bytes: int, timeout: float = 60.0):
-        self.token = token
+    def __init__(self, clients: Clients, api_url: str, max_bytes: int, timeout: float = 60.0):
+        self.clients = clients
         self.home = (urlsplit(api_url).hostname or "").lower()
         self.max_bytes = max_bytes
         self.client = httpx2.Client(follow_redirects=False, timeout=timeout)
 
     def __call__(self, file: SharedFile) -> bytes:
+        token = self.clients.for_team(file.team_id).token  # ChatUnavailable when the team has no installation
         url = file.url
         for _ in range(MAX_REDIRECTS + 1):
             if not url or not self._slacks(url):
                 log.warning("file %s: not downloading from outside Slack", file.id)
                 raise ChatUnavailable(REFUSED)
             try:
-                with self.client.stream("GET", url, headers={"Authorization": f"Bearer {self.token}"}) as response:
+                with self.client.stream("GET", url, headers={"Authorization": f"Bearer {token}"}) as response:
                     if response.is_redirect:
                         url = urljoin(url, response.headers.get("location", ""))
                         continue

@@ -1,6 +1,7 @@
 """The outbound side: Threadfork's Chat port implemented with slack-sdk's WebClient.
 
-Every call goes to SLACK_API_URL through the same WebClient (retried as retries.py says). Slack
+Every call goes to SLACK_API_URL with the bot token of the workspace it concerns (clients.py: the
+fork's, the place's or the audience's team), retried as retries.py says. Slack
 errors, 5xx and lost connections are logged with the method and Slack's error code (never the
 token) and, where a person waits, raised as ChatUnavailable with a plain explanation.
 """
@@ -19,10 +20,11 @@ from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, 
 from ..domain.text import neutralise
 from ..services.ports import Audience, Place, ThreadMessage
 from . import drafts, render, threads, views
+from .clients import Clients
 from .downloads import Downloads
 from .names import Names
 from .reply import ChannelReply, ThreadReply
-from .retries import FAILURES, failure_code
+from .retries import FAILURES, failure_code, retry_handlers
 
 log = logging.getLogger(__name__)
 
@@ -37,79 +39,87 @@ UNWELL = "Slack is having trouble right now — try again in a minute."
 
 
 class SlackChat:
-    def __init__(self, client: WebClient, download: Downloads):
-        self.client = client
+    def __init__(self, clients: Clients, download: Downloads):
+        self.clients = clients
         self.download = download  # (file) -> its bytes
-        self.names = Names(client)
-        self.streams_resume_at = 0.0  # monotonic; chat.startStream was rate-limited until then
+        self.names = Names(clients.for_team)
+        # per team (Slack's limits are per workspace): monotonic time chat.startStream was rate-limited until
+        self.streams_resume_at: dict[str, float] = {}
+
+    def client_for(self, team_id: str) -> WebClient:
+        """The team's client; raises ChatUnavailable when the team has no installation."""
+        return self.clients.for_team(team_id)
 
     def display_name(self, team_id: str, user_id: str) -> str | None:
         """The name Claude sees beside a person's words; users.info once an hour per person at most."""
-        return self.names(user_id)
+        return self.names(team_id, user_id)
 
-    def markdown(self, text: str) -> str:
+    def markdown(self, team_id: str, text: str) -> str:
         """Claude's Markdown as posted: it cannot ping or phish, and people it mentions are shown by name."""
-        return neutralise(text, self.names.for_text())
+        return neutralise(text, self.names.for_text(team_id))
 
     def begin_reply(self, place: Place) -> ChannelReply | ThreadReply:
         return ThreadReply(self, place) if place.thread_ts else ChannelReply(self, place)
 
     def post_fork_root(self, fork: Fork) -> str:
-        response = self.call("chat_postMessage", channel=fork.channel_id, text=render.fork_root_text(fork),
-                             blocks=render.fork_root_blocks(fork))
+        response = self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id,
+                             text=render.fork_root_text(fork), blocks=render.fork_root_blocks(fork))
         return response["ts"]
 
     def thread_messages(self, channel: Channel, thread_ts: str) -> list[ThreadMessage]:
         """conversations.replies, every page (each retried as any call): only an adoption reads a thread."""
         with self.failures_explained("conversations_replies"):
-            first = self.client.conversations_replies(channel=channel.id, ts=thread_ts, limit=threads.PAGE_SIZE)
+            first = self.client_for(channel.team_id).conversations_replies(channel=channel.id, ts=thread_ts,
+                                                                           limit=threads.PAGE_SIZE)
             return threads.thread_messages(first)  # iterating a SlackResponse follows its cursor
 
     def refresh_fork_root(self, fork: Fork) -> None:
         """The root as the fork is now (merged, abandoned…); an adopted thread's root is a message
         people posted, never the bot's to change."""
         if fork.root_ts and not fork.adopted:
-            self.call("chat_update", channel=fork.channel_id, ts=fork.root_ts, text=render.fork_root_text(fork),
-                      blocks=render.fork_root_blocks(fork))
+            self.call(fork.team_id, "chat_update", channel=fork.channel_id, ts=fork.root_ts,
+                      text=render.fork_root_text(fork), blocks=render.fork_root_blocks(fork))
 
     def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str:
         """In the channel; a fork of a fork's summary goes to its parent fork's thread."""
-        response = self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.parent_root_ts,
-                             text=render.merge_header(fork, stats),
-                             blocks=render.merge_blocks(fork, stats, summary, self.names.for_text()))
+        response = self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id,
+                             thread_ts=fork.parent_root_ts, text=render.merge_header(fork, stats),
+                             blocks=render.merge_blocks(fork, stats, summary, self.names.for_text(fork.team_id)))
         return response["ts"]
 
     def note_in_thread(self, fork: Fork, text: str) -> None:
         if fork.summary_ts:
             text += f" <{render.permalink(fork.channel_id, fork.summary_ts)}|See the summary>."
-        self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text)
+        self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text)
 
     def post_draft(self, fork: Fork, draft: Draft, guidance: str) -> str:
-        response = self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts,
+        response = self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts,
                              text=drafts.draft_text(fork, draft, guidance),
-                             blocks=drafts.draft_blocks(fork, draft, guidance, self.names.for_text()))
+                             blocks=drafts.draft_blocks(fork, draft, guidance, self.names.for_text(fork.team_id)))
         return response["ts"]
 
     def close_draft(self, fork: Fork, draft: Draft, outcome: str) -> None:
-        self.call("chat_update", channel=fork.channel_id, ts=draft.ts, text=f"Draft {draft.number}: {outcome}",
-                  blocks=drafts.settled_blocks(fork, draft, outcome, self.names.for_text()))
+        self.call(fork.team_id, "chat_update", channel=fork.channel_id, ts=draft.ts, text=f"Draft {draft.number}: {outcome}",
+                  blocks=drafts.settled_blocks(fork, draft, outcome, self.names.for_text(fork.team_id)))
 
     def open_draft_editor(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None:
-        self.call("views_open", trigger_id=trigger_id, view=drafts.editor_view(fork, draft, fork.channel_id))
+        self.call(team_id, "views_open", trigger_id=trigger_id, view=drafts.editor_view(fork, draft, fork.channel_id))
 
     def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None:
-        self.call("views_open", trigger_id=trigger_id, view=drafts.guidance_view(fork, draft, fork.channel_id))
+        self.call(team_id, "views_open", trigger_id=trigger_id, view=drafts.guidance_view(fork, draft, fork.channel_id))
 
     def post_notice(self, place: Place, text: str) -> None:
-        self.call("chat_postMessage", channel=place.channel_id, thread_ts=place.thread_ts, text=text)
+        self.call(place.team_id, "chat_postMessage", channel=place.channel_id, thread_ts=place.thread_ts, text=text)
 
     def remind(self, fork: Fork, expiry_policy: str, expiry_seconds: float) -> None:
         text, blocks = render.reminder(fork, expiry_policy, expiry_seconds)
-        self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text, blocks=blocks)
+        self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text,
+                  blocks=blocks)
 
     def budget_reached(self, fork: Fork, burned: int, limit: int) -> None:
         text, blocks = render.budget_notice(fork, burned, limit)
-        self.call("chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text, blocks=blocks)
+        self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text,
+                  blocks=blocks)
 
     def show_context(self, audience: Audience, report: ContextReport) -> None:
         self.tell(audience, views.context_text(report))
@@ -122,7 +132,7 @@ class SlackChat:
 
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
                      economy: list[ChannelEconomy]) -> None:
-        self.call("views_publish", user_id=user_id, view=views.home_view(listings, economy))
+        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy))
 
     def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
         text, blocks = render.children_refusal(reason, children)
@@ -130,7 +140,7 @@ class SlackChat:
 
     def tell(self, audience: Audience, text: str, blocks: list[dict] | None = None) -> None:
         if audience.response_url:
-            webhook = WebhookClient(audience.response_url, retry_handlers=self.client.retry_handlers)
+            webhook = WebhookClient(audience.response_url, retry_handlers=retry_handlers())
             try:
                 response = webhook.send(text=text, blocks=blocks, response_type="ephemeral", replace_original=False)
             except FAILURES as error:
@@ -139,13 +149,13 @@ class SlackChat:
             if response.status_code >= 300:
                 log.warning("response_url answered %s", response.status_code)
             return
-        self.call("chat_postEphemeral", channel=audience.channel_id, user=audience.user_id, text=text,
+        self.call(audience.team_id, "chat_postEphemeral", channel=audience.channel_id, user=audience.user_id, text=text,
                   blocks=blocks, thread_ts=audience.thread_ts)
 
-    def call(self, method: str, **arguments):
+    def call(self, team_id: str, method: str, **arguments):
         arguments = {k: v for k, v in arguments.items() if v is not None}
         with self.failures_explained(method):
-            return getattr(self.client, method)(**arguments)
+            return getattr(self.client_for(team_id), method)(**arguments)
 
     @contextmanager
     def failures_explained(self, method: str) -> Iterator[None]:

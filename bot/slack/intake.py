@@ -53,8 +53,8 @@ def _worth_keeping(event: dict, bot_user_id: str | None) -> bool:
         return user != bot_user_id and str(event.get("reaction", "")).split("::")[0] in ACTED_ON_REACTIONS
     if kind == "app_mention":
         return bool(user) and user != bot_user_id and not event.get("bot_id")
-    if kind == "file_deleted":
-        return True  # what people removed must stop reaching Claude
+    if kind in ("file_deleted", "app_uninstalled", "tokens_revoked"):
+        return True  # what people removed must stop reaching Claude; a workspace that left must be let go
     if kind != "message":
         return False
     if event.get("subtype") in ("message_changed", "message_deleted"):
@@ -80,7 +80,7 @@ class Door:
     def __call__(self, req: BoltRequest, resp: BoltResponse, next) -> BoltResponse:
         if req.context.get("delivery"):
             return next()  # a replay out of the inbox
-        key = delivery_key(req.body, self.services.bot_user_id)
+        key = delivery_key(req.body, self.services.bot_user_id(req.context.team_id or ""))
         if key is None:
             return next()
         try:

@@ -101,14 +101,15 @@ def register(app: App, services: Services) -> None:
     def on_reaction(event, context):
         item = event.get("item") or {}
         with delivered(services, context):
-            if item.get("type") == "message" and event.get("user") != services.bot_user_id:
+            if item.get("type") == "message" and event.get("user") != services.bot_user_id(_team(context)):
                 services.gestures.reaction(Channel(_team(context), item["channel"]), item["ts"], event["user"],
                                            event["reaction"])
 
     # whatever else Slack sends is acknowledged (else it retries or shows an error) and logged
     @app.event(re.compile(".*"))
-    def on_other_event(event):
-        log.debug("ignored event %s", event.get("type"))
+    def on_other_event(event, context):
+        with delivered(services, context):  # one kept (an uninstall with a bot token set) is done too
+            log.debug("ignored event %s", event.get("type"))
 
     @app.action(re.compile(".*"))
     def on_unknown_action(ack, action):
@@ -164,7 +165,7 @@ def _changed_message(services: Services, event: dict, channel: Channel) -> None:
 def _message(services: Services, event: dict, context) -> None:
     if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
         return
-    if event["user"] == services.bot_user_id:
+    if event["user"] == services.bot_user_id(_team(context)):
         return
     services.router.receive(IncomingMessage(
         team_id=_team(context),

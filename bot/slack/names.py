@@ -1,4 +1,5 @@
-"""People's display names, looked up with users.info at most once an hour per person.
+"""People's display names, looked up with users.info at most once an hour per person, in each
+workspace with that workspace's client (a user id means nothing outside its team).
 
 Names are wanted beside people's words (the speaker line Claude reads) and in Claude's answers,
 where a mention `<@U…>` is shown as the person's name instead of notifying them. Every outcome is
@@ -13,6 +14,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -29,59 +31,60 @@ _UNKNOWN = object()
 
 
 class Names:
-    def __init__(self, client: WebClient, clock=time.monotonic):
-        self.client = client
+    def __init__(self, client_for: Callable[[str], WebClient], clock=time.monotonic):
+        self.client_for = client_for  # team → its client (bot/slack/clients.py)
         self.clock = clock
-        self._names: OrderedDict[str, tuple[str | None, float]] = OrderedDict()  # user → (name, fetched at)
-        self._asking: dict[str, threading.Event] = {}  # lookups under way, by user
+        self._names: OrderedDict[tuple[str, str], tuple[str | None, float]] = OrderedDict()  # (team, user) → …
+        self._asking: dict[tuple[str, str], threading.Event] = {}  # lookups under way
         self._lock = threading.Lock()
 
-    def __call__(self, user_id: str) -> str | None:
+    def __call__(self, team_id: str, user_id: str) -> str | None:
         """The person's name (None if Slack would not say); users.info once an hour at most."""
-        known = self._known(user_id)
-        return self._look_up(user_id) if known is _UNKNOWN else known
+        known = self._known((team_id, user_id))
+        return self._look_up((team_id, user_id)) if known is _UNKNOWN else known
 
-    def for_text(self) -> NameOf:
+    def for_text(self, team_id: str) -> NameOf:
         """A lookup for one text: known names, and at most NEW_NAMES_PER_TEXT new users.info calls."""
         left = [NEW_NAMES_PER_TEXT]
 
         def name_of(user_id: str) -> str | None:
-            known = self._known(user_id)
+            known = self._known((team_id, user_id))
             if known is not _UNKNOWN:
                 return known
             if left[0] <= 0:
                 return None
             left[0] -= 1
-            return self._look_up(user_id)
+            return self._look_up((team_id, user_id))
 
         return name_of
 
-    def _known(self, user_id: str):
+    def _known(self, person: tuple[str, str]):
         with self._lock:
-            cached = self._names.get(user_id)
+            cached = self._names.get(person)
         return cached[0] if cached and self.clock() - cached[1] < NAME_TTL else _UNKNOWN
 
-    def _look_up(self, user_id: str) -> str | None:
+    def _look_up(self, person: tuple[str, str]) -> str | None:
         """users.info for a person, unless another caller is already asking: then its answer."""
         with self._lock:
-            asking = self._asking.get(user_id)
+            asking = self._asking.get(person)
             mine = asking is None
             if mine:
-                asking = self._asking[user_id] = threading.Event()
+                asking = self._asking[person] = threading.Event()
         if not mine:
             asking.wait(LOOKUP_WAIT)
-            known = self._known(user_id)
+            known = self._known(person)
             return None if known is _UNKNOWN else known
         try:
-            return self._ask_slack(user_id)
+            return self._ask_slack(person)
         finally:
             with self._lock:
-                del self._asking[user_id]
+                del self._asking[person]
             asking.set()
 
-    def _ask_slack(self, user_id: str) -> str | None:
+    def _ask_slack(self, person: tuple[str, str]) -> str | None:
+        team_id, user_id = person
         try:
-            user = self.client.users_info(user=user_id)["user"]
+            user = self.client_for(team_id).users_info(user=user_id)["user"]
             profile = user.get("profile") or {}
             name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
             name = storable(name) if name else None  # it reaches the database in speaker lines
@@ -92,8 +95,8 @@ class Names:
             log.warning("users.info failed for %s: %s", user_id, type(error).__name__)
             return None
         with self._lock:
-            self._names[user_id] = (name, self.clock())
-            self._names.move_to_end(user_id)
+            self._names[person] = (name, self.clock())
+            self._names.move_to_end(person)
             while len(self._names) > NAMES_KEPT:
                 self._names.popitem(last=False)
         return name

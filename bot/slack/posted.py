@@ -57,6 +57,7 @@ class Posted:
     def __init__(self, chat: SlackChat, place: Place, adopted: Message | None = None):
         self.chat = chat
         self.place = place
+        self.client = chat.client_for(place.team_id)
         self.pager = Pager(UPDATE_LIMIT, utf8_size)
         self.messages: list[Message] = [adopted] if adopted else []
         self.adopted = adopted  # until Slack accepts its rewrite
@@ -127,7 +128,7 @@ class Posted:
         if method == "chat_postMessage" and self.place.thread_ts:
             arguments["thread_ts"] = self.place.thread_ts
         try:
-            return getattr(self.chat.client, method)(channel=self.place.channel_id, **arguments)["ts"]
+            return getattr(self.client, method)(channel=self.place.channel_id, **arguments)["ts"]
         except FAILURES as error:
             log.warning("Slack %s failed (%s); the answer is kept and sent again", method.replace("_", "."),
                         failure_code(error))

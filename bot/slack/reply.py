@@ -56,7 +56,8 @@ class _Reply:
         self.clock = clock
         self.text = ""
         self._last_flush: float | None = None
-        self.thinking = Thinking(chat.client, place.channel_id, place.reply_to_ts or place.thread_ts)
+        self.client = chat.client_for(place.team_id)  # ChatUnavailable when the team has no installation
+        self.thinking = Thinking(self.client, place.channel_id, place.reply_to_ts or place.thread_ts)
         self.researching: dict[str, str] = {}  # tool id → its title, while Claude's web research runs
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
 
@@ -101,12 +102,12 @@ class _Reply:
             self.text += f"\n\n{notice}"
             self._flush(final=True)
         else:
-            self.chat.call("chat_postMessage", channel=self.place.channel_id, thread_ts=self.place.thread_ts,
-                           text=notice)
+            self.chat.call(self.place.team_id, "chat_postMessage", channel=self.place.channel_id,
+                           thread_ts=self.place.thread_ts, text=notice)
         self.thinking.stop()
 
     def _flush(self, final: bool) -> bool:
-        visible = self.chat.markdown(self.text if final else settled(self.text))
+        visible = self.chat.markdown(self.place.team_id, self.text if final else settled(self.text))
         if not visible and not self.researching:
             return False
         self._deliver(visible, final)
@@ -196,7 +197,7 @@ class ThreadReply(_Reply):
                 self._start(stream, "", [chunk])
                 self.streams.append(stream)
             else:
-                self.chat.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])
+                self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])
             self.thinking.stop()
         except (*FAILURES, _StreamsPaused) as error:
             log.info("a research card was not shown (%s)", failure_code(error))
@@ -220,13 +221,13 @@ class ThreadReply(_Reply):
                     delta = ""
                 elif delta and not closing:
                     step = "chat.appendStream"
-                    self.chat.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts,
+                    self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts,
                                                        chunks=_chunks(delta))
                     stream.shown = page
                 if closing:
                     step, stream.stopped = "chat.stopStream", True
                     under = self.closing if final and i == len(pages) - 1 else None
-                    self.chat.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
+                    self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
                                                      chunks=_chunks(delta), blocks=under)
                     stream.shown = page
             except (*FAILURES, _StreamsPaused) as error:
@@ -235,16 +236,16 @@ class ThreadReply(_Reply):
         return None
 
     def _start(self, stream: _Stream, text: str, cards: list[dict] = ()) -> None:
-        if time.monotonic() < self.chat.streams_resume_at:
+        if time.monotonic() < self.chat.streams_resume_at.get(self.place.team_id, 0.0):
             raise _StreamsPaused()
         try:
-            response = self.chat.client.chat_startStream(
+            response = self.client.chat_startStream(
                 channel=self.place.channel_id, thread_ts=self.place.thread_ts,
                 chunks=[*cards, *(_chunks(text) or [])] or None, task_display_mode="timeline",
                 recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
         except SlackApiError as error:
             if error.response.status_code == 429:
-                self.chat.streams_resume_at = time.monotonic() + retry_after(error)
+                self.chat.streams_resume_at[self.place.team_id] = time.monotonic() + retry_after(error)
             raise
         stream.ts, stream.shown = response["ts"], text
 
@@ -254,7 +255,7 @@ class ThreadReply(_Reply):
         if stream.ts and not stream.stopped:  # an append failed: end the stream before rewriting it
             stream.stopped = True
             try:
-                self.chat.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts)
+                self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts)
             except FAILURES as error:
                 log.info("chat.stopStream after a failed append: %s", failure_code(error))
         self.rest = Posted(self.chat, self.place, Message(stream.ts, stream.shown) if stream.ts else None)

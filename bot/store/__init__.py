@@ -7,6 +7,7 @@ from ..services.ports import Clock, Store
 from .channel_settings import SqlChannelSettings
 from .claims import SqlClaims
 from .database import Database, utcnow
+from .departures import SqlDepartures
 from .engine import make_engine
 from .erasure import SqlErasure
 from .feedback import SqlFeedback
@@ -27,7 +28,7 @@ def sql_store(db: Database) -> Store:
     return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db),
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
-                 erasure=SqlErasure(db), clock=db.clock, check=db.check)
+                 erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

@@ -1,4 +1,10 @@
-"""Table definitions. Sessions hold both parents and forks; a fork points at its parent."""
+"""Table definitions. Sessions hold both parents and forks; a fork points at its parent.
+
+The installation and OAuth state tables are slack-sdk's own (its SQLAlchemy stores define them and
+read and write them; migration 0006 creates them as defined): they are listed here so the one schema
+is complete, never to be written by Threadfork's code."""
+from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -216,3 +222,19 @@ channel_settings = Table(
     Column("updated_by", String(32)),
     Column("updated_at", DateTime(), nullable=False),
 )
+
+# a workspace that uninstalled the app (or revoked its bot token); its conversations are deleted
+# THREADFORK_RETENTION_AFTER_UNINSTALL later, unless it installs again first
+departures = Table(
+    "departures",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("departed_at", DateTime, nullable=False),
+)
+
+INSTALLATIONS_TABLE = SQLAlchemyInstallationStore.default_installations_table_name  # slack_installations
+BOTS_TABLE = SQLAlchemyInstallationStore.default_bots_table_name  # slack_bots
+OAUTH_STATES_TABLE = SQLAlchemyOAuthStateStore.default_table_name  # slack_oauth_states
+SQLAlchemyInstallationStore.build_installations_table(metadata, INSTALLATIONS_TABLE)
+SQLAlchemyInstallationStore.build_bots_table(metadata, BOTS_TABLE)
+SQLAlchemyOAuthStateStore.build_oauth_states_table(metadata, OAUTH_STATES_TABLE)

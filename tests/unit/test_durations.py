@@ -37,3 +37,23 @@ def test_retention_keeps_everything_unless_set_and_is_a_duration_like_the_others
     monkeypatch.setenv("THREADFORK_RETENTION", "a while")
     with pytest.raises(ConfigError, match="THREADFORK_RETENTION"):
         load_settings(_env_file=None, **secrets)
+
+
+@pytest.mark.parametrize("text, seconds", [("0", 0), ("0d", 0), ("30d", 30 * 86400)])
+def test_the_retention_after_uninstall_may_be_zero_meaning_at_once(text, seconds):
+    settings = load_settings(_env_file=None, slack_bot_token="x", slack_signing_secret="y", anthropic_api_key="z",
+                             threadfork_retention_after_uninstall=text)
+    assert settings.threadfork_retention_after_uninstall == seconds
+
+
+def test_installing_into_many_workspaces_needs_the_client_id_and_secret_and_http_mode():
+    secrets = dict(_env_file=None, slack_signing_secret="y", anthropic_api_key="z")
+    for missing in ({}, {"slack_client_id": "1.2"}, {"slack_client_secret": "s"}):
+        with pytest.raises(ConfigError) as error:
+            load_settings(**secrets, **missing)
+        assert all(name in str(error.value) for name in ("SLACK_BOT_TOKEN", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"))
+    with pytest.raises(ConfigError) as error:
+        load_settings(**secrets, slack_client_id="1.2", slack_client_secret="s", slack_app_token="xapp-1")
+    assert "SLACK_APP_TOKEN" in str(error.value)
+    settings = load_settings(**secrets, slack_client_id="1.2", slack_client_secret="client-secret-not-real")
+    assert settings.many_workspaces and "client-secret-not-real" not in repr(settings)  # hidden

@@ -8,6 +8,9 @@ from bot.slack.names import NAME_TTL, NEW_NAMES_PER_TEXT, Names
 from tests.fakes.slack_api import FakeSlack
 
 
+T = "T0TEAM001"
+
+
 class Clock:
     def __init__(self):
         self.now = 1_000.0
@@ -22,12 +25,12 @@ def test_a_name_is_looked_up_once_an_hour_and_a_failure_is_remembered_too():
         slack.names["U0ALICE1"] = "alice"
         slack.fail("users.info", "user_not_found")
         clock = Clock()
-        names = Names(WebClient(token="xoxb-test", base_url=slack.api_url), clock=clock)
-        assert names("U0NOBODY") is None and names("U0NOBODY") is None
-        assert names("U0ALICE1") == "alice" and names("U0ALICE1") == "alice"
+        names = Names(lambda team: WebClient(token="xoxb-test", base_url=slack.api_url), clock=clock)
+        assert names(T, "U0NOBODY") is None and names(T, "U0NOBODY") is None
+        assert names(T, "U0ALICE1") == "alice" and names(T, "U0ALICE1") == "alice"
         assert len(slack.calls_to("users.info")) == 2
         clock.now += NAME_TTL
-        assert names("U0ALICE1") == "alice" and len(slack.calls_to("users.info")) == 3
+        assert names(T, "U0ALICE1") == "alice" and len(slack.calls_to("users.info")) == 3
     finally:
         slack.stop()
 
@@ -35,11 +38,11 @@ def test_a_name_is_looked_up_once_an_hour_and_a_failure_is_remembered_too():
 def test_one_text_asks_about_a_bounded_number_of_new_people():
     slack = FakeSlack().start()
     try:
-        names = Names(WebClient(token="xoxb-test", base_url=slack.api_url))
-        name_of = names.for_text()
+        names = Names(lambda team: WebClient(token="xoxb-test", base_url=slack.api_url))
+        name_of = names.for_text(T)
         found = [name_of(f"U0PERSON{n}") for n in range(NEW_NAMES_PER_TEXT + 3)]
         assert found.count(None) == 3 and len(slack.calls_to("users.info")) == NEW_NAMES_PER_TEXT
-        assert names.for_text()("U0PERSON0") == found[0]  # known now: no call
+        assert names.for_text(T)("U0PERSON0") == found[0]  # known now: no call
         assert len(slack.calls_to("users.info")) == NEW_NAMES_PER_TEXT
     finally:
         slack.stop()
@@ -49,13 +52,26 @@ def test_people_asking_about_one_person_at_once_share_one_lookup():
     slack = FakeSlack().start()
     try:
         slack.names["U0ALICE1"] = "alice"
-        names = Names(WebClient(token="xoxb-test", base_url=slack.api_url))
+        names = Names(lambda team: WebClient(token="xoxb-test", base_url=slack.api_url))
         found = []
-        threads = [threading.Thread(target=lambda: found.append(names("U0ALICE1"))) for _ in range(8)]
+        threads = [threading.Thread(target=lambda: found.append(names(T, "U0ALICE1"))) for _ in range(8)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         assert found == ["alice"] * 8 and len(slack.calls_to("users.info")) == 1
+    finally:
+        slack.stop()
+
+
+def test_a_name_is_asked_of_each_workspace_with_that_workspaces_client():
+    slack = FakeSlack().start()
+    try:
+        tokens = {"T0TEAM001": "xoxb-one", "T0TEAM002": "xoxb-two"}
+        names = Names(lambda team: WebClient(token=tokens[team], base_url=slack.api_url))
+        slack.names["U0ALICE1"] = "alice"
+        assert names("T0TEAM001", "U0ALICE1") == names("T0TEAM002", "U0ALICE1") == "alice"
+        assert names.for_text("T0TEAM002")("U0ALICE1") == "alice"  # known there now: no call
+        assert [c.token for c in slack.calls_to("users.info")] == ["xoxb-one", "xoxb-two"]
     finally:
         slack.stop()

@@ -13,7 +13,8 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
 - `ChannelSettingsStore`: what each channel's admins chose in `/threadfork`;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
-- `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy.
+- `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
+- `Departures`: workspaces that uninstalled the app, until their conversations are deleted.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
@@ -22,6 +23,7 @@ from .outside import Chat, Model, ReplyEvents, ReplyWriter
 from .store import (
     ChannelSettingsStore,
     Claims,
+    Departures,
     Erasure,
     Feedback,
     Files,
@@ -39,6 +41,7 @@ from .values import (
     Adopted,
     Audience,
     Batch,
+    BotUsers,
     Clock,
     Completion,
     Kept,
@@ -50,7 +53,7 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "ChannelSettingsStore", "Chat", "Claims", "Clock",
-           "Completion", "Erasure", "Feedback", "Files", "Inbox", "Kept", "Merges", "Model", "Place", "ReplyEvents",
-           "ReplyWriter", "Reviews", "Sessions", "SharedFile", "Source", "Store", "StoredFile", "Submitted",
-           "ThreadMessage", "TurnQueue", "Upkeep", "Views"]
+__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "BotUsers", "ChannelSettingsStore", "Chat", "Claims",
+           "Clock", "Completion", "Departures", "Erasure", "Feedback", "Files", "Inbox", "Kept", "Merges", "Model",
+           "Place", "ReplyEvents", "ReplyWriter", "Reviews", "Sessions", "SharedFile", "Source", "Store",
+           "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]

@@ -229,6 +229,19 @@ class Erasure(Protocol):
         how many turns were deleted."""
 
 
+class Departures(Protocol):
+    """Workspaces that uninstalled the app (or revoked its bot token), and since when."""
+
+    def depart(self, team_id: str) -> None:
+        """The workspace left; a second departure keeps the first one's time."""
+    def returned(self, team_id: str) -> None:
+        """It installed the app again: its departure is forgotten, its conversations stay."""
+    def departed_before(self, when: datetime) -> list[str]:
+        """Workspaces that left before `when` (and did not return): their conversations are due for deletion."""
+    def settled(self, team_id: str) -> None:
+        """Its conversations were deleted: nothing is left to do for that departure."""
+
+
 @dataclass(frozen=True)
 class Store:
     claims: Claims
@@ -243,5 +256,6 @@ class Store:
     feedback: Feedback
     channel_settings: ChannelSettingsStore
     erasure: Erasure
+    departures: Departures
     clock: Clock
     check: Callable[[str], None]  # writes a health row for this process; raises when the store can't be written

@@ -8,6 +8,7 @@ from datetime import datetime
 from ...domain.model import Channel, FileKind, Fork, Session, Turn, Usage
 
 Clock = Callable[[], datetime]  # naive UTC
+BotUsers = Callable[[str], "str | None"]  # team id → the bot's own user id in that workspace
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from bot.services.ports import Clock, Store
 
 from .channel_settings import MemoryChannelSettings
+from .departures import MemoryDepartures
 from .erasure import MemoryErasure
 from .files import MemoryFeedback, MemoryFiles
 from .inbox import MemoryClaims, MemoryInbox
@@ -26,4 +27,5 @@ def memory_store(clock: Clock) -> Store:
                  turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), reviews=MemoryReviews(memory),
                  upkeep=MemoryUpkeep(memory), views=MemoryViews(memory), files=MemoryFiles(memory),
                  feedback=MemoryFeedback(memory), channel_settings=MemoryChannelSettings(memory),
-                 erasure=MemoryErasure(memory), clock=clock, check=lambda process: None)
+                 erasure=MemoryErasure(memory), departures=MemoryDepartures(memory), clock=clock,
+                 check=lambda process: None)

@@ -1,6 +1,7 @@
-"""retention: what the policy removed from a session (pruned_before_seq), when a fork closed
-(closed_at), old turns found by index, and session ids never reused on SQLite (AUTOINCREMENT) once
-sessions can be deleted
+"""retention: pruned_before_seq, closed_at, old turns by index, session ids never reused on SQLite
+
+What the policy removed from a session (pruned_before_seq), when a fork closed (closed_at), old turns
+found by index, and session ids never reused on SQLite (AUTOINCREMENT) once sessions can be deleted.
 
 Revision ID: 0007
 Revises: 0006
