@@ -15,10 +15,12 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
-from .config import Settings
+from .config import TOOLS, Settings
+from .domain.settings import Choices
 from .drain import DrainableExecutor
 from .llm import Claude
-from .services.facade import Services
+from .services.access import AccessLists
+from .services.facade import ChannelOptions, Services
 from .services.policy import Policy
 from .services.ports import Clock, Store
 from .slack import installs
@@ -85,7 +87,13 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         retention_after_uninstall=settings.threadfork_retention_after_uninstall,
     )
     downloads = Downloads(clients, settings.slack_api_url, settings.threadfork_max_file_bytes)
-    services = Services(store, SlackChat(clients, downloads), claude, bot_user_id=clients.bot_user_id, policy=policy)
+    channels = ChannelOptions(
+        defaults=policy.as_channel_settings(settings.threadfork_model, settings.threadfork_tools),
+        choices=Choices(settings.model_choices, TOOLS),
+        lists=AccessLists(frozenset(settings.threadfork_allowed_channels), frozenset(settings.threadfork_allowed_users),
+                          frozenset(settings.threadfork_admins)))
+    services = Services(store, SlackChat(clients, downloads), claude, bot_user_id=clients.bot_user_id, policy=policy,
+                        channels=channels)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the

@@ -43,6 +43,15 @@ def parse_tools(value) -> tuple[str, ...]:
 ToolNames = Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_tools)]
 
 
+def parse_list(value) -> tuple[str, ...]:
+    """A comma list (`U1,U2`, spaces allowed) as a tuple without blanks or repeats; empty: nothing."""
+    items = value.split(",") if isinstance(value, str) else (value or ())
+    return tuple(dict.fromkeys(item.strip() for item in items if item and item.strip()))
+
+
+Names = Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_list)]
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore",
                                       case_sensitive=False)
@@ -58,6 +67,10 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr
     anthropic_base_url: str | None = None
     threadfork_model: str = "claude-sonnet-5-5"
+    threadfork_models: Names = ()  # the models a channel's admins may choose; empty: THREADFORK_MODEL only
+    threadfork_admins: Names = ()  # user ids who may change any channel's settings, beside workspace admins
+    threadfork_allowed_channels: Names = ()  # channel ids where Threadfork answers; empty: every channel
+    threadfork_allowed_users: Names = ()  # user ids it answers; empty: everyone
     threadfork_max_tokens: int = Field(8192, gt=0)
     threadfork_workers: int = Field(256, gt=0)
     threadfork_processes: int = Field(1, gt=0, le=64)  # HTTP mode: worker processes sharing PORT
@@ -103,6 +116,11 @@ class Settings(BaseSettings):
         if self.slack_app_token is None and self.slack_signing_secret is None:
             raise ValueError("SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN for Socket Mode)")
         return self
+
+    @property
+    def model_choices(self) -> tuple[str, ...]:
+        """The models a channel may choose, THREADFORK_MODEL first."""
+        return tuple(dict.fromkeys((self.threadfork_model, *self.threadfork_models)))
 
     @property
     def claim_ttl(self) -> float:

@@ -95,6 +95,15 @@ class RecordingChat:
     def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork, draft) -> None:
         self.record("draft", "guidance", fork.root_ts)
 
+    def is_admin(self, team_id: str, user_id: str) -> bool:
+        return False  # the eval changes no settings
+
+    def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective, defaults, choices) -> None:
+        self.record("refusal", "settings")
+
+    def ask_to_forget(self, audience: Audience) -> None:
+        self.record("refusal", "forget")
+
     def tell(self, audience: Audience, text: str) -> None:
         self.record("tell", text, audience.thread_ts)
 

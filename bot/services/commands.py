@@ -22,6 +22,7 @@ class SlashCommand:
     user_id: str
     text: str
     response_url: str | None
+    trigger_id: str | None = None  # opens a modal (valid for 3 seconds)
 
     @property
     def channel(self) -> Channel:

@@ -9,7 +9,10 @@ case; nothing else changes when one is raised.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..domain.model import Session, Usage
+from ..domain.settings import ChannelSettings, Choices
 from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
@@ -21,16 +24,29 @@ from .gestures import Gestures
 from .intake import Intake
 from .lifecycle import Lifecycle
 from .liveness import Liveness
+from .access import Access, AccessLists
+from .channel_admin import ChannelAdmin
 from .policy import Policies, Policy
 from .ports import BotUsers, Chat, Model, Store
 from .routing import Router
 from .workspaces import Workspaces
 
 
+@dataclass(frozen=True)
+class ChannelOptions:
+    """What `/threadfork` offers and starts from, and the allow-lists (from Settings at wiring time)."""
+
+    defaults: ChannelSettings
+    choices: Choices
+    lists: AccessLists = AccessLists()
+
+
 class Services:
     def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None | BotUsers,
-                 policy: Policy = Policy()):
-        """`bot_user_id`: the bot's user id, or (many workspaces) a function of the team giving it."""
+                 policy: Policy = Policy(), channels: ChannelOptions | None = None):
+        """`bot_user_id`: the bot's user id, or (many workspaces) a function of the team giving it;
+        `channels`: what channels may choose and who may use Threadfork (default: everyone, one model)."""
+        channels = channels or ChannelOptions(policy.as_channel_settings("default", ()), Choices(("default",), ()))
         self.store = store
         self.chat = chat
         self.bot_user_id: BotUsers = bot_user_id if callable(bot_user_id) else (lambda team_id: bot_user_id)
@@ -48,10 +64,12 @@ class Services:
                                    self.policies, self.workspaces)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
         self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id)
+        self.access = Access(store, chat, channels.lists)
         self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,
-                             self.adoption, self.bot_user_id)
+                             self.adoption, self.bot_user_id, self.access)
         self.commands = SlashCommands(store, chat, self.forks, policy)
-        self.gestures = Gestures(store, chat, self.conversation, self.forks, self.bot_user_id)
+        self.channel_admin = ChannelAdmin(store, chat, self.access, channels.defaults, channels.choices)
+        self.gestures = Gestures(store, chat, self.conversation, self.forks, self.bot_user_id, self.access)
 
     def sweep(self) -> None:
         """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""

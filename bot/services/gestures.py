@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..domain.commands import strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork
+from .access import Access
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, BotUsers, Chat, Store
@@ -17,7 +18,8 @@ RETRY_REACTIONS = frozenset({"repeat"})
 
 class Gestures:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks,
-                 bot_user_id: BotUsers):
+                 bot_user_id: BotUsers, access: Access):
+        self.access = access
         self.store = store
         self.chat = chat
         self.conversation = conversation
@@ -26,7 +28,7 @@ class Gestures:
 
     def reaction(self, channel: Channel, ts: str, user_id: str, name: str) -> None:
         base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
-        if base in RETRY_REACTIONS:
+        if base in RETRY_REACTIONS and self.access.refusal(channel, user_id) is None:
             session_id = self.store.turns.retry_turn(channel, ts)
             if session_id is not None:
                 self.conversation.drain(session_id)
@@ -37,7 +39,8 @@ class Gestures:
         if fork is None or (base in ABANDON_REACTIONS and fork.root_ts != ts):
             return
         audience = Audience(channel.team_id, channel.id, user_id, thread_ts=fork.root_ts)
-        self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience)
+        if self.access.admits(audience):
+            self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience)
 
     def button(self, fork_id: int, user_id: str, verb: str, channel: Channel) -> None:
         """The Merge or Abandon button on a fork root, reminder or budget notice."""

@@ -40,6 +40,12 @@ class Policy:
                        expiry=_chosen(chosen.expiry, self.expiry), merge_review=_chosen(chosen.merge_review,
                                                                                          self.merge_review))
 
+    def as_channel_settings(self, model: str, tools: tuple[str, ...]) -> ChannelSettings:
+        """The defaults a channel's settings start from, as its settings modal shows them."""
+        return ChannelSettings(instructions=None, model=model, fork_token_budget=self.fork_token_budget or 0,
+                               merge_policy=self.merge_policy, enabled=True, idle_reminder=self.idle_reminder,
+                               expiry=self.expiry, tools=tools, merge_review=self.merge_review)
+
     def check(self, fork: Fork, user_id: str, verb: str) -> None:
         """Under the `owner` policy only the fork's owner (or the expiry) may close it or raise its budget."""
         if self.merge_policy == "owner" and user_id not in (fork.owner_id, EXPIRY_ACTOR):

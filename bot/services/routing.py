@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
+from .access import Access
 from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
@@ -49,7 +50,8 @@ class IncomingMessage:
 
 class Router:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, budgets: Budgets,
-                 attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers):
+                 attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access):
+        self.access = access
         self.attachments = attachments
         self.adoption = adoption
         self.store = store
@@ -71,6 +73,11 @@ class Router:
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
+        refusal = self.access.refusal(message.channel, message.user_id)
+        if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
+            if self.store.claims.claim(key):
+                self.chat.tell(audience, refusal)
+            return
         try:
             if fork is not None:
                 self._in_fork(fork, message, text, mentioned, audience, key)

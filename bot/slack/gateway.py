@@ -17,9 +17,10 @@ from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
+from ..domain.settings import ChannelSettings, Choices
 from ..domain.text import neutralise
 from ..services.ports import Audience, Place, ThreadMessage
-from . import drafts, render, threads, views
+from . import drafts, render, settings_view, threads, views
 from .clients import Clients
 from .downloads import Downloads
 from .names import Names
@@ -151,6 +152,20 @@ class SlackChat:
             return
         self.call(audience.team_id, "chat_postEphemeral", channel=audience.channel_id, user=audience.user_id, text=text,
                   blocks=blocks, thread_ts=audience.thread_ts)
+
+    def is_admin(self, team_id: str, user_id: str) -> bool:
+        """users.info now, not the name cache: admin rights change."""
+        user = self.call(team_id, "users_info", user=user_id)["user"]
+        return bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
+
+    def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
+                      defaults: ChannelSettings, choices: Choices) -> None:
+        self.call(team_id, "views_open", trigger_id=trigger_id,
+                  view=settings_view.settings_view(channel_id, effective, defaults, choices))
+
+    def ask_to_forget(self, audience: Audience) -> None:
+        text, blocks = settings_view.forget_question()
+        self.tell(audience, text, blocks)
 
     def call(self, team_id: str, method: str, **arguments):
         arguments = {k: v for k, v in arguments.items() if v is not None}

@@ -17,10 +17,11 @@ from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
 from ..services.facade import Services
-from ..services.ports import SharedFile
+from ..services.ports import Audience, SharedFile
 from ..services.routing import IncomingMessage
 from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered
 from .review_listeners import register_reviews
+from .settings_listeners import register_settings
 from .render import ABANDON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
@@ -38,12 +39,14 @@ def register(app: App, services: Services) -> None:
                       "/context": services.commands.context, "/forks": services.commands.forks_list}
     for name, use_case in slash_commands.items():
         app.command(name)(_slash_listener(services, use_case))
+    app.command("/threadfork")(_slash_listener(services, services.channel_admin.command, gated=False))
     buttons = {MERGE_ACTION: functools.partial(services.gestures.button, verb="merge"),
                ABANDON_ACTION: functools.partial(services.gestures.button, verb="abandon"),
                CONTINUE_ACTION: services.budgets.raise_limit}
     for action_id, use_case in buttons.items():
         app.action(action_id)(_button_listener(services, use_case))
     register_reviews(app, services)
+    register_settings(app, services)
 
     @app.action(FEEDBACK_ACTION)
     def on_feedback(ack, body, action, context):
@@ -58,6 +61,8 @@ def register(app: App, services: Services) -> None:
         ack()
         message = shortcut.get("message") or {}
         with delivered(services, context):
+            if not services.access.admits(_shortcut_sender(shortcut, context)):
+                return
             services.gestures.fork_from_message(
                 Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
                 message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
@@ -68,6 +73,8 @@ def register(app: App, services: Services) -> None:
         ack()
         message = shortcut.get("message") or {}
         with delivered(services, context):
+            if not services.access.admits(_shortcut_sender(shortcut, context)):
+                return
             services.gestures.merge_from_message(
                 Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
                 message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
@@ -122,13 +129,16 @@ def register(app: App, services: Services) -> None:
         log.warning("unknown shortcut %s ignored", shortcut.get("callback_id"))
 
 
-def _slash_listener(services: Services, use_case):
+def _slash_listener(services: Services, use_case, gated: bool = True):
+    """`gated`: refused outside the allow-lists (`/threadfork` is not: admins turn a channel back on)."""
     def listener(ack, command, context):
         ack()
         with delivered(services, context):
-            use_case(SlashCommand(team_id=_team(context), channel_id=command["channel_id"],
-                                  user_id=command["user_id"], text=storable(command.get("text") or ""),
-                                  response_url=command.get("response_url")))
+            slash = SlashCommand(team_id=_team(context), channel_id=command["channel_id"], user_id=command["user_id"],
+                                 text=storable(command.get("text") or ""), response_url=command.get("response_url"),
+                                 trigger_id=command.get("trigger_id"))
+            if gated is False or services.access.admits(slash.audience):
+                use_case(slash)
 
     return listener
 
@@ -139,8 +149,10 @@ def _button_listener(services: Services, use_case):
         ack()
         with delivered(services, context):
             fork_id = _fork_id(action)
-            if fork_id is not None:
-                use_case(fork_id, body["user"]["id"], channel=_channel(body, context))
+            channel = _channel(body, context)
+            audience = Audience(channel.team_id, channel.id, body["user"]["id"], response_url=body.get("response_url"))
+            if fork_id is not None and services.access.admits(audience):
+                use_case(fork_id, body["user"]["id"], channel=channel)
 
     return listener
 
@@ -183,6 +195,11 @@ def _shared(file: dict, team_id: str) -> SharedFile:
     return SharedFile(id=file["id"], name=file.get("name") or file.get("title") or file["id"],
                       mimetype=file.get("mimetype") or "", filetype=file.get("filetype") or "",
                       size=int(file.get("size") or 0), url=file.get("url_private_download"), team_id=team_id)
+
+
+def _shortcut_sender(shortcut: dict, context) -> Audience:
+    return Audience(_team(context), shortcut["channel"]["id"], shortcut["user"]["id"],
+                    response_url=shortcut.get("response_url"))
 
 
 def _fork_id(action: dict) -> int | None:

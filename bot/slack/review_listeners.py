@@ -68,6 +68,8 @@ def _button_listener(services: Services, verb: str):
         audience = Audience(context.team_id or "", channel_id, body["user"]["id"],
                             response_url=body.get("response_url"))
         with delivered(services, context):
+            if not services.access.admits(audience):
+                return
             services.reviews.pressed(verb, *parsed, body["user"]["id"], audience, body.get("trigger_id"))
 
     return listener

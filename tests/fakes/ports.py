@@ -57,6 +57,7 @@ class RecordingChat:
         is the order things happened (else a counter of its own)."""
         self.said: list[Said] = []
         self.names: dict[str, str] = {}
+        self.admins: set[str] = set()  # whom users.info calls a workspace admin or owner
         self.refuse: set[str] = set()  # methods that raise ChatUnavailable, as Slack's refusals do
         self.files: dict[str, bytes] = {}  # Slack file id → the bytes a download gets
         self.threads: dict[str, list[ThreadMessage]] = {}  # thread ts → its messages, as conversations.replies says
@@ -125,6 +126,15 @@ class RecordingChat:
 
     def tell(self, audience: Audience, text: str) -> None:
         self.record("tell", audience, text)
+
+    def is_admin(self, team_id: str, user_id: str) -> bool:
+        return user_id in self.admins
+
+    def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective, defaults, choices) -> None:
+        self.record("settings", trigger_id, channel_id, effective, defaults, choices)
+
+    def ask_to_forget(self, audience: Audience) -> None:
+        self.record("ask_to_forget", audience)
 
     def refuse_with_children(self, audience: Audience, reason: str, children) -> None:
         self.record("refuse_with_children", audience, reason, children)

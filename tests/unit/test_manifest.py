@@ -22,7 +22,7 @@ def test_the_manifest_declares_socket_mode_commands_events_and_interactivity():
     m = manifest()
     assert m["settings"]["socket_mode_enabled"] is True
     assert m["settings"]["interactivity"]["is_enabled"] is True
-    assert {"/fork", "/merge", "/forks", "/context"} <= {c["command"] for c in m["features"]["slash_commands"]}
+    assert {"/fork", "/merge", "/forks", "/context", "/threadfork"} <= {c["command"] for c in m["features"]["slash_commands"]}
     assert m["features"]["app_home"]["home_tab_enabled"] is True
     assert {"app_home_opened", "app_mention", "file_deleted", "message.channels", "message.groups", "message.im",
             "message.mpim", "reaction_added", "app_uninstalled", "tokens_revoked"} <= set(

@@ -5,6 +5,7 @@ from typing import Protocol
 
 from ...domain.context import ModelInput
 from ...domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
+from ...domain.settings import ChannelSettings, Choices
 from .values import Audience, Completion, Place, SharedFile, Source, ThreadMessage
 
 class ReplyEvents(Protocol):
@@ -41,6 +42,13 @@ class Chat(Protocol):
     def open_draft_editor(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def tell(self, audience: Audience, text: str) -> None: ...
+    def is_admin(self, team_id: str, user_id: str) -> bool:
+        """A workspace admin or owner, as users.info says now; raises ChatUnavailable when Slack won't say."""
+    def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
+                      defaults: ChannelSettings, choices: Choices) -> None:
+        """The channel's settings modal, showing the values in effect (the defaults where none was chosen)."""
+    def ask_to_forget(self, audience: Audience) -> None:
+        """A private question with the button that confirms forgetting the channel."""
     def refuse_merge(self, audience: Audience, reason: str, open_forks: list[Fork]) -> None: ...
     def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
         """A fork can't close while its own forks are open: say so, with each one's Merge/Abandon buttons."""

@@ -1,0 +1,53 @@
+"""Who may use Threadfork where, and who may change a channel's settings.
+
+Use: THREADFORK_ALLOWED_CHANNELS and THREADFORK_ALLOWED_USERS (empty = everyone, everywhere), and
+each channel's own on/off switch. Outside them the bot answers privately, once per message, and calls
+no model. Settings: workspace admins and owners (as users.info says, asked each time: it changes), and
+the users in THREADFORK_ADMINS.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..domain.model import Channel
+from .ports import Audience, Chat, Store
+
+NOT_LISTED = ("Threadfork isn't enabled {where} — ask your workspace admin to add {what} to "
+              "THREADFORK_ALLOWED_{list}.")
+TURNED_OFF = "Threadfork is turned off in this channel. A workspace admin can turn it on with `/threadfork`."
+NOT_ADMIN = "Only workspace admins and owners (and the people in THREADFORK_ADMINS) can {verb}."
+
+
+@dataclass(frozen=True)
+class AccessLists:
+    channels: frozenset[str] = frozenset()  # empty: every channel
+    users: frozenset[str] = frozenset()  # empty: everyone
+    admins: frozenset[str] = frozenset()  # beside the workspace's own admins and owners
+
+
+class Access:
+    def __init__(self, store: Store, chat: Chat, lists: AccessLists = AccessLists()):
+        self.store = store
+        self.chat = chat
+        self.lists = lists
+
+    def refusal(self, channel: Channel, user_id: str) -> str | None:
+        """Why Threadfork won't act for this person here (None: it will)."""
+        if self.lists.channels and channel.id not in self.lists.channels:
+            return NOT_LISTED.format(where="in this channel", what="it", list="CHANNELS")
+        if self.lists.users and user_id not in self.lists.users:
+            return NOT_LISTED.format(where="for you", what="you", list="USERS")
+        if self.store.channel_settings.of(channel).enabled is False:
+            return TURNED_OFF
+        return None
+
+    def admits(self, audience: Audience) -> bool:
+        """For an act that is always meant for Threadfork (a command, a button, a shortcut, a ✅): False,
+        after telling the person privately, when it may not act here."""
+        refusal = self.refusal(audience.channel, audience.user_id)
+        if refusal:
+            self.chat.tell(audience, refusal)
+        return refusal is None
+
+    def is_admin(self, team_id: str, user_id: str) -> bool:
+        return user_id in self.lists.admins or self.chat.is_admin(team_id, user_id)

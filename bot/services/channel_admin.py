@@ -1,0 +1,86 @@
+"""`/threadfork`: a channel's own settings (a modal) and forgetting its conversations, for admins.
+
+Settings are kept as what differs from the environment's defaults, so a default changed later still
+applies where nobody chose otherwise; a save takes effect at the channel's next turn and says in the
+channel who changed what. `/threadfork forget` asks first (a button), then really deletes the
+channel's sessions, forks, turns and summaries; its settings stay.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..domain.errors import ThreadforkError
+from ..domain.model import Channel
+from ..domain.settings import ChannelSettings, Choices, FormValue, changes, read_form
+from .access import NOT_ADMIN, Access
+from .commands import SlashCommand
+from .ports import Audience, Chat, Place, Store
+
+log = logging.getLogger(__name__)
+
+USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork forget` deletes "
+         "everything Threadfork stored for this channel (admins only; it asks first).")
+
+
+class ChannelAdmin:
+    def __init__(self, store: Store, chat: Chat, access: Access, defaults: ChannelSettings, choices: Choices):
+        self.store = store
+        self.chat = chat
+        self.access = access
+        self.defaults = defaults  # the environment's, as a channel's settings
+        self.choices = choices
+
+    def command(self, command: SlashCommand) -> None:
+        verb = command.text.strip().lower()
+        if verb in ("", "settings"):
+            self.open_settings(command)
+        elif verb == "forget":
+            self.ask_to_forget(command)
+        else:
+            self.chat.tell(command.audience, USAGE)
+
+    def effective(self, channel: Channel) -> ChannelSettings:
+        return self.store.channel_settings.of(channel).over(self.defaults)
+
+    def open_settings(self, command: SlashCommand) -> None:
+        if not self.access.is_admin(command.team_id, command.user_id):
+            self.chat.tell(command.audience, NOT_ADMIN.format(verb="change Threadfork's settings"))
+            return
+        self.chat.open_settings(command.team_id, command.trigger_id or "", command.channel_id,
+                                self.effective(command.channel), self.defaults, self.choices)
+
+    def save(self, channel: Channel, user_id: str, values: dict[str, FormValue]) -> dict[str, str]:
+        """A submitted settings modal: what it got wrong, keyed by block_id (then nothing is saved)."""
+        if not self.access.is_admin(channel.team_id, user_id):
+            return {"instructions": NOT_ADMIN.format(verb="change Threadfork's settings")}
+        before = self.effective(channel)
+        after, errors = read_form(values, before, self.choices)
+        if errors:
+            return errors
+        self.store.channel_settings.save(channel, after.beyond(self.defaults), user_id)
+        changed = changes(before, after)
+        if changed:
+            try:
+                self.chat.post_notice(Place(channel.id, None, channel.team_id, None),
+                                      f"⚙️ <@{user_id}> changed Threadfork's settings in this channel: "
+                                      f"{'; '.join(changed)}. They apply from the next message.")
+            except ThreadforkError:
+                log.warning("the settings of %s were saved; their notice could not be posted", channel.id)
+        return {}
+
+    def ask_to_forget(self, command: SlashCommand) -> None:
+        if not self.access.is_admin(command.team_id, command.user_id):
+            self.chat.tell(command.audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
+            return
+        self.chat.ask_to_forget(command.audience)
+
+    def forget(self, channel: Channel, user_id: str, audience: Audience) -> None:
+        """The confirmation button: every session, fork, turn and summary of the channel, deleted."""
+        if not self.access.is_admin(channel.team_id, user_id):
+            self.chat.tell(audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
+            return
+        deleted = self.store.erasure.forget_channel(channel)
+        self.chat.post_notice(Place(channel.id, None, channel.team_id, None),
+                              f"🧹 <@{user_id}> made Threadfork forget this channel: its conversation, forks and "
+                              f"summaries are deleted ({deleted} session{'s' if deleted != 1 else ''}). The "
+                              "channel's settings stay; the next message starts afresh.")

@@ -1,0 +1,50 @@
+"""Bolt listeners for `/threadfork`'s modal and for the button that confirms forgetting a channel.
+
+A submission is checked before it is acknowledged: a refusal comes back inside the modal
+(`response_action: errors`, keyed by the input's block_id) and nothing is saved.
+"""
+from __future__ import annotations
+
+from slack_bolt import App
+
+from ..domain.model import Channel
+from ..services.facade import Services
+from ..services.ports import Audience
+from . import settings_view
+from .intake import delivered
+
+ERROR_LIMIT = 150  # characters Slack shows under an input
+
+
+def register_settings(app: App, services: Services) -> None:
+    @app.view(settings_view.SETTINGS_VIEW)
+    def on_settings(ack, body, view, context):
+        channel_id = settings_view.submitted_channel(view)
+        if channel_id is None:
+            ack()
+            return
+        with delivered(services, context):
+            errors = services.channel_admin.save(Channel(context.team_id or "", channel_id), body["user"]["id"],
+                                                 settings_view.form_values(view))
+            if errors:
+                ack(response_action="errors", errors={k: v[:ERROR_LIMIT] for k, v in errors.items()})
+            else:
+                ack()
+
+    @app.action(settings_view.FORGET_ACTION)
+    def on_forget(ack, body, context):
+        ack()
+        audience = _sender(body, context)
+        with delivered(services, context):
+            services.channel_admin.forget(audience.channel, audience.user_id, audience)
+
+    @app.action(settings_view.KEEP_ACTION)
+    def on_keep(ack, body, context):
+        ack()
+        with delivered(services, context):
+            services.chat.tell(_sender(body, context), "Nothing was deleted.")
+
+
+def _sender(body: dict, context) -> Audience:
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id") or ""
+    return Audience(context.team_id or "", channel, body["user"]["id"], response_url=body.get("response_url"))

@@ -1,0 +1,136 @@
+"""Pure rendering of `/threadfork`: the channel settings modal (its inputs show the values in effect,
+and say the environment's default), the reading of a submitted one, and the question that confirms
+forgetting a channel.
+
+Each input block's block_id is the setting's name, so Slack's `response_action: errors` shows a refusal
+under the input it is about.
+"""
+from __future__ import annotations
+
+import json
+
+from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, shown
+
+SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
+FORGET_ACTION = "threadfork_forget"
+KEEP_ACTION = "threadfork_forget_cancel"
+ELEMENT = "value"  # every input's action_id
+SWITCH = ("on", "off")
+
+
+def settings_view(channel_id: str, effective: ChannelSettings, defaults: ChannelSettings, choices: Choices) -> dict:
+    blocks = [
+        _section(f"Threadfork's settings for <#{channel_id}>. They apply from the channel's next message; the "
+                 "environment's defaults apply where you keep them."),
+        _input("instructions", "Instructions for Claude", {
+            "type": "plain_text_input", "multiline": True, "max_length": INSTRUCTIONS_LIMIT,
+            **({"initial_value": effective.instructions} if effective.instructions else {}),
+            "placeholder": _plain("e.g. Answer tersely. Our stack is Go and PostgreSQL.")},
+            "Added to Claude's system prompt, after Threadfork's own. A fork keeps the instructions it was "
+            "opened with.", optional=True),
+        _input("model", "Model", _select([(m, m) for m in _with(choices.models, effective.model)], effective.model),
+               _default("model", defaults)),
+        _input("fork_token_budget", "Fork token budget", _text(
+            f"{effective.fork_token_budget}" if effective.fork_token_budget else "", "e.g. 200000 — empty: none"),
+               "Tokens a fork may burn before it asks to merge, abandon or continue. " + _default(
+                   "fork_token_budget", defaults), optional=True),
+        _input("merge_policy", "Who may merge or abandon a fork",
+               _select([("anyone", "Anyone in the channel"), ("owner", "Only whoever opened it")],
+                       effective.merge_policy), _default("merge_policy", defaults)),
+        _input("merge_review", "Review summaries before they merge", _switch(effective.merge_review),
+               _default("merge_review", defaults)),
+        _input("idle_reminder", "Remind an idle fork after", _text(shown("idle_reminder", effective.idle_reminder),
+                                                                    "e.g. 24h"), _default("idle_reminder", defaults)),
+        _input("expiry", "Close an idle fork after", _text(shown("expiry", effective.expiry), "e.g. 7d"),
+               _default("expiry", defaults)),
+        _input("tools", "Web research", _tools(choices.tools, effective.tools), _default("tools", defaults),
+               optional=True),
+        _input("enabled", "Threadfork in this channel", _switch(effective.enabled),
+               "Off: Threadfork answers nobody here (this command still works)."),
+    ]
+    return {"type": "modal", "callback_id": SETTINGS_VIEW, "title": _plain("Threadfork settings"),
+            "submit": _plain("Save"), "close": _plain("Cancel"),
+            "private_metadata": json.dumps({"channel": channel_id}), "blocks": blocks}
+
+
+def submitted_channel(view: dict) -> str | None:
+    try:
+        return str(json.loads(view.get("private_metadata") or "")["channel"]) or None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def form_values(view: dict) -> dict[str, FormValue]:
+    """Each input's value by block_id: a text's (None when empty), a select's option, a checkbox list's."""
+    values = {}
+    for block_id, elements in ((view.get("state") or {}).get("values") or {}).items():
+        element = next(iter(elements.values()), None) if isinstance(elements, dict) else None
+        if not isinstance(element, dict):
+            continue
+        if "selected_options" in element:
+            values[block_id] = [o.get("value") or "" for o in element.get("selected_options") or []]
+        elif "selected_option" in element:
+            values[block_id] = (element.get("selected_option") or {}).get("value")
+        else:
+            values[block_id] = element.get("value")
+    return values
+
+
+def forget_question() -> tuple[str, list[dict]]:
+    text = ("🧹 Make Threadfork forget this channel? Its conversation, every fork, turn and summary stored for it "
+            "are deleted for good; the channel's settings stay. Messages already posted in Slack stay too.")
+    return text, [_section(text), {"type": "actions", "block_id": "forget", "elements": [
+        {"type": "button", "text": _plain("Forget everything"), "action_id": FORGET_ACTION, "value": "forget",
+         "style": "danger", "confirm": {"title": _plain("Forget this channel?"), "text": _plain(
+             "This deletes Threadfork's memory of this channel. It cannot be undone."),
+             "confirm": _plain("Forget"), "deny": _plain("Keep it"), "style": "danger"}},
+        {"type": "button", "text": _plain("Keep it"), "action_id": KEEP_ACTION, "value": "keep"}]}]
+
+
+def _default(name: str, defaults: ChannelSettings) -> str:
+    return f"Default: {shown(name, getattr(defaults, name))}."
+
+
+def _with(models: tuple[str, ...], current: str | None) -> tuple[str, ...]:
+    return models if not current or current in models else (*models, current)
+
+
+def _input(block_id: str, label: str, element: dict, hint: str, optional: bool = False) -> dict:
+    block = {"type": "input", "block_id": block_id, "label": _plain(label), "element": {**element,
+                                                                                        "action_id": ELEMENT},
+             "hint": _plain(hint[:2000])}
+    return {**block, "optional": True} if optional else block
+
+
+def _text(initial: str, placeholder: str) -> dict:
+    element = {"type": "plain_text_input", "placeholder": _plain(placeholder)}
+    return {**element, "initial_value": initial} if initial else element
+
+
+def _select(options: list[tuple[str, str]], current: str | None) -> dict:
+    made = [_option(value, label) for value, label in options]
+    chosen = next((o for o in made if o["value"] == current), None)
+    return {"type": "static_select", "options": made, **({"initial_option": chosen} if chosen else {})}
+
+
+def _switch(on: bool | None) -> dict:
+    return _select([("on", "On"), ("off", "Off")], "on" if on else "off")
+
+
+def _tools(names: tuple[str, ...], chosen: tuple[str, ...] | None) -> dict:
+    labels = {"web_search": "Web search", "web_fetch": "Fetch web pages"}
+    options = [_option(name, labels.get(name, name)) for name in names]
+    initial = [o for o in options if o["value"] in (chosen or ())]
+    return {"type": "checkboxes", "options": options, **({"initial_options": initial} if initial else {})}
+
+
+def _option(value: str, label: str) -> dict:
+    return {"text": _plain(label[:75]), "value": value}
+
+
+def _section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _plain(text: str) -> dict:
+    return {"type": "plain_text", "text": text}

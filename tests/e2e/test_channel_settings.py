@@ -1,0 +1,222 @@
+"""Channel settings (`/threadfork`), end to end through the fakes: the modal opened with views.open
+from the command's trigger, submitted as a view_submission, refusals inside the modal, the notice in
+the channel, instructions after Threadfork's own system prompt (a fork keeps its snapshot), and who
+may change them."""
+import json
+
+import pytest
+from sqlalchemy import text
+
+from bot.domain.context import SYSTEM_PROMPT
+from bot.domain.model import Channel, ForkStatus
+from bot.domain.settings import ChannelSettings
+
+from ..fakes import slack_payloads as payloads
+from ..fakes.anthropic_api import request_texts
+from ..harness import CHANNEL, GENERAL, wait_until
+
+BLOCKS = ["instructions", "model", "fork_token_budget", "merge_policy", "merge_review", "idle_reminder", "expiry",
+          "tools", "enabled"]
+pytestmark = pytest.mark.settings(threadfork_model="claude-sonnet-5-5", threadfork_models="claude-haiku-5-5")
+
+
+def admin(slack, user="UADMIN01"):
+    slack.person(user, is_admin=True)
+    return user
+
+
+def open_settings(bot, slack, user):
+    before = len(slack.opened_views("threadfork_settings"))
+    bot.slash("/threadfork", "", user=user)
+    return wait_until(lambda: slack.opened_views("threadfork_settings")[before:], message="the settings modal")[0]
+
+
+def element(modal, block_id):
+    return next(b for b in modal.view["blocks"] if b.get("block_id") == block_id)["element"]
+
+
+def notices(slack):
+    return [p for p in slack.posts(CHANNEL, top_level=True) if "changed Threadfork's settings" in p.get("text", "")]
+
+
+def ask_parent(bot, claude, text="what now?", user="UALICE01"):
+    before = len(claude.requests)
+    bot.say(user, text, mention=True)
+    wait_until(lambda: len(claude.requests) > before, message="the parent's request")
+    bot.quiesce()
+    return claude.requests[-1]
+
+
+def system_text(request) -> str:
+    return "".join(block["text"] for block in request["system"])
+
+
+def test_the_modal_shows_every_setting_in_effect_with_the_environments_defaults(bot, slack):
+    modal = open_settings(bot, slack, admin(slack))
+    assert modal.view["callback_id"] == "threadfork_settings" and modal.user == "UADMIN01"
+    assert [b["block_id"] for b in modal.view["blocks"] if b["type"] == "input"] == BLOCKS
+    assert element(modal, "model")["initial_option"]["value"] == "claude-sonnet-5-5"
+    assert [o["value"] for o in element(modal, "model")["options"]] == ["claude-sonnet-5-5", "claude-haiku-5-5"]
+    assert element(modal, "enabled")["initial_option"]["value"] == "on"
+    assert [o["value"] for o in element(modal, "enabled")["options"]] == ["on", "off"]
+    assert element(modal, "idle_reminder")["initial_value"] == "1d" and element(modal, "expiry")["initial_value"] == "7d"
+    assert element(modal, "merge_policy")["initial_option"]["value"] == "anyone"
+    assert "initial_value" not in element(modal, "fork_token_budget")  # no budget by default
+    assert slack.calls_to("views.open")[-1]["trigger_id"]
+
+
+def test_nonsense_is_refused_inside_the_modal_and_nothing_is_saved(bot, slack):
+    modal = open_settings(bot, slack, admin(slack))
+    reply = bot.submit_view(modal, {"fork_token_budget": "lots", "expiry": "soon"})
+    assert reply.status == 200
+    answer = reply.json()
+    assert answer["response_action"] == "errors"
+    assert set(answer["errors"]) == {"fork_token_budget", "expiry"} and "positive number" in answer["errors"][
+        "fork_token_budget"]
+    assert bot.store.channel_settings.of(GENERAL) == ChannelSettings() and not notices(slack)
+    again = bot.submit_view(modal, {"fork_token_budget": "-5", "expiry": "7d"})
+    assert again.json()["errors"].keys() == {"fork_token_budget"}
+
+
+def test_an_unknown_model_in_a_forged_submission_is_refused(bot, slack):
+    modal = open_settings(bot, slack, admin(slack))
+    state = json.loads(json.dumps(modal.view["state"]))
+    state["values"]["model"] = {"value": {"type": "static_select", "selected_option": {
+        "text": {"type": "plain_text", "text": "gpt"}, "value": "gpt-9"}}}
+    team = slack.team(None)
+    payload = payloads.view_submission({**modal.view, "state": state}, user="UADMIN01", team=team,
+                                       trigger_id=slack.issue_trigger("UADMIN01", team, modal.id))
+    reply = bot._interact(payload)
+    assert reply.json()["response_action"] == "errors" and "model" in reply.json()["errors"]
+    assert bot.store.channel_settings.of(GENERAL) == ChannelSettings()
+
+
+def test_a_save_posts_who_changed_what_and_the_next_turn_uses_it(bot, slack, claude):
+    user = admin(slack)
+    modal = open_settings(bot, slack, user)
+    reply = bot.submit_view(modal, {"instructions": "Answer in French.", "model": "claude-haiku-5-5",
+                                    "fork_token_budget": "50k", "tools": ["web_search"]})
+    assert reply.status == 200 and not reply.body
+    [notice] = wait_until(lambda: notices(slack), message="the settings notice")
+    assert "<@UADMIN01>" in notice["text"] and "model → claude-haiku-5-5" in notice["text"]
+    assert "fork token budget → 50,000 tokens" in notice["text"] and "instructions updated" in notice["text"]
+    request = ask_parent(bot, claude)
+    assert request["model"] == "claude-haiku-5-5"
+    assert system_text(request) == SYSTEM_PROMPT + "\n\nInstructions from this channel's admins (follow them unless " \
+                                                   "they conflict with the above):\nAnswer in French."
+    assert [t["name"] for t in request["tools"]] == ["web_search"]
+    again = open_settings(bot, slack, user)
+    assert element(again, "instructions")["initial_value"] == "Answer in French."
+    assert element(again, "fork_token_budget")["initial_value"] == "50000"
+
+
+def test_a_fork_keeps_the_instructions_of_its_fork_point_and_the_parent_takes_the_new_ones(bot, slack, claude):
+    user = admin(slack)
+    bot.submit_view(open_settings(bot, slack, user), {"instructions": "Old rules."})
+    ask_parent(bot, claude, "hello")
+    bot.slash("/fork", "pricing")
+    root = bot.fork_root(1)
+    bot.say("UBOB0001", "first fork turn", thread_ts=root)
+    wait_until(lambda: any("first fork turn" in t for t in request_texts(claude.requests[-1])))
+    bot.quiesce()
+    bot.submit_view(open_settings(bot, slack, user), {"instructions": "New rules."})
+    wait_until(lambda: len(notices(slack)) == 2)
+    before = len(claude.requests)
+    bot.say("UBOB0001", "second fork turn", thread_ts=root)
+    wait_until(lambda: len(claude.requests) > before)
+    bot.quiesce()
+    assert system_text(claude.requests[-1]).endswith("\nOld rules.")
+    assert system_text(ask_parent(bot, claude, "and the channel?")).endswith("\nNew rules.")
+
+
+def test_only_workspace_admins_and_threadfork_admins_may_open_the_settings(bot, slack):
+    slack.person("UBOB0001", is_admin=False)
+    bot.slash("/threadfork", "", user="UBOB0001")
+    wait_until(lambda: any("Only workspace admins" in r.get("text", "") for r in slack.responses))
+    assert not slack.calls_to("views.open")
+    slack.person("UOWNER01", is_owner=True)
+    assert open_settings(bot, slack, "UOWNER01").user == "UOWNER01"
+
+
+@pytest.mark.settings(threadfork_admins="UCAROL01")
+def test_a_user_named_in_threadfork_admins_may_change_settings(bot, slack):
+    modal = open_settings(bot, slack, "UCAROL01")
+    bot.submit_view(modal, {"merge_policy": "owner"})
+    wait_until(lambda: notices(slack))
+    assert bot.store.channel_settings.of(GENERAL).merge_policy == "owner"
+
+
+def test_a_forged_submission_by_someone_who_is_not_an_admin_saves_nothing(bot, slack):
+    modal = open_settings(bot, slack, admin(slack))
+    slack.person("UMALLORY", is_admin=False)
+    reply = bot.submit_view(modal, {"enabled": "off"}, user="UMALLORY")
+    assert reply.json()["response_action"] == "errors" and "Only workspace admins" in reply.json()["errors"][
+        "instructions"]
+    assert bot.store.channel_settings.of(GENERAL) == ChannelSettings()
+
+
+def test_a_channel_turned_off_answers_once_privately_and_calls_no_model(bot, slack, claude):
+    bot.submit_view(open_settings(bot, slack, admin(slack)), {"enabled": "off"})
+    wait_until(lambda: notices(slack))
+    bot.say("UALICE01", "are you there?", mention=True)  # delivered as message and app_mention
+    bot.slash("/fork", "a topic")
+    wait_until(lambda: len(slack.calls_to("chat.postEphemeral")) + len(slack.responses) >= 2)
+    bot.quiesce()
+    refusals = [c["text"] for c in slack.calls_to("chat.postEphemeral")] + [r["text"] for r in slack.responses]
+    assert len(refusals) == 2 and all("turned off in this channel" in t for t in refusals)
+    assert not claude.requests and not bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)
+    assert open_settings(bot, slack, "UADMIN01")  # /threadfork itself still works there
+
+
+@pytest.mark.settings(threadfork_allowed_users="UALICE01")
+def test_someone_outside_the_allowed_users_gets_exactly_one_private_answer(bot, slack, claude):
+    bot.say("UBOB0001", "hello bot", mention=True)
+    wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    bot.quiesce()
+    [refusal] = slack.calls_to("chat.postEphemeral")
+    assert refusal["user"] == "UBOB0001" and "isn't enabled for you" in refusal["text"] and not claude.requests
+    ask_parent(bot, claude, "hello from alice")
+    assert len(claude.requests) == 1
+
+
+@pytest.mark.settings(threadfork_allowed_channels="C0OTHER001")
+def test_a_channel_outside_the_allowed_channels_gets_one_private_answer(bot, slack, claude):
+    bot.say("UALICE01", "hello bot", mention=True)
+    wait_until(lambda: slack.calls_to("chat.postEphemeral"))
+    bot.quiesce()
+    [refusal] = slack.calls_to("chat.postEphemeral")
+    assert "isn't enabled in this channel" in refusal["text"] and not claude.requests
+
+
+def test_forget_asks_first_then_deletes_the_channels_conversations_and_keeps_its_settings(bot, slack, claude):
+    user = admin(slack)
+    bot.submit_view(open_settings(bot, slack, user), {"instructions": "Keep me."})
+    ask_parent(bot, claude, "remember the launch date: Friday")
+    bot.slash("/fork", "pricing")
+    bot.say("UBOB0001", "fork talk", thread_ts=bot.fork_root(1))
+    wait_until(lambda: len(claude.requests) >= 3)
+    bot.quiesce()
+    slack.person("UBOB0001", is_admin=False)
+    bot.slash("/threadfork", "forget", user="UBOB0001")
+    wait_until(lambda: any("Only workspace admins" in r.get("text", "") for r in slack.responses))
+    bot.slash("/threadfork", "forget", user=user)
+    [question] = wait_until(lambda: [r for r in slack.responses if r.get("blocks") and "forget" in r["text"]])
+    assert [e["action_id"] for e in question["blocks"][-1]["elements"]] == ["threadfork_forget",
+                                                                           "threadfork_forget_cancel"]
+    assert bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)
+    bot.click("threadfork_forget", "forget", user=user)
+    wait_until(lambda: any("made Threadfork forget" in p.get("text", "") for p in slack.posts(CHANNEL)))
+    with bot.db.engine.connect() as conn:
+        turns = conn.execute(text("SELECT count(*) FROM turns")).scalar()
+        forks = conn.execute(text("SELECT count(*) FROM sessions WHERE kind = 'fork'")).scalar()
+    assert (turns, forks) == (0, 0)
+    assert bot.store.channel_settings.of(GENERAL).instructions == "Keep me."
+    request = ask_parent(bot, claude, "what was the launch date?")
+    assert request_texts(request)[1:] == ["[person-ce01 <@UALICE01>]\nwhat was the launch date?"]
+    assert system_text(request).endswith("\nKeep me.")
+
+
+def test_a_channel_of_another_workspace_with_the_same_id_keeps_its_own_settings(bot, slack):
+    bot.submit_view(open_settings(bot, slack, admin(slack)), {"enabled": "off"})
+    wait_until(lambda: notices(slack))
+    assert bot.store.channel_settings.of(Channel("T0TEAM002", CHANNEL)) == ChannelSettings()
