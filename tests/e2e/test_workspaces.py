@@ -9,6 +9,7 @@ import yaml
 from sqlalchemy import text
 
 from bot.domain.model import Channel
+from bot.domain.settings import ChannelSettings
 
 from ..fakes.anthropic_api import request_texts
 from ..fakes.slack_browser import AUTHORIZE, _authorize_url, _cookies, get
@@ -171,6 +172,27 @@ def test_an_uninstall_removes_the_installation_records_the_departure_and_a_reins
     answered(installable, slack, team, 2)
     assert slack.posts(CHANNEL, team=team)[-1].shown == "Answer 2"
     assert slack.calls_to("chat.postMessage")[-1].token == team.bot_token  # the new one
+
+
+def test_after_an_uninstall_the_sweep_deletes_the_workspaces_conversations_once_the_retention_has_passed(
+        installable, slack, claude):
+    leaving, staying = installable.install(), installable.install()
+    for done in (leaving, staying):
+        installable.say("UALICE01", f"hello from {done.team.id}", mention=True, team=done.team)
+        answered(installable, slack, done.team)
+    leaving_channel = Channel(leaving.team.id, CHANNEL)
+    installable.store.channel_settings.save(leaving_channel, ChannelSettings(instructions="ours"), "UADMIN01")
+    installable.uninstall(leaving.team)
+    wait_until(lambda: departed(installable, leaving.team.id), message="the departure")
+    installable.services.sweep()
+    assert stored_turns(installable) == 4  # within THREADFORK_RETENTION_AFTER_UNINSTALL (30 days): kept
+    installable.clock.advance(days=31)
+    installable.services.sweep()
+    with installable.db.engine.connect() as conn:
+        teams = set(conn.execute(text("SELECT DISTINCT team_id FROM sessions")).scalars())
+    assert teams == {staying.team.id} and stored_turns(installable) == 2
+    assert installable.store.channel_settings.of(leaving_channel).instructions is None
+    assert installable.store.departures.departed_before(installable.clock()) == []  # settled: not again
 
 
 def test_the_bots_token_revoked_alone_is_an_uninstall(installable, slack):
