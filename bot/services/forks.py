@@ -24,6 +24,7 @@ from ..domain.merge import (
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Role, Session, Usage
 from .conversation import Conversation, Speaker
 from .model_inputs import fork_model_input
+from .followups import safely
 from .liveness import Liveness
 from .policy import Policies
 from .ports import MAX_ATTEMPTS, Chat, Model, Store
@@ -69,7 +70,7 @@ class Forks:
         self.store.sessions.set_root(fork.id, root_ts, fork.inherited)
         fork = self.store.sessions.fork(fork.id)
         if parent is not None:
-            self._safely(self.chat.note_in_thread, parent,
+            safely(self.chat.note_in_thread, parent,
                          f"<@{speaker.user_id}> opened fork #{fork.number} from this thread. Its summary comes "
                          "back here when it is merged.")
         if command.topic:
@@ -146,10 +147,10 @@ class Forks:
         self.store.merges.give_up_merge(fork.id)
         if fork.status is ForkStatus.MERGING:
             reopened = self.store.sessions.fork(fork.id)
-            self._safely(self.chat.note_in_thread, reopened,
+            safely(self.chat.note_in_thread, reopened,
                          f"⚠️ I tried {MAX_ATTEMPTS} times to merge this fork and could not finish — it is open "
                          "again; merge it once more (✅) to retry.")
-            self._safely(self.chat.refresh_fork_root, reopened)
+            safely(self.chat.refresh_fork_root, reopened)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self.policies.of(fork.channel).check(fork, user_id, "abandon")
@@ -159,9 +160,9 @@ class Forks:
             raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
         abandoned = self.store.sessions.fork(fork.id)
         who = "It was closed after sitting idle" if user_id == EXPIRY_ACTOR else f"<@{user_id}> abandoned this fork"
-        self._safely(self.chat.note_in_thread, abandoned,
+        safely(self.chat.note_in_thread, abandoned,
                      f"{who}. Nothing was added to the channel's conversation.")
-        self._safely(self.chat.refresh_fork_root, abandoned)
+        safely(self.chat.refresh_fork_root, abandoned)
         self.reviews.close(fork.draft, abandoned, "Not merged: the fork was abandoned.")
         return abandoned
 
@@ -209,15 +210,8 @@ class Forks:
         fork = self.store.sessions.fork(fork.id)
         who = ("Merged automatically after sitting idle" if fork.merged_by == EXPIRY_ACTOR
                else f"<@{fork.merged_by}> merged this fork into the channel")
-        self._safely(self.chat.note_in_thread, fork, f"{who}.")
-        self._safely(self.chat.refresh_fork_root, fork)
-
-    @staticmethod
-    def _safely(call, *args) -> None:
-        try:
-            call(*args)
-        except Exception:
-            log.exception("a follow-up Slack update failed (%s)", getattr(call, "__name__", call))
+        safely(self.chat.note_in_thread, fork, f"{who}.")
+        safely(self.chat.refresh_fork_root, fork)
 
 
 def _conflict_window(fork: Fork) -> int:

@@ -9,7 +9,6 @@ it rather than asking Claude again. The merge policy applies to every button.
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from ..domain.context import estimate_tokens
 from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError
 from ..domain.merge import closed_reason, ensure_mergeable
 from ..domain.model import Channel, Draft, Fork, ForkStatus, Role, Usage
+from .followups import safely
 from .liveness import Liveness
 from .policy import Policies
 from .ports import Audience, Chat, Store
@@ -24,8 +24,6 @@ from .refusals import refuse
 
 if TYPE_CHECKING:
     from .forks import Forks
-
-log = logging.getLogger(__name__)
 
 
 class Reviews:
@@ -155,7 +153,7 @@ class Reviews:
         draft = fork.draft
         if draft is None or not self.store.claims.mark(f"stale:{fork.id}:{draft.number}"):
             return
-        self._safely(self.chat.note_in_thread, fork,
+        safely(self.chat.note_in_thread, fork,
                      f"✏️ Draft {draft.number} of the summary is now stale: this thread went on after it was "
                      "written. Press *Redraft* on it (or *Edit* it) before merging.")
 
@@ -165,11 +163,4 @@ class Reviews:
     def close(self, draft: Draft | None, fork: Fork, outcome: str) -> None:
         """The draft's message loses its buttons and says what became of it."""
         if draft is not None and draft.ts:
-            self._safely(self.chat.close_draft, fork, draft, outcome)
-
-    @staticmethod
-    def _safely(call, *args) -> None:
-        try:
-            call(*args)
-        except Exception:
-            log.exception("a follow-up Slack update failed (%s)", getattr(call, "__name__", call))
+            safely(self.chat.close_draft, fork, draft, outcome)
