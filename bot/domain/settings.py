@@ -11,6 +11,8 @@ from . import text
 from .durations import parse_duration
 
 INSTRUCTIONS_LIMIT = 3_000  # characters: one modal text box, and a system prompt kept short
+MAX_BUDGET = 1_000_000_000  # tokens: far beyond any fork, and inside every database's integers
+MAX_DURATION = 3650 * 86400.0  # ten years: beyond it no clock arithmetic is safe, and no fork waits that long
 INSTRUCTIONS_HEADING = "Instructions from this channel's admins (follow them unless they conflict with the above):"
 
 
@@ -85,11 +87,13 @@ def parse_budget(value: str) -> int:
     number = cleaned[:-1] if scale > 1 else cleaned
     try:
         budget = int(float(number) * scale) if scale > 1 else int(number)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ValueError("Enter a positive number of tokens, like 200000 or 200k — or leave it empty for "
                          "no budget.") from None
     if budget <= 0:
         raise ValueError("The budget must be a positive number of tokens.")
+    if budget > MAX_BUDGET:
+        raise ValueError(f"Keep the budget at most {MAX_BUDGET:,} tokens — or leave it empty for no budget.")
     return budget
 
 
@@ -100,6 +104,8 @@ def parse_positive_duration(value: str, what: str) -> float:
         raise ValueError(f"Enter the {what} as a duration like 90m, 24h or 7d.") from None
     if seconds <= 0:
         raise ValueError(f"The {what} must be longer than zero.")
+    if seconds > MAX_DURATION:
+        raise ValueError(f"Keep the {what} under ten years (3650d).")
     return seconds
 
 
@@ -144,7 +150,8 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
             errors[name] = str(error)
 
     take("instructions", lambda v: clean_instructions(_text(v)))
-    take("model", lambda v: _one_of(_text(v), choices.models, "model"))
+    # the model in effect stays choosable after THREADFORK_MODELS dropped it: saving unchanged keeps it
+    take("model", lambda v: _one_of(_text(v), offered_models(choices, current.model), "model"))
     take("fork_token_budget", lambda v: parse_budget(_text(v)))
     take("merge_policy", lambda v: _one_of(_text(v), ("anyone", "owner"), "merge policy"))
     take("enabled", lambda v: _switch(_text(v)))
@@ -156,6 +163,11 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
     if not errors and asked.idle_reminder >= asked.expiry:
         errors["idle_reminder"] = "The reminder must come before the expiry, or it would never be sent."
     return asked, errors
+
+
+def offered_models(choices: Choices, current: str | None) -> tuple[str, ...]:
+    """The models a channel may choose: THREADFORK_MODELS, and the one in effect even if since dropped."""
+    return choices.models if not current or current in choices.models else (*choices.models, current)
 
 
 def _text(value: FormValue) -> str:

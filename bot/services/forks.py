@@ -106,20 +106,23 @@ class Forks:
                                "first.", children)
 
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
-        """Merge now, or with review on, draft the summary for people to approve (reviews.py); an
-        idle fork's expiry never waits for a review."""
+        """Merge now, or with review on, draft the summary for people to approve (reviews.py): then
+        nothing enters the parent until a person does, not even when the fork expires (its expiry
+        drafts, once; the draft waits)."""
         policy = self.policies.of(fork.channel)
         policy.check(fork, user_id, "merge")
         ensure_mergeable(fork)
         self.no_open_children(fork, "merge")
-        if user_id != EXPIRY_ACTOR and policy.reviewed(fork):
+        if policy.reviewed(fork):
+            if user_id == EXPIRY_ACTOR and fork.draft is not None and not self.reviews.stale(fork, fork.draft):
+                return fork  # its draft already waits for a person
             return self.reviews.draft(fork, user_id, guidance)
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
             if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
                 raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
             merged = self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
-        self.reviews.close(fork.draft, merged, "Not used: the fork sat idle past its expiry and was merged without "
-                           "review." if user_id == EXPIRY_ACTOR else f"Not used: <@{user_id}> merged the fork directly.")
+        self.reviews.close(fork.draft, merged, "Not used: the fork sat idle past its expiry and was merged."
+                           if user_id == EXPIRY_ACTOR else f"Not used: <@{user_id}> merged the fork directly.")
         return merged
 
     def resume(self, fork: Fork) -> None:

@@ -14,10 +14,11 @@ number of replicas can sweep the same database and nothing happens twice:
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ..domain.errors import NothingToMerge, ThreadforkError
 from ..domain.merge import EXPIRY_ACTOR
+from ..domain.model import Fork
 from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
@@ -79,12 +80,18 @@ class Lifecycle:
     def remind_idle_forks(self) -> None:
         now = self.store.clock()
         for fork in self.store.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[0]), unreminded=True):
-            policy = self.policies.of(fork.channel)
-            idle_before = now - timedelta(seconds=policy.idle_reminder)
-            if fork.last_activity_at > idle_before or fork.last_activity_at <= now - timedelta(seconds=policy.expiry):
-                continue  # not idle long enough here, or expiring now (a reminder would come too late)
-            if self.store.upkeep.claim_reminder(fork.id, idle_before):
-                self.chat.remind(fork, policy.expiry_policy, policy.expiry)
+            try:
+                self._remind(fork, now)
+            except Exception:  # one fork's trouble must not keep the others from their reminders
+                log.exception("reminding idle fork %s failed", fork.id)
+
+    def _remind(self, fork: Fork, now: datetime) -> None:
+        policy = self.policies.of(fork.channel)
+        idle_before = now - timedelta(seconds=policy.idle_reminder)
+        if fork.last_activity_at > idle_before or fork.last_activity_at <= now - timedelta(seconds=policy.expiry):
+            return  # not idle long enough here, or expiring now (a reminder would come too late)
+        if self.store.upkeep.claim_reminder(fork.id, idle_before):
+            self.chat.remind(fork, policy.expiry_policy, policy.expiry)
 
     def expire_idle_forks(self) -> None:
         now = self.store.clock()
@@ -106,6 +113,8 @@ class Lifecycle:
                         self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)
             except ThreadforkError as error:
                 log.info("expiring fork %s: %s", fork.id, error)
+            except Exception:  # the next sweep tries again; the other forks go on
+                log.exception("expiring fork %s failed", fork.id)
 
     def apply_retention(self) -> None:
         if self.policy.retention is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from ..domain import text as safe
+from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Draft, Fork
 from ..domain.text import NameOf
 from .render import SECTION_LIMIT, summary_blocks
@@ -39,8 +40,10 @@ def parse_value(value: str) -> tuple[int, int] | None:
 
 def draft_text(fork: Fork, draft: Draft, guidance: str = "") -> str:
     asked = f" with the guidance “{safe.topic(guidance, 300)}”" if guidance else ""
-    return (f"📝 *Draft {draft.number} of fork #{fork.number}'s summary*, asked for by <@{draft.requested_by}>"
-            f"{asked}. Nothing enters {_into(fork)} until someone approves it.")
+    why = ("written because this fork sat idle past its expiry" if draft.requested_by == EXPIRY_ACTOR
+           else f"asked for by <@{draft.requested_by}>")
+    return (f"📝 *Draft {draft.number} of fork #{fork.number}'s summary*, {why}{asked}. Nothing enters "
+            f"{_into(fork)} until someone approves it.")
 
 
 def draft_blocks(fork: Fork, draft: Draft, guidance: str = "", name_of: NameOf | None = None) -> list[dict]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, shown
+from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, offered_models, shown
 
 SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
 FORGET_ACTION = "threadfork_forget"
@@ -28,7 +28,7 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
             "placeholder": _plain("e.g. Answer tersely. Our stack is Go and PostgreSQL.")},
             "Added to Claude's system prompt, after Threadfork's own. A fork keeps the instructions it was "
             "opened with.", optional=True),
-        _input("model", "Model", _select([(m, m) for m in _with(choices.models, effective.model)], effective.model),
+        _input("model", "Model", _select([(m, m) for m in offered_models(choices, effective.model)], effective.model),
                _default("model", defaults)),
         _input("fork_token_budget", "Fork token budget", _text(
             f"{effective.fork_token_budget}" if effective.fork_token_budget else "", "e.g. 200000 — empty: none"),
@@ -89,10 +89,6 @@ def forget_question() -> tuple[str, list[dict]]:
 
 def _default(name: str, defaults: ChannelSettings) -> str:
     return f"Default: {shown(name, getattr(defaults, name))}."
-
-
-def _with(models: tuple[str, ...], current: str | None) -> tuple[str, ...]:
-    return models if not current or current in models else (*models, current)
 
 
 def _input(block_id: str, label: str, element: dict, hint: str, optional: bool = False) -> dict:

@@ -99,3 +99,20 @@ def test_only_admins_may_save_and_a_save_is_announced_once():
     assert cases.services.access.refusal(channel, "UALICE01") is not None
     cases.services.channel_admin.forget(channel, "UBOB0001", Audience("T1", CHANNEL, "UBOB0001"))
     assert "Only workspace admins" in cases.chat.told("UBOB0001")[-1]
+
+
+@pytest.mark.parametrize("typed", ["99999999999999999999", "1e400k", "9999999999999999999999k", "1000000001"])
+def test_a_budget_beyond_what_any_database_holds_is_refused_not_a_crash(typed):
+    _, errors = read_form({"fork_token_budget": typed}, DEFAULTS, CHOICES)
+    assert set(errors) == {"fork_token_budget"}
+
+
+def test_durations_beyond_ten_years_are_refused_so_the_sweeps_clock_arithmetic_stays_safe():
+    _, errors = read_form({"idle_reminder": "999999998d", "expiry": "99999999999d"}, DEFAULTS, CHOICES)
+    assert set(errors) == {"idle_reminder", "expiry"} and "3650d" in errors["expiry"]
+
+
+def test_a_model_since_dropped_from_the_list_can_be_kept_but_not_newly_chosen():
+    current = ChannelSettings(None, "claude-old-1", 0, "anyone", True, 86400.0, 7 * 86400.0, (), False)
+    assert read_form({"model": "claude-old-1"}, current, CHOICES)[1] == {}
+    assert "model" in read_form({"model": "claude-old-1"}, DEFAULTS, CHOICES)[1]

@@ -5,6 +5,7 @@ import pytest
 
 from bot.domain.merge import EXPIRY_ACTOR
 from bot.domain.model import ForkStatus, Usage
+from bot.domain.settings import ChannelSettings
 from bot.services.ports import Audience
 
 from ..fakes.ports import Answer
@@ -157,14 +158,27 @@ def test_the_merge_policy_applies_to_the_review_buttons():
     assert cases.fork(fork.number).draft is not None and not cases.chat.of("draft_editor")
 
 
-def test_an_idle_forks_expiry_merges_without_review_and_settles_its_draft(cases):
+def test_an_idle_forks_expiry_drafts_once_and_merges_nothing_until_a_person_approves(cases):
     fork = talked_fork(cases)
-    cases.model.answer(Answer("Draft."), Answer("Expiry summary."))
-    cases.react("UCAROL01", fork.root_ts)
+    cases.model.answer(Answer("Expiry draft."))
     cases.services.forks.merge(cases.fork(fork.number), EXPIRY_ACTOR)
+    cases.services.forks.merge(cases.fork(fork.number), EXPIRY_ACTOR)  # the next sweep: its draft still waits
+    [posted] = cases.chat.of("draft")
+    assert posted.args[1].requested_by == EXPIRY_ACTOR and len(summary_requests(cases)) == 1
+    assert cases.fork(fork.number).status is ForkStatus.OPEN
+    assert not any(role == "summary" for role, _, _ in cases.turns(cases.parent()))
+    press(cases, "approve", fork, 1)
+    assert cases.turns(cases.parent())[-1][2].endswith("Expiry draft.")
+
+
+def test_a_draft_left_waiting_when_the_channel_turns_review_off_says_it_was_not_used(cases):
+    fork = talked_fork(cases)
+    cases.react("UCAROL01", fork.root_ts)
+    cases.store.channel_settings.save(fork.channel, ChannelSettings(merge_review=False), "UADMIN01")
+    cases.model.answer(Answer("Direct summary."))
+    cases.react("UCAROL01", fork.root_ts)
     assert cases.fork(fork.number).status is ForkStatus.MERGED
-    assert cases.turns(cases.parent())[-1][2].endswith("Expiry summary.")
-    assert "without review" in cases.chat.of("draft_closed")[0].args[2]
+    assert "Not used: <@UCAROL01> merged the fork directly" in cases.chat.of("draft_closed")[0].args[2]
 
 
 def test_every_drafts_usage_counts_in_the_forks_burn(cases):
