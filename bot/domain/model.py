@@ -157,7 +157,10 @@ class Fork:
     draft: Draft | None = None  # its summary under review, if one is live
     draft_number: int = 0  # drafts made so far
     summary_edited_by: str | None = None  # who edited its summary under review before approving it
-    instructions: str | None = None  # the channel's instructions for Claude at its fork point (a snapshot)
+    # its channel's settings at its fork point (a snapshot, DESIGN invariant 9); None: the defaults
+    instructions: str | None = None
+    model: str | None = None
+    tools: tuple[str, ...] | None = None
     pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
 
     @property

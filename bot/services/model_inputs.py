@@ -18,9 +18,8 @@ def model_input(store: Store, session: Session, history: list[Turn] | None = Non
 
 def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None) -> ModelInput:
     """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
-    A fork keeps the instructions of its fork point (a snapshot); its channel's model and tools apply."""
-    chosen = store.channel_settings.of(fork.channel)
-    return _fork_input(store, fork, history).configured(fork.instructions, chosen.model, chosen.tools)
+    A fork keeps its channel's instructions, model and tools as they were at its fork point (a snapshot)."""
+    return _fork_input(store, fork, history).configured(fork.instructions, fork.model, fork.tools)
 
 
 def _fork_input(store: Store, fork: Fork, history: list[Turn] | None) -> ModelInput:

@@ -21,7 +21,7 @@ from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Role, T
 from ..services.ports import Adopted
 from . import statements as sql
 from .database import Database
-from .rows import bump, index, instructions_of, usage_values
+from .rows import bump, index, snapshot, usage_values
 from .tables import sessions, turns
 
 OPENING_SEQ = 1  # the adopted thread's earlier messages: the fork's first turn
@@ -55,7 +55,7 @@ class ThreadAdoptions:
                     fork_point_seq=fork_point or None, opened_at_seq=counter.next_seq, adopted=True,
                     status=ForkStatus.OPEN.value, root_ts=root_ts, next_seq=OPENING_SEQ, lease_owner=holder,
                     lease_until=now + timedelta(seconds=lease_seconds), created_at=now, last_activity_at=now,
-                    instructions=instructions_of(conn, channel),
+                    **snapshot(conn, channel, None),
                 ).returning(sessions.c.id)).scalar_one()
                 conn.execute(sql.INDEX, {"team_id": channel.team_id, "channel_id": channel.id, "ts": root_ts,
                                          "session_id": fork_id})

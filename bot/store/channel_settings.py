@@ -8,6 +8,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
 from .database import Database
+from .rows import tools_of, tools_text
 from .tables import channel_settings
 
 _KEY = ("team_id", "channel_id")
@@ -40,14 +41,14 @@ class SqlChannelSettings:
 
 
 def columns(chosen: ChannelSettings) -> dict:
-    tools = None if chosen.tools is None else ",".join(chosen.tools)
+    tools = tools_text(chosen.tools)
     return {"instructions": chosen.instructions, "model": chosen.model, "fork_token_budget": chosen.fork_token_budget,
             "merge_policy": chosen.merge_policy, "enabled": chosen.enabled, "idle_reminder": chosen.idle_reminder,
             "expiry": chosen.expiry, "tools": tools, "merge_review": chosen.merge_review}
 
 
 def to_settings(row) -> ChannelSettings:
-    tools = None if row.tools is None else tuple(t for t in row.tools.split(",") if t)
+    tools = tools_of(row.tools)
     return ChannelSettings(instructions=row.instructions, model=row.model, fork_token_budget=row.fork_token_budget,
                            merge_policy=row.merge_policy, enabled=row.enabled, idle_reminder=row.idle_reminder,
                            expiry=row.expiry, tools=tools, merge_review=row.merge_review)

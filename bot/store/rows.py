@@ -152,7 +152,8 @@ def to_fork(row) -> Fork:
         depth=row.depth or 1, parent_number=row.parent_number, parent_root_ts=row.parent_root_ts,
         opened_at_seq=row.opened_at_seq, adopted=bool(row.adopted),
         draft=to_draft(row), draft_number=row.draft_number or 0, summary_edited_by=row.summary_edited_by,
-        instructions=row.instructions, pruned_before_seq=row.pruned_before_seq or 0,
+        instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
+        pruned_before_seq=row.pruned_before_seq or 0,
     )
 
 
@@ -164,7 +165,20 @@ def to_draft(row) -> Draft | None:
                  usage=Usage(row.draft_input_tokens or 0, row.draft_output_tokens or 0))
 
 
-def instructions_of(conn, channel: Channel) -> str | None:
-    """The channel's instructions now: what a fork opened now keeps for its whole life."""
-    return conn.scalar(select(channel_settings.c.instructions).where(
-        channel_settings.c.team_id == channel.team_id, channel_settings.c.channel_id == channel.id))
+def snapshot(conn, channel: Channel, parent: Fork | None) -> dict:
+    """The settings a fork opened now keeps for its whole life: its parent fork's, or its channel's now."""
+    if parent is not None:
+        return {"instructions": parent.instructions, "model": parent.model, "tools": tools_text(parent.tools)}
+    row = conn.execute(select(channel_settings.c.instructions, channel_settings.c.model, channel_settings.c.tools)
+                       .where(channel_settings.c.team_id == channel.team_id,
+                              channel_settings.c.channel_id == channel.id)).first()
+    return {"instructions": row.instructions, "model": row.model, "tools": row.tools} if row else {}
+
+
+def tools_of(text: str | None) -> tuple[str, ...] | None:
+    """A comma list of tool names as stored (NULL: the default)."""
+    return None if text is None else tuple(t for t in text.split(",") if t)
+
+
+def tools_text(tools: tuple[str, ...] | None) -> str | None:
+    return None if tools is None else ",".join(tools)

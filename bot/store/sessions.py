@@ -13,7 +13,7 @@ from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
 from ..services.ports import Adopted
 from .adoption import ThreadAdoptions
 from .database import Database
-from .rows import in_channel, index, insert_parent, instructions_of, involves, parent_key, to_fork, to_session
+from .rows import in_channel, index, insert_parent, involves, parent_key, snapshot, to_fork, to_session
 from .tables import messages, sessions, turns
 
 PARENT = select(sessions.c.id).where(sessions.c.parent_key == bindparam("key"))
@@ -67,7 +67,7 @@ class SqlSessions:
                         origin_ts=origin_ts, depth=parent.depth + 1 if parent else 1,
                         parent_number=parent.number if parent else None,
                         parent_root_ts=parent.root_ts if parent else None, created_at=now, last_activity_at=now,
-                        instructions=parent.instructions if parent else instructions_of(conn, channel))
+                        **snapshot(conn, channel, parent))
                 .returning(sessions.c.id)
             ).scalar_one()
             return to_fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())

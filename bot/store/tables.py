@@ -57,7 +57,10 @@ sessions = Table(
     Column("draft_input_tokens", BigInteger),
     Column("draft_output_tokens", BigInteger),
     Column("summary_edited_by", String(32)),  # who edited the merged summary before approving it
-    Column("instructions", Text),  # a fork's channel instructions, as they were at its fork point
+    # a fork's snapshot of its channel's settings at its fork point: instructions, model, tools (NULL: default)
+    Column("instructions", Text),
+    Column("model", String(100)),
+    Column("tools", String(64)),  # comma list; "" = no tools
     Column("merged_by", String(32)),
     Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
     Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck

@@ -110,7 +110,7 @@ def test_a_save_posts_who_changed_what_and_the_next_turn_uses_it(bot, slack, cla
     assert element(again, "fork_token_budget")["initial_value"] == "50000"
 
 
-def test_a_fork_keeps_the_instructions_of_its_fork_point_and_the_parent_takes_the_new_ones(bot, slack, claude):
+def test_a_fork_keeps_the_settings_of_its_fork_point_and_the_parent_takes_the_new_ones(bot, slack, claude):
     user = admin(slack)
     bot.submit_view(open_settings(bot, slack, user), {"instructions": "Old rules."})
     ask_parent(bot, claude, "hello")
@@ -119,14 +119,16 @@ def test_a_fork_keeps_the_instructions_of_its_fork_point_and_the_parent_takes_th
     bot.say("UBOB0001", "first fork turn", thread_ts=root)
     wait_until(lambda: any("first fork turn" in t for t in request_texts(claude.requests[-1])))
     bot.quiesce()
-    bot.submit_view(open_settings(bot, slack, user), {"instructions": "New rules."})
+    bot.submit_view(open_settings(bot, slack, user), {"instructions": "New rules.", "model": "claude-haiku-5-5"})
     wait_until(lambda: len(notices(slack)) == 2)
     before = len(claude.requests)
     bot.say("UBOB0001", "second fork turn", thread_ts=root)
     wait_until(lambda: len(claude.requests) > before)
     bot.quiesce()
     assert system_text(claude.requests[-1]).endswith("\nOld rules.")
-    assert system_text(ask_parent(bot, claude, "and the channel?")).endswith("\nNew rules.")
+    assert claude.requests[-1]["model"] == "claude-sonnet-5-5"  # the fork's model too is a snapshot
+    parent = ask_parent(bot, claude, "and the channel?")
+    assert system_text(parent).endswith("\nNew rules.") and parent["model"] == "claude-haiku-5-5"
 
 
 def test_only_workspace_admins_and_threadfork_admins_may_open_the_settings(bot, slack):

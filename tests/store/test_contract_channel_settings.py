@@ -25,14 +25,16 @@ def test_a_save_replaces_the_channels_choices_and_other_workspaces_keep_theirs(s
     assert store.channel_settings.shortest() == (60.0, 600.0)
 
 
-def test_a_fork_keeps_the_instructions_in_force_when_it_opened(store):
-    store.channel_settings.save(GENERAL, ChannelSettings(instructions="old rules"), "UADMIN01")
+def test_a_fork_keeps_the_instructions_model_and_tools_in_force_when_it_opened(store):
+    store.channel_settings.save(GENERAL, ChannelSettings(instructions="old rules", model="m-old", tools=()), "U9")
     fork = store.sessions.create_fork(GENERAL, "U1", Mode.INHERIT, "topic")
-    store.channel_settings.save(GENERAL, ChannelSettings(instructions="new rules"), "UADMIN01")
+    assert (fork.model, fork.tools) == ("m-old", ())
+    store.channel_settings.save(GENERAL, ChannelSettings(instructions="new rules", tools=("web_search",)), "U9")
     child = store.sessions.create_fork(GENERAL, "U1", Mode.INHERIT, "child", parent=store.sessions.fork(fork.id))
     later = store.sessions.create_fork(GENERAL, "U1", Mode.FRESH, "later")
     assert store.sessions.fork(fork.id).instructions == "old rules"
     assert child.instructions == "old rules" and later.instructions == "new rules"
+    assert (child.model, child.tools) == ("m-old", ()) and (later.model, later.tools) == (None, ("web_search",))
     adopted = store.sessions.adopt_thread(GENERAL, "100.5", "U1", "holder", 60).fork
     assert adopted.instructions == "new rules"
 

@@ -34,7 +34,7 @@ class MemoryAdoptions:
                              fork_point_seq=fork_point or None, opened_at_seq=parent.next_seq, adopted=True,
                              root_ts=root_ts, next_seq=OPENING_SEQ, lease_owner=holder,
                              lease_until=now + timedelta(seconds=lease_seconds),
-                             instructions=self.m.instructions_of(channel))
+                             **self.m.snapshot(channel, None))
             self.m.sessions[row.id] = row
             self.m.index(channel, root_ts, row.id)
             return Adopted(row.fork(), new=True)

@@ -45,7 +45,7 @@ class MemorySessions:
                              depth=parent.depth + 1 if parent else 1,
                              parent_number=parent.number if parent else None,
                              parent_root_ts=parent.root_ts if parent else None,
-                             instructions=parent.instructions if parent else self.m.instructions_of(channel))
+                             **self.m.snapshot(channel, parent))
             self.m.sessions[row.id] = row
             return row.fork()
 

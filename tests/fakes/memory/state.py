@@ -43,6 +43,8 @@ class SessionRow:
     draft_usage: Usage = Usage()  # every draft's, added up
     summary_edited_by: str | None = None
     instructions: str | None = None
+    model: str | None = None
+    tools: tuple[str, ...] | None = None
     merged_by: str | None = None
     merge_owner: str | None = None
     merge_until: datetime | None = None
@@ -72,7 +74,7 @@ class SessionRow:
                     parent_number=self.parent_number, parent_root_ts=self.parent_root_ts,
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
                     draft_number=self.draft_number, summary_edited_by=self.summary_edited_by,
-                    instructions=self.instructions, pruned_before_seq=self.pruned_before_seq)
+                    instructions=self.instructions, model=self.model, tools=self.tools, pruned_before_seq=self.pruned_before_seq)
 
     def draft(self) -> Draft | None:
         if self.draft_text is None:
@@ -121,9 +123,10 @@ class Memory:
     settings: dict[Channel, ChannelSettings] = field(default_factory=dict)  # what /threadfork saved
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
-    def instructions_of(self, channel: Channel) -> str | None:
-        """The channel's instructions now (a fork opened now keeps them)."""
-        return self.settings.get(channel, ChannelSettings()).instructions
+    def snapshot(self, channel: Channel, parent: Fork | None) -> dict:
+        """The settings a fork opened now keeps: its parent fork's, or its channel's now."""
+        source = parent or self.settings.get(channel, ChannelSettings())
+        return {"instructions": source.instructions, "model": source.model, "tools": source.tools}
 
     def new_id(self) -> int:
         return next(self._ids)

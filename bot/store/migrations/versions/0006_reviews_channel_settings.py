@@ -1,4 +1,4 @@
-"""reviewed summaries (who edited a merged summary), channel settings, forks' instruction snapshots
+"""reviewed summaries (who edited a merged summary), channel settings, forks' settings snapshots
 
 Revision ID: 0006
 Revises: 0005
@@ -16,6 +16,8 @@ depends_on = None
 SESSION_COLUMNS = [
     sa.Column('summary_edited_by', sa.String(length=32), nullable=True),
     sa.Column('instructions', sa.Text(), nullable=True),
+    sa.Column('model', sa.String(length=100), nullable=True),
+    sa.Column('tools', sa.String(length=64), nullable=True),
 ]
 
 
