@@ -101,8 +101,11 @@ class RecordingChat:
     def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective, defaults, choices) -> None:
         self.record("refusal", "settings")
 
-    def ask_to_forget(self, audience: Audience) -> None:
+    def ask_to_forget(self, audience: Audience, answer: str) -> None:
         self.record("refusal", "forget")
+
+    def settle_question(self, audience: Audience, text: str) -> None:
+        self.record("refusal", text)
 
     def tell(self, audience: Audience, text: str) -> None:
         self.record("tell", text, audience.thread_ts)

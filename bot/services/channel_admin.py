@@ -8,6 +8,8 @@ channel's sessions, forks, turns and summaries; its settings stay.
 from __future__ import annotations
 
 import logging
+import uuid
+from datetime import timezone
 
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel
@@ -18,6 +20,7 @@ from .ports import Audience, Chat, Place, Store
 
 log = logging.getLogger(__name__)
 
+QUESTION_LIFETIME = 15 * 60.0  # seconds a "Forget everything" button stays good for
 USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork forget` deletes "
          "everything Threadfork stored for this channel (admins only; it asks first).")
 
@@ -72,15 +75,34 @@ class ChannelAdmin:
         if not self.access.is_admin(command.team_id, command.user_id):
             self.chat.tell(command.audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
-        self.chat.ask_to_forget(command.audience)
+        issued = int(self.store.clock().replace(tzinfo=timezone.utc).timestamp())
+        self.chat.ask_to_forget(command.audience, f"{issued}:{uuid.uuid4().hex[:16]}")
 
-    def forget(self, channel: Channel, user_id: str, audience: Audience) -> None:
-        """The confirmation button: every session, fork, turn and summary of the channel, deleted."""
+    def forget(self, channel: Channel, user_id: str, audience: Audience, answer: str) -> None:
+        """The confirmation button (`answer`: the question's one-time value): every session, fork, turn and
+        summary of the channel, deleted — once per question, and only within QUESTION_LIFETIME."""
         if not self.access.is_admin(channel.team_id, user_id):
             self.chat.tell(audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
+        if not self._fresh(answer):
+            self.chat.settle_question(audience, "That question has expired — nothing was deleted. Run "
+                                                "`/threadfork forget` again.")
+            return
+        if not self.store.claims.mark(f"forget:{channel.team_id}:{channel.id}:{answer}"):
+            self.chat.settle_question(audience, "This question was already answered.")
+            return
         deleted = self.store.erasure.forget_channel(channel)
+        self.chat.settle_question(audience, f"🧹 Done: Threadfork forgot this channel ({deleted} "
+                                            f"session{'s' if deleted != 1 else ''} deleted).")
         self.chat.post_notice(Place(channel.id, None, channel.team_id, None),
                               f"🧹 <@{user_id}> made Threadfork forget this channel: its conversation, forks and "
                               f"summaries are deleted ({deleted} session{'s' if deleted != 1 else ''}). The "
                               "channel's settings stay; the next message starts afresh.")
+
+    def keep(self, audience: Audience) -> None:
+        self.chat.settle_question(audience, "Nothing was deleted.")
+
+    def _fresh(self, answer: str) -> bool:
+        issued, _, _ = answer.partition(":")
+        now = self.store.clock().replace(tzinfo=timezone.utc).timestamp()
+        return issued.isdigit() and 0 <= now - int(issued) <= QUESTION_LIFETIME

@@ -141,14 +141,8 @@ class SlackChat:
 
     def tell(self, audience: Audience, text: str, blocks: list[dict] | None = None) -> None:
         if audience.response_url:
-            webhook = WebhookClient(audience.response_url, retry_handlers=retry_handlers())
-            try:
-                response = webhook.send(text=text, blocks=blocks, response_type="ephemeral", replace_original=False)
-            except FAILURES as error:
-                log.warning("response_url unreachable: %s", type(error).__name__)
-                raise ChatUnavailable(UNREACHABLE) from None
-            if response.status_code >= 300:
-                log.warning("response_url answered %s", response.status_code)
+            self._respond(audience.response_url, text=text, blocks=blocks, response_type="ephemeral",
+                          replace_original=False)
             return
         self.call(audience.team_id, "chat_postEphemeral", channel=audience.channel_id, user=audience.user_id, text=text,
                   blocks=blocks, thread_ts=audience.thread_ts)
@@ -163,9 +157,26 @@ class SlackChat:
         self.call(team_id, "views_open", trigger_id=trigger_id,
                   view=settings_view.settings_view(channel_id, effective, defaults, choices))
 
-    def ask_to_forget(self, audience: Audience) -> None:
-        text, blocks = settings_view.forget_question()
+    def ask_to_forget(self, audience: Audience, answer: str) -> None:
+        text, blocks = settings_view.forget_question(answer)
         self.tell(audience, text, blocks)
+
+    def settle_question(self, audience: Audience, text: str) -> None:
+        if audience.response_url:
+            self._respond(audience.response_url, text=text, replace_original=True)
+        else:
+            self.tell(audience, text)
+
+    @staticmethod
+    def _respond(response_url: str, **body) -> None:
+        webhook = WebhookClient(response_url, retry_handlers=retry_handlers())
+        try:
+            response = webhook.send(**body)
+        except FAILURES as error:
+            log.warning("response_url unreachable: %s", type(error).__name__)
+            raise ChatUnavailable(UNREACHABLE) from None
+        if response.status_code >= 300:
+            log.warning("response_url answered %s", response.status_code)
 
     def call(self, team_id: str, method: str, **arguments):
         arguments = {k: v for k, v in arguments.items() if v is not None}

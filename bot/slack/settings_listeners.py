@@ -32,17 +32,17 @@ def register_settings(app: App, services: Services) -> None:
                 ack()
 
     @app.action(settings_view.FORGET_ACTION)
-    def on_forget(ack, body, context):
+    def on_forget(ack, body, action, context):
         ack()
         audience = _sender(body, context)
         with delivered(services, context):
-            services.channel_admin.forget(audience.channel, audience.user_id, audience)
+            services.channel_admin.forget(audience.channel, audience.user_id, audience, action.get("value") or "")
 
     @app.action(settings_view.KEEP_ACTION)
     def on_keep(ack, body, context):
         ack()
         with delivered(services, context):
-            services.chat.tell(_sender(body, context), "Nothing was deleted.")
+            services.channel_admin.keep(_sender(body, context))
 
 
 def _sender(body: dict, context) -> Audience:

@@ -76,11 +76,11 @@ def form_values(view: dict) -> dict[str, FormValue]:
     return values
 
 
-def forget_question() -> tuple[str, list[dict]]:
+def forget_question(answer: str) -> tuple[str, list[dict]]:
     text = ("🧹 Make Threadfork forget this channel? Its conversation, every fork, turn and summary stored for it "
             "are deleted for good; the channel's settings stay. Messages already posted in Slack stay too.")
     return text, [_section(text), {"type": "actions", "block_id": "forget", "elements": [
-        {"type": "button", "text": _plain("Forget everything"), "action_id": FORGET_ACTION, "value": "forget",
+        {"type": "button", "text": _plain("Forget everything"), "action_id": FORGET_ACTION, "value": answer,
          "style": "danger", "confirm": {"title": _plain("Forget this channel?"), "text": _plain(
              "This deletes Threadfork's memory of this channel. It cannot be undone."),
              "confirm": _plain("Forget"), "deny": _plain("Keep it"), "style": "danger"}},

@@ -206,16 +206,46 @@ def test_forget_asks_first_then_deletes_the_channels_conversations_and_keeps_its
     assert [e["action_id"] for e in question["blocks"][-1]["elements"]] == ["threadfork_forget",
                                                                            "threadfork_forget_cancel"]
     assert bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)
-    bot.click("threadfork_forget", "forget", user=user)
+    answer = question["blocks"][-1]["elements"][0]["value"]
+    bot.click("threadfork_forget", answer, user=user)
     wait_until(lambda: any("made Threadfork forget" in p.get("text", "") for p in slack.posts(CHANNEL)))
+    [settled] = wait_until(lambda: [r for r in slack.responses if r.get("replace_original")])
+    assert settled["text"].startswith("🧹 Done") and not settled.get("blocks")  # the question's buttons are gone
     with bot.db.engine.connect() as conn:
         turns = conn.execute(text("SELECT count(*) FROM turns")).scalar()
         forks = conn.execute(text("SELECT count(*) FROM sessions WHERE kind = 'fork'")).scalar()
     assert (turns, forks) == (0, 0)
     assert bot.store.channel_settings.of(GENERAL).instructions == "Keep me."
     request = ask_parent(bot, claude, "what was the launch date?")
+    before_again = len(claude.requests)
     assert request_texts(request)[1:] == ["[person-ce01 <@UALICE01>]\nwhat was the launch date?"]
     assert system_text(request).endswith("\nKeep me.")
+    bot.click("threadfork_forget", answer, user=user)  # the same button again, from a client not yet updated
+    wait_until(lambda: any("already answered" in r.get("text", "") for r in slack.responses))
+    bot.quiesce()
+    assert len([p for p in slack.posts(CHANNEL) if "made Threadfork forget" in p.get("text", "")]) == 1
+    assert len(claude.requests) == before_again and stored_turns(bot) == 2  # nothing was deleted again
+
+
+def stored_turns(bot) -> int:
+    with bot.db.engine.connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM turns")).scalar()
+
+
+def test_a_forget_question_expires_and_keep_it_deletes_nothing(bot, slack, claude):
+    user = admin(slack)
+    ask_parent(bot, claude, "remember this")
+    bot.slash("/threadfork", "forget", user=user)
+    [question] = wait_until(lambda: [r for r in slack.responses if r.get("blocks")])
+    answer = question["blocks"][-1]["elements"][0]["value"]
+    bot.click("threadfork_forget_cancel", "keep", user=user)
+    wait_until(lambda: any(r.get("text") == "Nothing was deleted." and r.get("replace_original")
+                           for r in slack.responses))
+    bot.clock.advance(minutes=16)
+    bot.click("threadfork_forget", answer, user=user)
+    wait_until(lambda: any("expired" in r.get("text", "") for r in slack.responses))
+    bot.quiesce()
+    assert stored_turns(bot) == 2
 
 
 def test_a_channel_of_another_workspace_with_the_same_id_keeps_its_own_settings(bot, slack):

@@ -133,8 +133,11 @@ class RecordingChat:
     def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective, defaults, choices) -> None:
         self.record("settings", trigger_id, channel_id, effective, defaults, choices)
 
-    def ask_to_forget(self, audience: Audience) -> None:
-        self.record("ask_to_forget", audience)
+    def ask_to_forget(self, audience: Audience, answer: str) -> None:
+        self.record("ask_to_forget", audience, answer)
+
+    def settle_question(self, audience: Audience, text: str) -> None:
+        self.record("settled", audience, text)
 
     def refuse_with_children(self, audience: Audience, reason: str, children) -> None:
         self.record("refuse_with_children", audience, reason, children)

@@ -3,6 +3,7 @@ import pytest
 
 from bot.domain.settings import ChannelSettings, Choices, changes, parse_budget, read_form, system_prompt
 from bot.services.access import AccessLists
+from bot.services.commands import SlashCommand
 from bot.services.facade import ChannelOptions, Services
 from bot.services.policy import Policy
 from bot.services.ports import Audience
@@ -97,7 +98,7 @@ def test_only_admins_may_save_and_a_save_is_announced_once():
     [notice] = cases.chat.of("notice")
     assert "<@UCAROL01>" in notice.text and "Threadfork here → off" in notice.text
     assert cases.services.access.refusal(channel, "UALICE01") is not None
-    cases.services.channel_admin.forget(channel, "UBOB0001", Audience("T1", CHANNEL, "UBOB0001"))
+    cases.services.channel_admin.forget(channel, "UBOB0001", Audience("T1", CHANNEL, "UBOB0001"), "0:x")
     assert "Only workspace admins" in cases.chat.told("UBOB0001")[-1]
 
 
@@ -116,3 +117,24 @@ def test_a_model_since_dropped_from_the_list_can_be_kept_but_not_newly_chosen():
     current = ChannelSettings(None, "claude-old-1", 0, "anyone", True, 86400.0, 7 * 86400.0, (), False)
     assert read_form({"model": "claude-old-1"}, current, CHOICES)[1] == {}
     assert "model" in read_form({"model": "claude-old-1"}, DEFAULTS, CHOICES)[1]
+
+
+def test_the_forget_button_works_once_and_only_while_its_question_is_fresh():
+    cases = channel_cases(admins={"UADMIN01"})
+    cases.say("UALICE01", "remember this", mention=True)
+    channel = cases.store.sessions.session(cases.parent()).channel
+    audience = Audience("T1", CHANNEL, "UADMIN01", response_url="https://hooks.slack.test/forget")
+    command = SlashCommand(
+        "T1", CHANNEL, "UADMIN01", "forget", audience.response_url)
+    cases.services.channel_admin.command(command)
+    [asked] = cases.chat.of("ask_to_forget")
+    answer = asked.args[1]
+    cases.services.channel_admin.forget(channel, "UADMIN01", audience, answer)
+    cases.services.channel_admin.forget(channel, "UADMIN01", audience, answer)
+    assert len(cases.chat.of("notice")) == 1
+    assert [s.args[1].split(":")[0] for s in cases.chat.of("settled")] == ["🧹 Done", "This question was already answered."]
+    cases.services.channel_admin.command(command)
+    stale = cases.chat.of("ask_to_forget")[-1].args[1]
+    cases.clock.advance(minutes=16)
+    cases.services.channel_admin.forget(channel, "UADMIN01", audience, stale)
+    assert "expired" in cases.chat.of("settled")[-1].args[1] and len(cases.chat.of("notice")) == 1

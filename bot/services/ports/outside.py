@@ -47,8 +47,10 @@ class Chat(Protocol):
     def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
                       defaults: ChannelSettings, choices: Choices) -> None:
         """The channel's settings modal, showing the values in effect (the defaults where none was chosen)."""
-    def ask_to_forget(self, audience: Audience) -> None:
-        """A private question with the button that confirms forgetting the channel."""
+    def ask_to_forget(self, audience: Audience, answer: str) -> None:
+        """A private question whose confirming button carries `answer`, a one-time value."""
+    def settle_question(self, audience: Audience, text: str) -> None:
+        """The private question a button was pressed on, replaced by `text` (its buttons gone)."""
     def refuse_merge(self, audience: Audience, reason: str, open_forks: list[Fork]) -> None: ...
     def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
         """A fork can't close while its own forks are open: say so, with each one's Merge/Abandon buttons."""
