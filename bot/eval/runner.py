@@ -78,6 +78,9 @@ class MeteredModel:
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         return self.model.upload(name, media_type, data)
 
+    def forget_upload(self, file_id: str) -> None:
+        self.model.forget_upload(file_id)
+
 
 def run_arm(scenario: Scenario, arm: str, repeat: int, model: Model, progress: Progress) -> ArmRun:
     if arm not in ARMS:

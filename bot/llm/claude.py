@@ -74,6 +74,19 @@ class Claude:
             raise ModelUnavailable("Claude's file store could not be reached") from None
         return uploaded.id
 
+    def forget_upload(self, file_id: str) -> None:
+        try:
+            self._client.files.delete(file_id)
+        except anthropic.APIStatusError as error:
+            if not _gone(error):
+                raise _status_error(error) from None
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError, httpx2.TransportError):
+            raise ModelUnavailable("Claude's file store could not be reached") from None
+
+
+def _gone(error: anthropic.APIStatusError) -> bool:
+    return getattr(error, "status_code", None) == 404
+
 
 def _status_error(error: anthropic.APIStatusError) -> ModelUnavailable:
     status = getattr(error, "status_code", None)

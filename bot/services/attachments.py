@@ -10,6 +10,7 @@ import io
 import logging
 import threading
 from collections.abc import Sequence
+from datetime import timedelta
 
 import imagesize
 import pypdf
@@ -32,6 +33,7 @@ from .ports import Chat, Model, SharedFile, Store, StoredFile
 log = logging.getLogger(__name__)
 
 RECENT_FILES = 1024
+UNUSED_GRACE = 600.0  # seconds: a content kept this recently may be about to be attached to its turn
 
 
 class Attachments:
@@ -62,7 +64,10 @@ class Attachments:
         kind = readable(file.mimetype, file.filetype, file.name)
         check_size(kind, file.size, self.max_file_bytes)
         with self._one_at_a_time(file.id):
-            stored = self._recent.get(file.id) or self.store.files.known_shared(file.id) or self._fetch(file, kind)
+            stored = self._recent.get(file.id)
+            if stored is not None and self.store.files.known(stored.sha256) is None:
+                stored = None  # its content was deleted since (a forget, the retention policy): fetch it again
+            stored = stored or self.store.files.known_shared(file.id) or self._fetch(file, kind)
             self._recent[file.id] = stored
             while len(self._recent) > RECENT_FILES:
                 self._recent.pop(next(iter(self._recent)))
@@ -97,6 +102,15 @@ class Attachments:
         stored = StoredFile(sha256, kind.kind, kind.media_type, len(data), file_id, text)
         self.store.files.keep(stored)
         return self.store.files.known(sha256) or stored  # the copy kept first, if two raced
+
+    def drop_unused(self) -> None:
+        """The sweep: contents no turn shares any more are deleted, here and in Claude's file store."""
+        grace = self.store.clock() - timedelta(seconds=UNUSED_GRACE)
+        for file_id in self.store.erasure.drop_unused_files(grace):
+            try:
+                self.model.forget_upload(file_id)
+            except ThreadforkError as error:
+                log.warning("could not delete file %s from Claude's file store: %s", file_id, error)
 
     def _one_at_a_time(self, slack_file_id: str) -> threading.Lock:
         return self._stripes[hash(slack_file_id) % len(self._stripes)]

@@ -60,9 +60,9 @@ class Services:
         self.forks = Forks(store, chat, model, self.conversation, self.policies, self.liveness)
         self.reviews = self.forks.reviews
         self.workspaces = Workspaces(store, policy.retention_after_uninstall)
-        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
-                                   self.policies, self.workspaces)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
+        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
+                                   self.policies, self.workspaces, self.attachments)
         self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id)
         self.access = Access(store, chat, channels.lists)
         self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,

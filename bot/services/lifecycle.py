@@ -9,7 +9,8 @@ number of replicas can sweep the same database and nothing happens twice:
 - with a retention policy, turns and closed forks older than it are deleted (store.erasure.prune: one
   transaction, so replicas pruning at once delete each row once);
 - deliveries whose process died are replayed, and day-old claims and deliveries pruned (intake.py);
-- the conversations of workspaces that uninstalled the app are deleted after the retention (workspaces.py).
+- the conversations of workspaces that uninstalled the app are deleted after the retention (workspaces.py);
+- file contents no turn shares any more are deleted, with their copies in Claude's file store.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from datetime import datetime, timedelta
 from ..domain.errors import NothingToMerge, ThreadforkError
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Fork
+from .attachments import Attachments
 from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
@@ -34,7 +36,8 @@ INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted
 
 class Lifecycle:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
-                 intake: Intake, policies: Policies, workspaces: Workspaces):
+                 intake: Intake, policies: Policies, workspaces: Workspaces, attachments: Attachments):
+        self.attachments = attachments
         self.store = store
         self.workspaces = workspaces
         self.intake = intake
@@ -48,7 +51,7 @@ class Lifecycle:
     def sweep(self) -> None:
         for step in (self.intake.replay_due, self.recover_merges, self.recover_replies, self.remind_idle_forks,
                      self.expire_idle_forks, self.compactor.sweep, self.apply_retention, self.intake.prune,
-                     self.workspaces.forget_departed):
+                     self.workspaces.forget_departed, self.attachments.drop_unused):
             try:
                 step()
             except Exception:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, exists, func, select, update
 
 from ..domain.model import Channel, ForkStatus
 from .database import Database
 from .rows import in_channel, insert_parent, parent_key
-from .tables import attachments, channel_settings, feedback, messages, sessions, turns
+from .tables import attachments, channel_settings, feedback, files, messages, sessions, turns
 
 CLOSED = (ForkStatus.MERGED.value, ForkStatus.ABANDONED.value)
 BATCH = 500  # sessions per prune call: a large backlog is worked off over several sweeps
@@ -57,6 +57,13 @@ class SqlErasure:
             for session_id, cut in cuts:
                 removed += _remove_prefix(conn, session_id, cut)
             return removed
+
+    def drop_unused_files(self, kept_before: datetime) -> list[str]:
+        with self.db.writing() as conn:
+            unused = ~exists().where(attachments.c.sha256 == files.c.sha256)
+            gone = conn.execute(delete(files).where(files.c.created_at < kept_before, unused)
+                                .returning(files.c.file_id)).all()
+        return [row.file_id for row in gone if row.file_id]
 
 
 class Deleted(NamedTuple):

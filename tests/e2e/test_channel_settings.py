@@ -13,6 +13,7 @@ from bot.domain.settings import ChannelSettings
 
 from ..fakes import slack_payloads as payloads
 from ..fakes.anthropic_api import request_texts
+from ..fakes.samples import png
 from ..harness import CHANNEL, GENERAL, wait_until
 
 BLOCKS = ["instructions", "model", "fork_token_budget", "merge_policy", "merge_review", "idle_reminder", "expiry",
@@ -252,3 +253,27 @@ def test_a_channel_of_another_workspace_with_the_same_id_keeps_its_own_settings(
     bot.submit_view(open_settings(bot, slack, admin(slack)), {"enabled": "off"})
     wait_until(lambda: notices(slack))
     assert bot.store.channel_settings.of(Channel("T0TEAM002", CHANNEL)) == ChannelSettings()
+
+
+def test_after_a_forget_the_sweep_deletes_the_shared_files_contents_here_and_in_claudes_file_store(
+        bot, slack, claude):
+    user = admin(slack)
+    image = slack.share_file("plan.png", png(40, 30), "image/png", "png")
+    notes = slack.share_file("notes.txt", b"secret launch code 1234\n", "text/plain", "text")
+    bot.say("UALICE01", "read these", mention=True, files=[image, notes])
+    wait_until(lambda: claude.requests)
+    bot.quiesce()
+    [upload] = claude.files.uploads
+    bot.slash("/threadfork", "forget", user=user)
+    [question] = wait_until(lambda: [r for r in slack.responses if r.get("blocks")])
+    bot.click("threadfork_forget", question["blocks"][-1]["elements"][0]["value"], user=user)
+    wait_until(lambda: any("made Threadfork forget" in p.get("text", "") for p in slack.posts(CHANNEL)))
+    bot.clock.advance(minutes=11)
+    bot.services.sweep()
+    with bot.db.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM files")).scalar() == 0
+    assert claude.files.files[upload.file_id].deleted
+    bot.say("UALICE01", "again", mention=True, files=[image])  # shared again: downloaded and uploaded anew
+    wait_until(lambda: len(claude.files.uploads) == 2)
+    bot.quiesce()
+    assert len(slack.downloads_of(image["id"])) == 2

@@ -179,6 +179,7 @@ class ScriptedModel:
     inputs: list[ModelInput] = field(default_factory=list)
     script: deque = field(default_factory=deque)
     uploads: list[tuple[str, str, bytes]] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)  # file ids deleted from the provider
 
     def answer(self, *answers: Answer) -> None:
         self.script.extend(answers)
@@ -195,6 +196,9 @@ class ScriptedModel:
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         self.uploads.append((name, media_type, data))
         return f"file_{len(self.uploads):04d}"
+
+    def forget_upload(self, file_id: str) -> None:
+        self.forgotten.append(file_id)
 
     def texts(self, index: int = -1) -> list[str]:
         """The text blocks of one model input, in order."""

@@ -1,6 +1,8 @@
 """The store contract for real deletes — forgetting a channel or a workspace, and the retention policy —
 on the in-memory store, SQLite and PostgreSQL alike; then, on SQLite and PostgreSQL, what another
 process sharing the database notices."""
+from datetime import timedelta
+
 from sqlalchemy import func, select
 
 from bot.domain.model import Attachment, Channel, ContextSize, FileKind, ForkStatus, Mode, Role, TurnStatus, Usage
@@ -209,3 +211,23 @@ def test_a_replica_never_serves_what_another_replica_pruned_or_forgot(database_u
     assert say(first, fresh, "hello").seq == 1
     first_db.engine.dispose()
     second_db.engine.dispose()
+
+
+def test_contents_no_turn_shares_any_more_are_dropped_once_and_the_providers_ids_returned(store, clock):
+    uploaded = StoredFile("cd" * 32, FileKind.IMAGE, "image/png", 9, file_id="file_up1")
+    picture = Attachment(FileKind.IMAGE, "a.png", "image/png", "F2", uploaded.sha256, "file_up1")
+    talk(store, HERE, "100")
+    store.files.keep(uploaded)
+    parent = store.sessions.parent_id(ELSEWHERE)
+    store.turns.submit_turn(parent, "look", author_id="U1", author_name="Ann", slack_ts="200.1", channel=ELSEWHERE,
+                            claim=None, owner="B", lease_seconds=60, attachments=[picture])
+    clock.advance(minutes=20)
+    assert store.erasure.drop_unused_files(clock()) == []  # both still shared
+    store.erasure.forget_channel(HERE)
+    store.erasure.forget_channel(ELSEWHERE)
+    fresh = StoredFile("ef" * 32, FileKind.TEXT, "text/plain", 3, text="new")
+    store.files.keep(fresh)  # kept just now, maybe about to be attached
+    assert sorted(race(4, lambda: tuple(store.erasure.drop_unused_files(clock() - timedelta(minutes=10))))) == \
+        [()] * 3 + [("file_up1",)]
+    assert store.files.known(NOTES.sha256) is None and store.files.known(uploaded.sha256) is None
+    assert store.files.known(fresh.sha256) == fresh

@@ -67,3 +67,6 @@ class Model(Protocol):
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None) -> Completion: ...
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         """Keep a file with the model's provider (Anthropic's Files API); its id for requests."""
+    def forget_upload(self, file_id: str) -> None:
+        """Delete a file kept with the provider (one already gone counts as deleted); raises
+        ModelUnavailable when the provider can't be reached."""

@@ -227,6 +227,10 @@ class Erasure(Protocol):
         abandoned) and last active before then, with their turns. A session that lost turns records
         below which seq (Session.pruned_before_seq), so its context can say so; open forks stay. Returns
         how many turns were deleted."""
+    def drop_unused_files(self, kept_before: datetime) -> list[str]:
+        """Delete the contents no turn shares any more (after a forget, the retention policy, an
+        uninstall…) that were kept before then — a content kept since may be about to be attached.
+        Returns the model provider's ids of those that had one (their copies there go too)."""
 
 
 class Departures(Protocol):

@@ -67,3 +67,12 @@ class MemoryErasure:
         for i in ids:
             del self.m.sessions[i]
         return len(ids), turns
+
+    def drop_unused_files(self, kept_before: datetime) -> list[str]:
+        with self.m.lock:
+            used = {a.sha256 for rows in self.m.turns.values() for row in rows for a in row.turn.attachments}
+            gone = [sha for sha, at in self.m.files_kept_at.items() if at < kept_before and sha not in used]
+            dropped = [self.m.files.pop(sha) for sha in gone]
+            for sha in gone:
+                del self.m.files_kept_at[sha]
+            return [f.file_id for f in dropped if f.file_id]

@@ -28,7 +28,8 @@ class MemoryFiles:
 
     def keep(self, stored: StoredFile) -> None:
         with self.m.lock:
-            self.m.files.setdefault(stored.sha256, stored)
+            if stored.sha256 not in self.m.files:
+                self.m.files[stored.sha256], self.m.files_kept_at[stored.sha256] = stored, self.m.clock()
 
     def forget_shared(self, slack_file_id: str) -> int:
         return self._forget(lambda session, row, a: a.slack_file_id == slack_file_id)

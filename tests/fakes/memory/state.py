@@ -118,6 +118,7 @@ class Memory:
     markers: dict[str, datetime] = field(default_factory=dict)
     inbox: dict[str, InboxRow] = field(default_factory=dict)
     files: dict[str, StoredFile] = field(default_factory=dict)  # sha256 → content
+    files_kept_at: dict[str, datetime] = field(default_factory=dict)  # sha256 → when it was kept
     feedback: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (channel, ts, user) → value
     messages: dict[tuple[str, str], int] = field(default_factory=dict)  # (channel, ts) → session id
     settings: dict[Channel, ChannelSettings] = field(default_factory=dict)  # what /threadfork saved
