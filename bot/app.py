@@ -103,6 +103,9 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         log.info("Threadfork ready to be installed (model %s)", settings.threadfork_model)
     else:
         app = _one_workspace_app(client, who, executor)
+        installs.register_departures(app, None, services, clients)
+        if who.get("team_id"):  # a token that works again after an uninstall: the workspace is back
+            services.workspaces.installed(who["team_id"])
         log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
     register(app, services)
     return Wiring(settings, app, services, store, db, executor)

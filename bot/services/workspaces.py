@@ -4,7 +4,9 @@ An uninstall, or the workspace's bot token revoked, is recorded as a departure; 
 before the retention ends forgets it and the conversations stay. Once a departure is older than
 THREADFORK_RETENTION_AFTER_UNINSTALL (0: at the next sweep), the sweep deletes everything stored for
 that workspace and settles the departure. Tokens are not handled here: Bolt's install flow and
-token revocation listeners keep them in slack-sdk's installation store.
+token revocation listeners keep them in slack-sdk's installation store. With one bot token
+(SLACK_BOT_TOKEN) the departure is recorded the same, and a start-up whose token works again for
+that workspace counts as its return.
 """
 from __future__ import annotations
 
@@ -32,8 +34,6 @@ class Workspaces:
         """The sweep's step: delete the conversations of workspaces gone longer than the retention."""
         gone_before = self.store.clock() - timedelta(seconds=self.retention)
         for team_id in self.store.departures.departed_before(gone_before):
-            # the Erasure port (store.erasure) deletes every session, fork, turn, summary, file link,
-            # claim and channel setting of the team
             removed = self.store.erasure.forget_team(team_id)
             self.store.departures.settled(team_id)
             log.info("workspace %s left over %ss ago: %s stored rows deleted", team_id, int(self.retention), removed)

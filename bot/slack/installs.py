@@ -81,14 +81,17 @@ def authorize(settings: Settings, installations: SQLAlchemyInstallationStore, cl
                                       cache_enabled=True, client=client, logger=log)
 
 
-def register_departures(app: App, installations: SQLAlchemyInstallationStore, services: Services,
+def register_departures(app: App, installations: SQLAlchemyInstallationStore | None, services: Services,
                         clients: Clients) -> None:
-    """Before the catch-all listener: an uninstall, or the bot's token revoked, ends the installation.
-    Both are kept in the durable inbox like any delivery, so a failure here is retried, not lost."""
-    builtins = TokenRevocationListeners(installations)
+    """Before the catch-all listener: an uninstall, or the bot's token revoked, ends the installation
+    (with one bot token, there is none to delete: the departure alone is recorded, and the sweep deletes
+    the workspace's conversations after the retention all the same). Both are kept in the durable
+    inbox like any delivery, so a failure here is retried, not lost."""
+    builtins = TokenRevocationListeners(installations) if installations is not None else None
 
     def gone(context) -> None:
-        builtins.handle_app_uninstalled_events(context)  # every installation row of the workspace
+        if builtins is not None:
+            builtins.handle_app_uninstalled_events(context)  # every installation row of the workspace
         if context.team_id:
             clients.forget(context.team_id)
             services.workspaces.departed(context.team_id)
@@ -101,6 +104,7 @@ def register_departures(app: App, installations: SQLAlchemyInstallationStore, se
     @app.event("tokens_revoked")
     def on_tokens_revoked(event, context):
         with delivered(services, context):
-            builtins.handle_tokens_revoked_events(event, context)  # revoked user tokens' installations
+            if builtins is not None:
+                builtins.handle_tokens_revoked_events(event, context)  # revoked user tokens' installations
             if (event.get("tokens") or {}).get("bot"):
                 gone(context)

@@ -237,10 +237,18 @@ def test_with_a_bot_token_client_credentials_in_the_environment_change_nothing(s
         running.stop()
 
 
-def test_with_a_bot_token_an_uninstall_is_acknowledged_and_done(bot, slack):
-    assert bot.uninstall().status == 200
+@pytest.mark.settings(threadfork_retention_after_uninstall="0")
+def test_with_a_bot_token_an_uninstall_is_recorded_and_the_sweep_deletes_the_conversations(bot, slack, claude):
+    bot.say("UALICE01", "hello", mention=True)
+    wait_until(lambda: claude.requests)
     bot.quiesce()
+    bot.store.channel_settings.save(Channel("T0TEAM001", CHANNEL), ChannelSettings(instructions="x"), "U1")
+    assert bot.uninstall().status == 200
     wait_until(lambda: undone_deliveries(bot) == [], message="the deliveries done")
+    wait_until(lambda: bot.store.departures.departed_before(bot.clock() + timedelta(seconds=1)) == ["T0TEAM001"])
+    bot.services.sweep()
+    assert stored_turns(bot) == 0
+    assert bot.store.channel_settings.of(Channel("T0TEAM001", CHANNEL)) == ChannelSettings()
 
 
 def test_the_install_redirect_url_is_sent_to_slack_and_served_at_its_path(slack, claude, sqlite_url):
@@ -270,3 +278,18 @@ def test_python_m_bot_serves_the_install_under_gunicorn_and_never_logs_a_secret(
     assert "ready to be installed" in log and "Traceback" not in log
     for secret in (CLIENT_SECRET, SIGNING_SECRET, API_KEY, done.team.bot_token, done.code):
         assert secret not in log
+
+
+def test_with_a_bot_token_a_start_with_a_new_working_token_is_the_workspaces_return(slack, claude, sqlite_url):
+    first = RunningBot(slack, claude, sqlite_url)
+    try:
+        first.uninstall()
+        wait_until(lambda: first.store.departures.departed_before(first.clock() + timedelta(seconds=1)) != [])
+    finally:
+        first.stop()
+    team = slack.teams.reinstall(slack.team(None))  # the admin installs it again: a new bot token
+    second = RunningBot(slack, claude, sqlite_url, slack_bot_token=team.bot_token)
+    try:
+        assert second.store.departures.departed_before(second.clock() + timedelta(days=365)) == []
+    finally:
+        second.stop()
