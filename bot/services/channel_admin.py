@@ -35,12 +35,15 @@ class ChannelAdmin:
 
     def command(self, command: SlashCommand) -> None:
         verb = command.text.strip().lower()
-        if verb in ("", "settings"):
-            self.open_settings(command)
-        elif verb == "forget":
-            self.ask_to_forget(command)
-        else:
-            self.chat.tell(command.audience, USAGE)
+        try:
+            if verb in ("", "settings"):
+                self.open_settings(command)
+            elif verb == "forget":
+                self.ask_to_forget(command)
+            else:
+                self.chat.tell(command.audience, USAGE)
+        except ThreadforkError as error:  # Slack would not say who they are, or open the modal
+            self.chat.tell(command.audience, str(error))
 
     def effective(self, channel: Channel) -> ChannelSettings:
         return self.store.channel_settings.of(channel).over(self.defaults)
@@ -54,7 +57,11 @@ class ChannelAdmin:
 
     def save(self, channel: Channel, user_id: str, values: dict[str, FormValue]) -> dict[str, str]:
         """A submitted settings modal: what it got wrong, keyed by block_id (then nothing is saved)."""
-        if not self.access.is_admin(channel.team_id, user_id):
+        try:
+            admin = self.access.is_admin(channel.team_id, user_id)
+        except ThreadforkError as error:  # Slack would not say who they are: shown in the modal, kept open
+            return {"instructions": f"Nothing was saved: {error}"}
+        if not admin:
             return {"instructions": NOT_ADMIN.format(verb="change Threadfork's settings")}
         before = self.effective(channel)
         after, errors = read_form(values, before, self.choices)
@@ -81,6 +88,12 @@ class ChannelAdmin:
     def forget(self, channel: Channel, user_id: str, audience: Audience, answer: str) -> None:
         """The confirmation button (`answer`: the question's one-time value): every session, fork, turn and
         summary of the channel, deleted — once per question, and only within QUESTION_LIFETIME."""
+        try:
+            self._forget(channel, user_id, audience, answer)
+        except ThreadforkError as error:
+            self.chat.tell(audience, str(error))
+
+    def _forget(self, channel: Channel, user_id: str, audience: Audience, answer: str) -> None:
         if not self.access.is_admin(channel.team_id, user_id):
             self.chat.tell(audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return

@@ -277,3 +277,12 @@ def test_after_a_forget_the_sweep_deletes_the_shared_files_contents_here_and_in_
     wait_until(lambda: len(claude.files.uploads) == 2)
     bot.quiesce()
     assert len(slack.downloads_of(image["id"])) == 2
+
+
+def test_when_slack_wont_say_who_is_asking_the_settings_stay_closed_and_the_person_is_told(bot, slack):
+    admin(slack)
+    slack.fail("users.info", "fatal_error", times=10)
+    bot.slash("/threadfork", "", user="UADMIN01")
+    wait_until(lambda: any("Slack refused the request (fatal_error)" in r.get("text", "") for r in slack.responses))
+    bot.quiesce()
+    assert not slack.calls_to("views.open")
