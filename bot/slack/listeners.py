@@ -137,7 +137,7 @@ def _slash_listener(services: Services, use_case, gated: bool = True):
             slash = SlashCommand(team_id=_team(context), channel_id=command["channel_id"], user_id=command["user_id"],
                                  text=storable(command.get("text") or ""), response_url=command.get("response_url"),
                                  trigger_id=command.get("trigger_id"))
-            if gated is False or services.access.admits(slash.audience):
+            if not gated or services.access.admits(slash.audience):
                 use_case(slash)
 
     return listener
