@@ -1,8 +1,9 @@
 """Opening, merging and abandoning forks (invariants 5 and 7).
 
 A merge claims the fork with one conditional update (open → merging); only the winner asks
-Claude for the summary, and the summary enters the parent in the same transaction that marks
-the fork merged. Every other attempt gets a clear answer and changes nothing.
+Claude for the summary (merging.py), and the summary enters the parent in the same transaction that
+marks the fork merged. Every other attempt gets a clear answer and changes nothing. With review on,
+a merge drafts instead (reviews.py).
 """
 from __future__ import annotations
 
@@ -10,24 +11,16 @@ import logging
 from dataclasses import replace
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
-from ..domain.context import estimate_tokens, with_request
-from ..domain.errors import ChildrenOpen, ForkClosed, ForkNotFound, NothingToMerge, TooDeep
-from ..domain.merge import (
-    EXPIRY_ACTOR,
-    closed_reason,
-    conflicts_request,
-    ensure_mergeable,
-    mark_conflicts,
-    merge_prompt,
-    summary_turn_text,
-)
-from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Role, Session, Usage
+from ..domain.context import estimate_tokens
+from ..domain.errors import ForkClosed, ForkNotFound, TooDeep
+from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
+from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session, Usage
 from .conversation import Conversation, Speaker
-from .model_inputs import fork_model_input
 from .followups import safely
 from .liveness import Liveness
 from .policy import Policies
 from .ports import MAX_ATTEMPTS, Chat, Model, Store
+from .merging import Merging
 from .reviews import Reviews
 
 log = logging.getLogger(__name__)
@@ -43,7 +36,8 @@ class Forks:
         self.conversation = conversation
         self.policy = policies.base  # what no channel setting changes (depth)
         self.policies = policies
-        self.reviews = Reviews(store, chat, policies, liveness, self)
+        self.merging = Merging(store, chat, model)
+        self.reviews = Reviews(store, chat, policies, liveness, self.merging)
 
     def open(self, channel: Channel, speaker: Speaker, text: str,
              origin_ts: str | None = None, parent: Fork | None = None) -> Fork | str:
@@ -96,15 +90,6 @@ class Forks:
                           f"deep, and forks nest at most {self.policy.max_fork_depth} deep here. Keep exploring "
                           "in this thread, or open a fork of the channel's conversation with `/fork`.")
 
-    def no_open_children(self, fork: Fork, verb: str) -> None:
-        children = self.store.sessions.children_of(fork.id)
-        if children:
-            names = ", ".join(f"#{c.number}" for c in children)
-            some = len(children) > 1
-            raise ChildrenOpen(f"Fork {fork.label} can't be {verb}d yet: its own fork{'s' if some else ''} {names} "
-                               f"{'are' if some else 'is'} still open. Merge or abandon {'them' if some else 'it'} "
-                               "first.", children)
-
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
         """Merge now, or with review on, draft the summary for people to approve (reviews.py): then
         nothing enters the parent until a person does, not even when the fork expires (its expiry
@@ -112,7 +97,7 @@ class Forks:
         policy = self.policies.of(fork.channel)
         policy.check(fork, user_id, "merge")
         ensure_mergeable(fork)
-        self.no_open_children(fork, "merge")
+        self.merging.no_open_children(fork, "merge")
         if policy.reviewed(fork):
             if user_id == EXPIRY_ACTOR and fork.draft is not None and not self.reviews.stale(fork, fork.draft):
                 return fork  # its draft already waits for a person
@@ -137,13 +122,13 @@ class Forks:
                 self._give_up(fork)
             elif fork.status is ForkStatus.MERGING and fork.draft is not None:
                 log.info("resuming the approved merge of fork %s (attempt %s)", fork.id, attempt)
-                self.finish(fork, fork.draft.text, Usage(output_tokens=estimate_tokens(fork.draft.text)))
+                self.merging.finish(fork, fork.draft.text, Usage(output_tokens=estimate_tokens(fork.draft.text)))
             elif fork.status is ForkStatus.MERGING:
                 log.info("resuming the merge of fork %s (attempt %s)", fork.id, attempt)
                 self._summarise(fork, fork.merged_by or EXPIRY_ACTOR, "")
             else:
                 log.info("announcing the merge of fork %s (attempt %s)", fork.id, attempt)
-                self._announce(fork)
+                self.merging.announce(fork)
 
     def _give_up(self, fork: Fork) -> None:
         log.warning("the merge of fork %s failed %s times; giving up", fork.id, MAX_ATTEMPTS)
@@ -158,7 +143,7 @@ class Forks:
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self.policies.of(fork.channel).check(fork, user_id, "abandon")
         if fork.status is ForkStatus.OPEN:
-            self.no_open_children(fork, "abandon")
+            self.merging.no_open_children(fork, "abandon")
         if fork.status is not ForkStatus.OPEN or not self.store.merges.abandon(fork.id, idle_before):
             raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
         abandoned = self.store.sessions.fork(fork.id)
@@ -171,55 +156,11 @@ class Forks:
 
     def _summarise(self, fork: Fork, user_id: str, guidance: str) -> Fork:
         try:
-            summary, usage, _ = self.write_summary(fork, user_id, guidance)
+            summary, usage, _ = self.merging.write_summary(fork, user_id, guidance)
         except Exception:
             self.store.merges.cancel_merge(fork.id)
             raise
-        return self.finish(fork, summary, usage)
-
-    def write_summary(self, fork: Fork, user_id: str, guidance: str) -> tuple[str, Usage, int]:
-        """Ask Claude for the fork's summary (one request): its text, conflicts marked, the call's usage
-        and the fork's last seq it covers."""
-        turns = self.store.turns.turns(fork.id)
-        if not any(t.role in (Role.USER, Role.ASSISTANT) for t in turns):
-            raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
-                                 "Talk in its thread first, or abandon it.")
-        newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
-        prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
-        completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns), prompt))
-        summary = mark_conflicts(completion.text) if newer else completion.text
-        return summary, completion.usage, turns[-1].seq
-
-    def finish(self, fork: Fork, summary: str, usage: Usage) -> Fork:
-        """A merging fork's summary enters its parent (once: the store refuses a second time), then is posted."""
-        parent_text = summary_turn_text(fork, fork.merged_by or EXPIRY_ACTOR, summary, fork.summary_edited_by)
-        self.store.merges.complete_merge(fork, parent_text, summary, usage)
-        merged = self.store.sessions.fork(fork.id)
-        self._announce(merged)
-        return merged
+        return self.merging.finish(fork, summary, usage)
 
     def listings(self, forks: list[Fork]) -> list[ForkListing]:
         return [ForkListing(f, self.store.views.stats(f.id)) for f in forks]
-
-    def _announce(self, fork: Fork) -> None:
-        """Post the summary, then the thread note and the root update. A crash before the post
-        leaves the summary on the fork for the sweep to announce."""
-        try:
-            ts = self.chat.post_merge(fork, self.store.views.stats(fork.id), self.store.merges.summary_of(fork.id))
-        except Exception:
-            log.exception("posting the summary of fork %s failed; the sweep will retry", fork.id)
-            return
-        self.store.merges.set_summary_ts(fork.id, ts)
-        fork = self.store.sessions.fork(fork.id)
-        who = ("Merged automatically after sitting idle" if fork.merged_by == EXPIRY_ACTOR
-               else f"<@{fork.merged_by}> merged this fork into the channel")
-        safely(self.chat.note_in_thread, fork, f"{who}.")
-        safely(self.chat.refresh_fork_root, fork)
-
-
-def _conflict_window(fork: Fork) -> int:
-    """The parent's seq after which merged summaries are news to this fork: its fork point, or for a
-    fresh fork the parent's last seq when it opened."""
-    if fork.fork_point_seq is not None:
-        return fork.fork_point_seq
-    return fork.opened_at_seq or 0

@@ -10,29 +10,25 @@ it rather than asking Claude again. The merge policy applies to every button.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
-
 from ..domain.context import estimate_tokens
 from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError
 from ..domain.merge import closed_reason, ensure_mergeable
 from ..domain.model import Channel, Draft, Fork, ForkStatus, Role, Usage
 from .followups import safely
 from .liveness import Liveness
+from .merging import Merging
 from .policy import Policies
 from .ports import Audience, Chat, Store
 from .refusals import refuse
 
-if TYPE_CHECKING:
-    from .forks import Forks
-
 
 class Reviews:
-    def __init__(self, store: Store, chat: Chat, policies: Policies, liveness: Liveness, forks: Forks):
+    def __init__(self, store: Store, chat: Chat, policies: Policies, liveness: Liveness, merging: Merging):
         self.store = store
         self.chat = chat
         self.policies = policies
         self.liveness = liveness
-        self.forks = forks  # writes the summary and completes the merge, as for any merge
+        self.merging = merging  # writes the summary and completes the merge, as for any merge
 
     def draft(self, fork: Fork, user_id: str, guidance: str = "", replacing: int | None = None) -> Fork:
         """Write and post a draft; `replacing`: the live draft a Redraft replaces."""
@@ -50,7 +46,7 @@ class Reviews:
                     raise ForkClosed(closed_reason(now))
                 raise ReviewMoved(f"A draft summary of fork {fork.label} is being written right now.")
             try:
-                text, usage, seq = self.forks.write_summary(fork, user_id, guidance)
+                text, usage, seq = self.merging.write_summary(fork, user_id, guidance)
             except Exception:
                 self.store.reviews.drop_draft(fork.id, number)
                 raise
@@ -66,7 +62,7 @@ class Reviews:
         """Merge as is (`edited` None) or with a person's edit of draft `number`."""
         fork = self.fork_under_review(fork_id, number, channel)
         self.policies.of(fork.channel).check(fork, user_id, "merge")
-        self.forks.no_open_children(fork, "merge")
+        self.merging.no_open_children(fork, "merge")
         if edited is None and self.stale(fork, fork.draft):
             raise ReviewMoved(f"Draft {number} of fork {fork.label} is stale: the thread went on after it was "
                               "written. *Redraft* it (or *Edit* it) before merging.")
@@ -76,7 +72,7 @@ class Reviews:
                                               self.liveness.ttl):
                 raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
             # the drafts' own usage counts in the fork's burn; this is what the summary adds to the parent
-            merged = self.forks.finish(self.store.sessions.fork(fork.id), text, Usage(output_tokens=estimate_tokens(text)))
+            merged = self.merging.finish(self.store.sessions.fork(fork.id), text, Usage(output_tokens=estimate_tokens(text)))
         how = f"Merged with edits by <@{user_id}>." if edited is not None else f"Merged as is by <@{user_id}>."
         self.close(fork.draft, merged, how)
         return merged
@@ -132,7 +128,7 @@ class Reviews:
         try:
             fork = self.fork_under_review(fork_id, number, channel)
             self.policies.of(fork.channel).check(fork, user_id, "merge")
-            self.forks.no_open_children(fork, "merge")
+            self.merging.no_open_children(fork, "merge")
         except ThreadforkError as error:
             return str(error)
         return None

@@ -41,6 +41,8 @@ def test_forks_of_forks_nest_three_deep_and_their_summaries_bubble_up_one_level_
     assert bot.store.sessions.fork_by_number(GENERAL, 4) is None
 
     bot.react("UALICE01", one)  # fork #1 still has fork #2 open
+    wait_until(lambda: [c for c in slack.calls_to("chat.postEphemeral") if c["user"] == "UALICE01"],
+               message="the refusal")  # nothing is stored first: a quiet moment is no sign it was handled
     bot.quiesce(quiet=0.1)
     [blocked] = [c for c in slack.calls_to("chat.postEphemeral") if c["user"] == "UALICE01"]
     assert "#2" in blocked["text"] and "still open" in blocked["text"]

@@ -180,7 +180,9 @@ def test_a_fork_past_its_budget_says_so_and_asks_to_merge_abandon_or_continue(bo
     # no topic: a topic would be the fork's first turn, and whether "an idea" arrived before or after
     # that answer used up the budget would decide whether it too is refused
     root = talk_in_fork(bot, slack, topic="--fresh")
-    [notice] = [m for m in slack.posts(CHANNEL, top_level=False) if "budget" in m.get("text", "")]
+    # the notice follows the answer (after its lease is released): quiet for a moment is not yet posted
+    [notice] = wait_until(lambda: [m for m in slack.posts(CHANNEL, top_level=False) if "budget" in m.get("text", "")],
+                          message="the budget notice")
     assert [e["text"]["text"] for e in notice["blocks"][1]["elements"]] == ["Merge", "Abandon", "Continue"]
     calls = len(claude.requests)
     kept_ts = bot.say("UBOB0001", "one more?", thread_ts=root)

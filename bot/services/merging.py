@@ -1,0 +1,76 @@
+"""What every merge does once it is under way, reviewed or not: ask Claude for the summary (one
+request, with the newer summaries it may contradict), put it into the parent (once), and post it.
+A fork with open forks of its own closes only after them."""
+from __future__ import annotations
+
+import logging
+
+from ..domain.context import with_request
+from ..domain.errors import ChildrenOpen, NothingToMerge
+from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merge_prompt, summary_turn_text
+from ..domain.model import Fork, Role, Usage
+from .followups import safely
+from .model_inputs import fork_model_input
+from .ports import Chat, Model, Store
+
+log = logging.getLogger(__name__)
+
+
+class Merging:
+    def __init__(self, store: Store, chat: Chat, model: Model):
+        self.store = store
+        self.chat = chat
+        self.model = model
+
+    def no_open_children(self, fork: Fork, verb: str) -> None:
+        children = self.store.sessions.children_of(fork.id)
+        if children:
+            names = ", ".join(f"#{c.number}" for c in children)
+            some = len(children) > 1
+            raise ChildrenOpen(f"Fork {fork.label} can't be {verb}d yet: its own fork{'s' if some else ''} {names} "
+                               f"{'are' if some else 'is'} still open. Merge or abandon {'them' if some else 'it'} "
+                               "first.", children)
+
+    def write_summary(self, fork: Fork, user_id: str, guidance: str) -> tuple[str, Usage, int]:
+        """Ask Claude for the fork's summary (one request): its text, conflicts marked, the call's usage
+        and the fork's last seq it covers."""
+        turns = self.store.turns.turns(fork.id)
+        if not any(t.role in (Role.USER, Role.ASSISTANT) for t in turns):
+            raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
+                                 "Talk in its thread first, or abandon it.")
+        newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
+        prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
+        completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns), prompt))
+        summary = mark_conflicts(completion.text) if newer else completion.text
+        return summary, completion.usage, turns[-1].seq
+
+    def finish(self, fork: Fork, summary: str, usage: Usage) -> Fork:
+        """A merging fork's summary enters its parent (once: the store refuses a second time), then is posted."""
+        parent_text = summary_turn_text(fork, fork.merged_by or EXPIRY_ACTOR, summary, fork.summary_edited_by)
+        self.store.merges.complete_merge(fork, parent_text, summary, usage)
+        merged = self.store.sessions.fork(fork.id)
+        self.announce(merged)
+        return merged
+
+    def announce(self, fork: Fork) -> None:
+        """Post the summary, then the thread note and the root update. A crash before the post
+        leaves the summary on the fork for the sweep to announce."""
+        try:
+            ts = self.chat.post_merge(fork, self.store.views.stats(fork.id), self.store.merges.summary_of(fork.id))
+        except Exception:
+            log.exception("posting the summary of fork %s failed; the sweep will retry", fork.id)
+            return
+        self.store.merges.set_summary_ts(fork.id, ts)
+        fork = self.store.sessions.fork(fork.id)
+        who = ("Merged automatically after sitting idle" if fork.merged_by == EXPIRY_ACTOR
+               else f"<@{fork.merged_by}> merged this fork into the channel")
+        safely(self.chat.note_in_thread, fork, f"{who}.")
+        safely(self.chat.refresh_fork_root, fork)
+
+
+def _conflict_window(fork: Fork) -> int:
+    """The parent's seq after which merged summaries are news to this fork: its fork point, or for a
+    fresh fork the parent's last seq when it opened."""
+    if fork.fork_point_seq is not None:
+        return fork.fork_point_seq
+    return fork.opened_at_seq or 0
