@@ -39,7 +39,7 @@ class Reviews:
         if replacing is not None and replacing != fork.draft_number:
             raise ReviewMoved(f"That draft of fork {fork.label} was already replaced by a newer one.")
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
-            number = self.store.reviews.begin_draft(fork.id, fork.draft_number, user_id, owner, self.liveness.ttl)
+            number = self.store.reviews.begin_draft(fork.id, fork.draft_number, owner, self.liveness.ttl)
             if not number:
                 now = self.store.sessions.fork(fork.id)
                 if now.status is not ForkStatus.OPEN:
@@ -48,10 +48,10 @@ class Reviews:
             try:
                 text, usage, seq = self.merging.write_summary(fork, user_id, guidance)
             except Exception:
-                self.store.reviews.drop_draft(fork.id, number)
+                self.store.reviews.release_draft(fork.id, owner)  # the live draft, if any, stays
                 raise
-        if not self.store.reviews.record_draft(fork.id, number, text, seq, usage):
-            return self.store.sessions.fork(fork.id)  # closed meanwhile (abandoned, expired)
+            if not self.store.reviews.record_draft(fork.id, number, text, seq, usage, user_id, owner):
+                return self.store.sessions.fork(fork.id)  # closed meanwhile (abandoned, expired)
         drafted = self.store.sessions.fork(fork.id)
         ts = self.chat.post_draft(drafted, drafted.draft, guidance)
         self.store.reviews.set_draft_ts(fork.id, number, ts)
@@ -80,6 +80,7 @@ class Reviews:
     def redraft(self, fork_id: int, number: int, user_id: str, channel: Channel, guidance: str) -> Fork:
         fork = self.fork_under_review(fork_id, number, channel)
         self.policies.of(fork.channel).check(fork, user_id, "merge")
+        self.merging.no_open_children(fork, "merge")  # a draft nobody could merge would be a request wasted
         return self.draft(fork, user_id, guidance, replacing=number)
 
     def cancel(self, fork_id: int, number: int, user_id: str, channel: Channel) -> None:

@@ -14,28 +14,41 @@ def open_fork(store):
     return store.sessions.fork(fork.id)
 
 
-def drafted(store, fork, text="Draft text.", number=None):
-    number = number or store.reviews.begin_draft(fork.id, fork.draft_number, "U1", "owner", 60)
-    assert store.reviews.record_draft(fork.id, number, text, 1, Usage(100, 10))
+def drafted(store, fork, text="Draft text.", owner="owner"):
+    number = store.reviews.begin_draft(fork.id, fork.draft_number, owner, 60)
+    assert store.reviews.record_draft(fork.id, number, text, 1, Usage(100, 10), "U1", owner)
     return number
 
 
-def test_writing_a_draft_is_claimed_by_one_caller_until_it_is_recorded_or_dropped(store):
+def test_writing_a_draft_is_claimed_by_one_caller_until_it_is_recorded_or_released(store):
     fork = open_fork(store)
-    won = race(8, lambda: store.reviews.begin_draft(fork.id, 0, "U1", "owner", 60))
+    won = race(8, lambda: store.reviews.begin_draft(fork.id, 0, "owner", 60))
     assert sorted(won) == [0] * 7 + [1]
     assert store.sessions.fork(fork.id).draft is None  # being written: not live yet
-    assert store.reviews.begin_draft(fork.id, 1, "U2", "other", 60) == 0  # its claim holds
-    assert store.reviews.drop_draft(fork.id, 1) is True  # the writing failed: the claim is given back
-    assert store.reviews.begin_draft(fork.id, 1, "U2", "other", 60) == 2
+    assert store.reviews.begin_draft(fork.id, 0, "other", 60) == 0  # its claim holds
+    store.reviews.release_draft(fork.id, "owner")  # the writing failed: the claim is given back
+    assert store.reviews.begin_draft(fork.id, 0, "other", 60) == 1
+    assert store.reviews.record_draft(fork.id, 1, "late", 1, Usage(), "U1", "owner") is False  # not its claim
+    assert store.reviews.record_draft(fork.id, 1, "text", 1, Usage(), "U2", "other") is True
+
+
+def test_a_redraft_whose_writing_fails_leaves_the_live_draft_as_it_was(store):
+    fork = open_fork(store)
+    drafted(store, fork, "the live one")
+    store.reviews.set_draft_ts(fork.id, 1, "111.1")
+    assert store.reviews.begin_draft(fork.id, 1, "redrafter", 60) == 2
+    meanwhile = store.sessions.fork(fork.id).draft
+    assert (meanwhile.number, meanwhile.text, meanwhile.ts) == (1, "the live one", "111.1")
+    store.reviews.release_draft(fork.id, "redrafter")
+    assert store.sessions.fork(fork.id).draft == meanwhile
 
 
 def test_a_dead_writers_claim_lapses(store, clock):
     fork = open_fork(store)
-    assert store.reviews.begin_draft(fork.id, 0, "U1", "owner", 60) == 1
+    assert store.reviews.begin_draft(fork.id, 0, "owner", 60) == 1
     clock.advance(seconds=61)
-    assert store.reviews.begin_draft(fork.id, 1, "U2", "other", 60) == 2
-    assert store.reviews.record_draft(fork.id, 1, "late", 1, Usage()) is False  # superseded meanwhile
+    assert store.reviews.begin_draft(fork.id, 0, "other", 60) == 1
+    assert store.reviews.record_draft(fork.id, 1, "late", 1, Usage(), "U1", "owner") is False  # taken over
 
 
 def test_a_recorded_draft_is_live_with_its_message_and_its_usage_added_up(store):
@@ -78,4 +91,4 @@ def test_only_the_live_draft_of_an_open_fork_can_be_approved(store):
     assert store.merges.abandon(fork.id) is True
     assert store.sessions.fork(fork.id).draft is None
     assert store.reviews.approve(fork.id, number, "x", "U1", False, "owner", 60) is False
-    assert store.reviews.begin_draft(fork.id, number, "U1", "owner", 60) == 0
+    assert store.reviews.begin_draft(fork.id, number, "owner", 60) == 0

@@ -196,3 +196,24 @@ def test_an_edit_is_refused_in_its_modal_when_empty_or_when_the_draft_moved_on(c
     assert "can't be empty" in reviews.edit_refused(fork.id, 1, "UALICE01", channel, "  ")
     assert "no longer waiting" in reviews.edit_refused(fork.id, 7, "UALICE01", channel, "text")
     assert reviews.edit_refused(fork.id, 1, "UALICE01", channel, "text") is None
+
+
+def test_a_redraft_that_fails_leaves_the_live_draft_mergeable_and_says_why(cases):
+    fork = talked_fork(cases)
+    cases.model.answer(Answer("Draft one."), Answer(error="Claude is overloaded"))
+    cases.react("UCAROL01", fork.root_ts)
+    cases.services.reviews.asked_redraft(fork.id, 1, "UALICE01", Audience("T1", CHANNEL, "UALICE01"), "shorter")
+    assert "overloaded" in cases.chat.told("UALICE01")[-1]
+    live = cases.fork(fork.number).draft
+    assert (live.number, live.text) == (1, "Draft one.") and not cases.chat.of("draft_closed")
+    press(cases, "approve", fork, 1)
+    assert cases.turns(cases.parent())[-1][2].endswith("Draft one.")
+
+
+def test_redraft_is_refused_while_a_fork_of_the_fork_is_open(cases):
+    fork = talked_fork(cases)
+    cases.react("UCAROL01", fork.root_ts)
+    cases.say("UBOB0001", "fork a child", mention=True, thread_ts=fork.root_ts)
+    asked = len(summary_requests(cases))
+    cases.services.reviews.asked_redraft(fork.id, 1, "UALICE01", Audience("T1", CHANNEL, "UALICE01"), "")
+    assert len(summary_requests(cases)) == asked and cases.chat.of("refuse_with_children")

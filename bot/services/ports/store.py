@@ -142,16 +142,19 @@ class Reviews(Protocol):
     """Summaries under review (THREADFORK_MERGE_REVIEW): at most one live draft per open fork, numbered
     per fork. Writing one is claimed like a merge (renewed by the heartbeat, taken over once it lapses)."""
 
-    def begin_draft(self, fork_id: int, seen_number: int, user_id: str, owner: str, lease_seconds: float) -> int:
+    def begin_draft(self, fork_id: int, seen_number: int, owner: str, lease_seconds: float) -> int:
         """Claim writing draft `seen_number + 1` of an open fork whose latest draft is `seen_number` and
-        that nobody is drafting now: that number, or 0 when another caller won or the fork is not open."""
-    def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage) -> bool:
-        """Draft `number` written (summarising the fork up to `seq`): it becomes the live draft and its
-        usage is added to the fork's; False when it was superseded or the fork closed meanwhile."""
+        that nobody is drafting now: that number, or 0 when another caller won or the fork is not open.
+        The live draft, if any, stays live meanwhile."""
+    def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage, requested_by: str,
+                     owner: str) -> bool:
+        """Draft `number`, written by the claim's `owner` (summarising the fork up to `seq`), becomes the
+        live draft and its usage is added to the fork's; False when the fork closed meanwhile."""
+    def release_draft(self, fork_id: int, owner: str) -> None:
+        """The writing failed: the claim is given back, the live draft stays."""
     def set_draft_ts(self, fork_id: int, number: int, ts: str) -> None: ...
     def drop_draft(self, fork_id: int, number: int) -> bool:
-        """Draft `number` is no longer live (cancelled, or its writing failed): True for the one caller
-        that dropped it."""
+        """Draft `number` is cancelled: True for the one caller that dropped it."""
     def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool, owner: str,
                 lease_seconds: float) -> bool:
         """open → merging with live draft `number`, its text now `text` (and `user_id` kept as the
