@@ -63,6 +63,8 @@ class Reviews:
         fork = self.fork_under_review(fork_id, number, channel)
         self.policies.of(fork.channel).check(fork, user_id, "merge")
         self.merging.no_open_children(fork, "merge")
+        if edited is not None and edited.strip() == fork.draft.text.strip():
+            edited = None  # saved untouched: merged as is, and not said to be edited
         if edited is None and self.stale(fork, fork.draft):
             raise ReviewMoved(f"Draft {number} of fork {fork.label} is stale: the thread went on after it was "
                               "written. *Redraft* it (or *Edit* it) before merging.")

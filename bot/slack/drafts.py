@@ -4,7 +4,9 @@ guidance) with the reading of what people submitted in them.
 
 A button's value and a modal's private_metadata name the fork and the draft number, so a press on an
 older draft is recognised as such. A plain_text_input holds at most 3,000 characters, so a longer
-draft is edited in several boxes, cut at paragraph breaks where it can be and joined back the same way.
+draft is edited in several boxes, cut at line breaks (else spaces) where it can be; the whitespace
+each cut took out is kept in the modal's private_metadata and put back between the boxes, so a draft
+saved untouched comes back byte for byte.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ TEXT_BOX = 3_000  # Slack's cap on a plain_text_input
 PART = "summary_{}"  # the edit modal's input blocks, numbered from 1
 GUIDANCE = "guidance"
 SEPARATOR = "\n\n"
+JOIN_LIMIT = 8  # characters of whitespace kept per cut: the modal's private_metadata holds 3,000
 
 
 def draft_value(fork: Fork, draft: Draft) -> str:
@@ -61,7 +64,7 @@ def settled_blocks(fork: Fork, draft: Draft, outcome: str, name_of: NameOf | Non
 
 
 def editor_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
-    parts = split(draft.text)
+    parts, joins = split(draft.text)
     blocks: list[dict] = [_section(f"Edit the summary of fork #{fork.number}. What you save is what enters "
                                    f"{_into(fork)}, and the merge post says you edited it.")]
     for n, part in enumerate(parts, 1):
@@ -69,7 +72,7 @@ def editor_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
         blocks.append({"type": "input", "block_id": PART.format(n), "label": _plain(label), "element": {
             "type": "plain_text_input", "action_id": "text", "multiline": True, "max_length": TEXT_BOX,
             "initial_value": part}})
-    return _modal(EDIT_VIEW, "Edit the summary", "Merge", blocks, fork, draft, channel_id)
+    return _modal(EDIT_VIEW, "Edit the summary", "Merge", blocks, fork, draft, channel_id, joins=joins)
 
 
 def guidance_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
@@ -91,12 +94,20 @@ def submitted(view: dict) -> tuple[int, int, str] | None:
 
 
 def edited_text(view: dict) -> str:
+    """The boxes' text joined back with what each cut took out (a box emptied joins nothing)."""
     values = (view.get("state") or {}).get("values") or {}
-    parts, n = [], 1
+    try:
+        joins = list(json.loads(view.get("private_metadata") or "").get("joins") or [])
+    except (ValueError, AttributeError):
+        joins = []
+    text, n = "", 1
     while PART.format(n) in values:
-        parts.append(((values[PART.format(n)].get("text") or {}).get("value") or "").strip())
+        part = (values[PART.format(n)].get("text") or {}).get("value") or ""
+        if n > 1 and text and part:
+            text += joins[n - 2] if n - 2 < len(joins) and isinstance(joins[n - 2], str) else SEPARATOR
+        text += part
         n += 1
-    return SEPARATOR.join(p for p in parts if p)
+    return text.strip()
 
 
 def guidance(view: dict) -> str:
@@ -104,27 +115,23 @@ def guidance(view: dict) -> str:
     return ((values.get(GUIDANCE) or {}).get("text") or {}).get("value") or ""
 
 
-def split(text: str, size: int = TEXT_BOX) -> list[str]:
-    """`text` in pieces of at most `size` characters, cut between paragraphs where possible (SEPARATOR
-    joins them back); a paragraph longer than `size` is cut at a line break, else anywhere."""
-    parts: list[str] = []
-    for paragraph in text.strip().split(SEPARATOR) or [""]:
-        for piece in _cut(paragraph, size):
-            if parts and len(parts[-1]) + len(SEPARATOR) + len(piece) <= size:
-                parts[-1] += SEPARATOR + piece
-            else:
-                parts.append(piece)
-    return parts or [""]
-
-
-def _cut(paragraph: str, size: int) -> list[str]:
-    pieces = []
-    while len(paragraph) > size:
-        at = paragraph.rfind("\n", 0, size)
-        at = at if at > 0 else size
-        pieces.append(paragraph[:at])
-        paragraph = paragraph[at:].lstrip("\n")
-    return pieces + [paragraph]
+def split(text: str, size: int = TEXT_BOX) -> tuple[list[str], list[str]]:
+    """`text` (stripped) in pieces of at most `size` characters, and the whitespace each cut took out:
+    pieces[0] + joins[0] + pieces[1] + … is the text again. Cuts fall on the last line break that fits,
+    else the last space, else anywhere; no piece starts or ends with the whitespace of a cut."""
+    rest, parts, joins = text.strip(), [], []
+    while len(rest) > size:
+        at = max(rest.rfind("\n", 1, size + 1), 0) or max(rest.rfind(" ", 1, size + 1), 0)
+        start = end = at or size
+        if at:
+            while start > 1 and rest[start - 1].isspace():
+                start -= 1
+            while end < len(rest) and rest[end].isspace():
+                end += 1
+        parts.append(rest[:start])
+        joins.append(rest[start:end][:JOIN_LIMIT])
+        rest = rest[end:]
+    return parts + [rest], joins
 
 
 def _into(fork: Fork) -> str:
@@ -132,8 +139,8 @@ def _into(fork: Fork) -> str:
 
 
 def _modal(callback_id: str, title: str, submit: str, blocks: list[dict], fork: Fork, draft: Draft,
-           channel_id: str) -> dict:
-    meta = json.dumps({"fork": fork.id, "draft": draft.number, "channel": channel_id})
+           channel_id: str, **more) -> dict:
+    meta = json.dumps({"fork": fork.id, "draft": draft.number, "channel": channel_id, **more})
     return {"type": "modal", "callback_id": callback_id, "title": _plain(title), "submit": _plain(submit),
             "close": _plain("Cancel"), "private_metadata": meta, "blocks": blocks}
 

@@ -140,3 +140,18 @@ def test_a_turn_after_the_draft_makes_it_stale_and_says_so(bot, slack, claude):
     bot.click("draft_merge", message_ts=draft.ts)
     wait_until(lambda: any("is stale" in r.get("text", "") for r in slack.responses))
     assert not summaries(slack)
+
+
+def test_a_long_draft_saved_untouched_merges_byte_for_byte_and_is_not_called_edited(bot, slack, claude):
+    text = "\n\n".join(f"Section {n}: " + "decided things " * 60 for n in range(12))  # ~11,000 characters
+    root, draft = drafted(bot, slack, claude, text=text)
+    bot.click("draft_edit", message_ts=draft.ts, user="UERIN001")
+    [modal] = wait_until(lambda: slack.opened_views("threadfork_edit_summary"))
+    boxes = [b for b in modal.view["blocks"] if b["type"] == "input"]
+    assert len(boxes) == 4 and all(len(b["element"]["initial_value"]) <= 3000 for b in boxes)
+    assert bot.submit_view(modal, {}).status == 200
+    [post] = wait_until(lambda: summaries(slack))
+    bot.quiesce()
+    assert "edited" not in post["text"]
+    parent = parent_texts_after_asking(bot, claude)
+    assert any(t.endswith("\n" + text) for t in parent)

@@ -134,3 +134,20 @@ def test_a_refusal_to_close_a_fork_lists_its_open_forks_with_their_buttons():
     buttons = [[e["action_id"] for e in a["elements"]] for a in actions]
     assert buttons == [[render.MERGE_ACTION, render.ABANDON_ACTION]] * 2
     assert [a["elements"][0]["value"] for a in actions] == ["2", "3"]
+
+
+@pytest.mark.parametrize("text", [
+    ("word " * 2000).strip(),  # one 10,000-character paragraph: cut at spaces
+    "\n".join(f"line {n} " + "x" * 90 for n in range(200)),  # single line breaks
+    "\n\n".join(f"paragraph {n}\n" + "y" * 700 for n in range(20)),
+    "z" * 7000,  # nothing to cut at
+    "   leading and trailing   \n",
+])
+def test_a_long_draft_split_over_boxes_comes_back_byte_for_byte(text):
+    from bot.slack.drafts import TEXT_BOX, edited_text, split
+
+    parts, joins = split(text)
+    assert all(0 < len(p) <= TEXT_BOX for p in parts) and len(joins) == len(parts) - 1
+    view = {"private_metadata": json.dumps({"joins": joins}),
+            "state": {"values": {f"summary_{n}": {"text": {"value": p}} for n, p in enumerate(parts, 1)}}}
+    assert edited_text(view) == text.strip()
