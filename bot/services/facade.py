@@ -61,10 +61,10 @@ class Services:
         self.reviews = self.forks.reviews
         self.workspaces = Workspaces(store, policy.retention_after_uninstall)
         self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
-        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
-                                   self.policies, self.workspaces, self.attachments)
-        self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id)
         self.access = Access(store, chat, channels.lists)
+        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
+                                   self.policies, self.workspaces, self.attachments, self.access)
+        self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id)
         self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,
                              self.adoption, self.bot_user_id, self.access)
         self.commands = SlashCommands(store, chat, self.forks, policy)

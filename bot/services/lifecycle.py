@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from ..domain.errors import NothingToMerge, ThreadforkError
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Fork
+from .access import Access
 from .attachments import Attachments
 from .compaction import Compactor
 from .conversation import Conversation
@@ -36,7 +37,9 @@ INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted
 
 class Lifecycle:
     def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
-                 intake: Intake, policies: Policies, workspaces: Workspaces, attachments: Attachments):
+                 intake: Intake, policies: Policies, workspaces: Workspaces, attachments: Attachments,
+                 access: Access):
+        self.access = access
         self.attachments = attachments
         self.store = store
         self.workspaces = workspaces
@@ -89,6 +92,8 @@ class Lifecycle:
                 log.exception("reminding idle fork %s failed", fork.id)
 
     def _remind(self, fork: Fork, now: datetime) -> None:
+        if self.access.closed(fork.channel):
+            return  # Threadfork is off there: it posts nothing
         policy = self.policies.of(fork.channel)
         idle_before = now - timedelta(seconds=policy.idle_reminder)
         if fork.last_activity_at > idle_before or fork.last_activity_at <= now - timedelta(seconds=policy.expiry):
@@ -102,8 +107,8 @@ class Lifecycle:
         idle = self.store.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[1]))
         for fork in sorted(idle, key=lambda f: -f.depth):
             idle_before = now - timedelta(seconds=self.policies.of(fork.channel).expiry)
-            if fork.last_activity_at > idle_before:
-                continue  # this channel gives its forks longer
+            if fork.last_activity_at > idle_before or self.access.closed(fork.channel):
+                continue  # this channel gives its forks longer, or Threadfork is off there
             try:
                 if self.policy.expiry_policy == "abandon":
                     self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)

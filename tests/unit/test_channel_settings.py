@@ -138,3 +138,19 @@ def test_the_forget_button_works_once_and_only_while_its_question_is_fresh():
     cases.clock.advance(minutes=16)
     cases.services.channel_admin.forget(channel, "UADMIN01", audience, stale)
     assert "expired" in cases.chat.of("settled")[-1].args[1] and len(cases.chat.of("notice")) == 1
+
+
+def test_the_sweep_leaves_a_switched_off_channels_forks_alone():
+    cases = channel_cases(admins={"UADMIN01"})
+    fork = cases.open_fork("topic")
+    cases.say("UBOB0001", "hello", thread_ts=fork.root_ts)
+    asked = len(cases.model.inputs)
+    assert cases.services.channel_admin.save(fork.channel, "UADMIN01", {"enabled": "off"}) == {}
+    for days in (2, 8):
+        cases.clock.advance(days=days)
+        cases.services.sweep()
+    assert not cases.chat.of("remind") and len(cases.model.inputs) == asked
+    assert cases.fork(fork.number).status.value == "open"
+    assert cases.services.channel_admin.save(fork.channel, "UADMIN01", {"enabled": "on"}) == {}
+    cases.services.sweep()
+    assert cases.fork(fork.number).status.value == "merged"  # back on: its expiry applies again
