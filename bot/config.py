@@ -13,6 +13,7 @@ from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_v
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .domain.durations import parse_duration
+from .domain.settings import MAX_BUDGET, MAX_DURATION
 from .domain.sizes import parse_size
 
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
@@ -76,13 +77,13 @@ class Settings(BaseSettings):
     threadfork_processes: int = Field(1, gt=0, le=64)  # HTTP mode: worker processes sharing PORT
     threadfork_context_window: int = Field(200_000, gt=0)
     threadfork_compact_at: int | None = Field(None, gt=0)  # default: 80 % of the context window
-    threadfork_fork_token_budget: int | None = Field(None, gt=0)
+    threadfork_fork_token_budget: int | None = Field(None, gt=0, le=MAX_BUDGET)
     threadfork_merge_policy: Literal["anyone", "owner"] = "anyone"
     threadfork_max_fork_depth: int = Field(3, ge=1, le=10)
     threadfork_merge_review: bool = False  # on: a merge posts a draft summary to approve, edit or redraft first
     threadfork_sweep_interval: Seconds = 60.0
-    threadfork_fork_idle_reminder: Seconds = 24 * 3600.0
-    threadfork_fork_expiry: Seconds = 7 * 86400.0
+    threadfork_fork_idle_reminder: Annotated[Seconds, Field(le=MAX_DURATION)] = 24 * 3600.0
+    threadfork_fork_expiry: Annotated[Seconds, Field(le=MAX_DURATION)] = 7 * 86400.0
     threadfork_fork_expiry_policy: Literal["merge", "abandon"] = "merge"
     threadfork_retention: Seconds | None = None  # the sweep deletes turns and closed forks older; None: keep forever
     # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much; capped so that

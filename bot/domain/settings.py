@@ -13,6 +13,7 @@ from .durations import parse_duration
 INSTRUCTIONS_LIMIT = 3_000  # characters: one modal text box, and a system prompt kept short
 MAX_BUDGET = 1_000_000_000  # tokens: far beyond any fork, and inside every database's integers
 MAX_DURATION = 3650 * 86400.0  # ten years: beyond it no clock arithmetic is safe, and no fork waits that long
+MIN_DURATION = 60.0  # a reminder or an expiry sooner than a minute would close forks people are still in
 INSTRUCTIONS_HEADING = "Instructions from this channel's admins (follow them unless they conflict with the above):"
 
 
@@ -102,11 +103,11 @@ def parse_positive_duration(value: str, what: str) -> float:
         seconds = parse_duration(value.strip())
     except (ValueError, TypeError):
         raise ValueError(f"Enter the {what} as a duration like 90m, 24h or 7d.") from None
-    if seconds <= 0:
-        raise ValueError(f"The {what} must be longer than zero.")
+    if seconds < MIN_DURATION:
+        raise ValueError(f"The {what} must be at least a minute (1m).")
     if seconds > MAX_DURATION:
         raise ValueError(f"Keep the {what} under ten years (3650d).")
-    return seconds
+    return float(round(seconds))
 
 
 def clean_instructions(value: str) -> str | None:
@@ -120,7 +121,7 @@ def _duration(seconds: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
+    return f"{seconds:g}s"
 
 
 FormValue = str | list[str] | None  # what one input of the settings modal holds
@@ -142,8 +143,8 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
     chosen: dict = {}
 
     def take(name: str, parse) -> None:
-        if name not in values:
-            return
+        if name not in values or _same(values[name], form_value(name, getattr(current, name))):
+            return  # left as shown: the value in effect stays, even one the modal would not take
         try:
             chosen[name] = parse(values[name])
         except ValueError as error:
@@ -160,7 +161,7 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
     take("tools", lambda v: _tools(v, choices.tools))
     take("merge_review", lambda v: _switch(_text(v)))
     asked = replace(current, **chosen)
-    if not errors and asked.idle_reminder >= asked.expiry:
+    if not errors and ({"idle_reminder", "expiry"} & chosen.keys()) and asked.idle_reminder >= asked.expiry:
         errors["idle_reminder"] = "The reminder must come before the expiry, or it would never be sent."
     return asked, errors
 
@@ -168,6 +169,25 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
 def offered_models(choices: Choices, current: str | None) -> tuple[str, ...]:
     """The models a channel may choose: THREADFORK_MODELS, and the one in effect even if since dropped."""
     return choices.models if not current or current in choices.models else (*choices.models, current)
+
+
+def form_value(name: str, value) -> FormValue:
+    """A setting as its input in the settings modal holds it."""
+    if name in ("idle_reminder", "expiry"):
+        return shown(name, value)
+    if name in ("enabled", "merge_review"):
+        return "on" if value else "off"
+    if name == "tools":
+        return list(value or ())
+    if name == "fork_token_budget":
+        return str(value) if value else None
+    return value or None
+
+
+def _same(submitted: FormValue, shown_value: FormValue) -> bool:
+    if isinstance(submitted, list) or isinstance(shown_value, list):
+        return sorted(submitted or []) == sorted(shown_value or [])
+    return (submitted or "").strip() == (shown_value or "").strip()
 
 
 def _text(value: FormValue) -> str:

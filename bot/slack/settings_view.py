@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, offered_models, shown
+from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, form_value, offered_models, shown
 
 SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
 FORGET_ACTION = "threadfork_forget"
@@ -31,7 +31,7 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
         _input("model", "Model", _select([(m, m) for m in offered_models(choices, effective.model)], effective.model),
                _default("model", defaults)),
         _input("fork_token_budget", "Fork token budget", _text(
-            f"{effective.fork_token_budget}" if effective.fork_token_budget else "", "e.g. 200000 — empty: none"),
+            form_value("fork_token_budget", effective.fork_token_budget), "e.g. 200000 — empty: none"),
                "Tokens a fork may burn before it asks to merge, abandon or continue. " + _default(
                    "fork_token_budget", defaults), optional=True),
         _input("merge_policy", "Who may merge or abandon a fork",
@@ -39,9 +39,9 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
                        effective.merge_policy), _default("merge_policy", defaults)),
         _input("merge_review", "Review summaries before they merge", _switch(effective.merge_review),
                _default("merge_review", defaults)),
-        _input("idle_reminder", "Remind an idle fork after", _text(shown("idle_reminder", effective.idle_reminder),
+        _input("idle_reminder", "Remind an idle fork after", _text(form_value("idle_reminder", effective.idle_reminder),
                                                                     "e.g. 24h"), _default("idle_reminder", defaults)),
-        _input("expiry", "Close an idle fork after", _text(shown("expiry", effective.expiry), "e.g. 7d"),
+        _input("expiry", "Close an idle fork after", _text(form_value("expiry", effective.expiry), "e.g. 7d"),
                _default("expiry", defaults)),
         _input("tools", "Web research", _tools(choices.tools, effective.tools), _default("tools", defaults),
                optional=True),
@@ -98,7 +98,7 @@ def _input(block_id: str, label: str, element: dict, hint: str, optional: bool =
     return {**block, "optional": True} if optional else block
 
 
-def _text(initial: str, placeholder: str) -> dict:
+def _text(initial: str | None, placeholder: str) -> dict:
     element = {"type": "plain_text_input", "placeholder": _plain(placeholder)}
     return {**element, "initial_value": initial} if initial else element
 

@@ -154,3 +154,19 @@ def test_the_sweep_leaves_a_switched_off_channels_forks_alone():
     assert cases.services.channel_admin.save(fork.channel, "UADMIN01", {"enabled": "on"}) == {}
     cases.services.sweep()
     assert cases.fork(fork.number).status.value == "merged"  # back on: its expiry applies again
+
+
+def test_inputs_left_as_shown_keep_the_value_in_effect_even_one_the_modal_would_not_take():
+    odd = ChannelSettings(None, "claude-sonnet-5-5", 0, "anyone", True, 8 * 86400.0, 7 * 86400.0, (), False)
+    shown_as_is = {"idle_reminder": "8d", "expiry": "7d", "fork_token_budget": None, "tools": [],
+                   "instructions": "hello"}
+    asked, errors = read_form(shown_as_is, odd, CHOICES)
+    assert errors == {} and asked.instructions == "hello" and asked.idle_reminder == 8 * 86400.0
+    _, errors = read_form({**shown_as_is, "expiry": "6d"}, odd, CHOICES)  # changed: now it must make sense
+    assert "before the expiry" in errors["idle_reminder"]
+
+
+@pytest.mark.parametrize("typed", ["0.4s", "59s", "0"])
+def test_a_reminder_or_expiry_under_a_minute_is_refused(typed):
+    _, errors = read_form({"expiry": typed}, DEFAULTS, CHOICES)
+    assert set(errors) == {"expiry"}
