@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import delete, exists, func, select, update
+from sqlalchemy import case, delete, exists, func, select, update
 
 from ..domain.model import Channel, ForkStatus
 from .database import Database
@@ -115,6 +115,10 @@ def _remove_prefix(conn, session_id: int, cut: int) -> int:
     prefix = select(turns.c.id).where(turns.c.session_id == session_id, turns.c.seq <= cut)
     conn.execute(delete(attachments).where(attachments.c.turn_id.in_(prefix)))
     removed = conn.execute(delete(turns).where(turns.c.session_id == session_id, turns.c.seq <= cut)).rowcount
+    # a summary under review speaks of the turns just deleted: it goes with them (a merging fork keeps its
+    # approved text until the merge completes)
     conn.execute(update(sessions).where(sessions.c.id == session_id)
-                 .values(pruned_before_seq=cut + 1, version=sessions.c.version + 1))
+                 .values(pruned_before_seq=cut + 1, version=sessions.c.version + 1,
+                         draft_text=case((sessions.c.status == ForkStatus.OPEN.value, None),
+                                         else_=sessions.c.draft_text)))
     return removed

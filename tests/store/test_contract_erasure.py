@@ -231,3 +231,14 @@ def test_contents_no_turn_shares_any_more_are_dropped_once_and_the_providers_ids
         [()] * 3 + [("file_up1",)]
     assert store.files.known(NOTES.sha256) is None and store.files.known(uploaded.sha256) is None
     assert store.files.known(fresh.sha256) == fresh
+
+
+def test_a_draft_under_review_goes_with_the_turns_it_summarises(store, clock):
+    fork = store.sessions.create_fork(HERE, "U1", Mode.FRESH, "idea")
+    say(store, fork.id, "an old thought")
+    number = store.reviews.begin_draft(fork.id, 0, "owner", 60)
+    store.reviews.record_draft(fork.id, number, "a summary of the old thought", 1, Usage(), "U1", "owner")
+    clock.advance(days=40)
+    say(store, fork.id, "a new thought")
+    assert store.erasure.prune(clock() - timedelta(days=30)) == 1
+    assert store.sessions.fork(fork.id).draft is None and store.sessions.fork(fork.id).status is ForkStatus.OPEN

@@ -53,6 +53,8 @@ class MemoryErasure:
                     self.m.turns[session.id] = [r for r in rows if r.turn.seq > cut]
                     removed += len(rows) - len(self.m.turns[session.id])
                     session.pruned_before_seq = cut + 1
+                    if session.status is ForkStatus.OPEN:
+                        session.draft_text = None  # it speaks of the turns just deleted
             return removed
 
     def _delete(self, condition: Callable[[SessionRow], bool]) -> tuple[int, int]:
