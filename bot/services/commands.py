@@ -54,7 +54,10 @@ class SlashCommands:
         request = parse_merge(command.text)
         try:
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
-            self.forks.merge(fork, command.user_id, request.guidance)
+            merged = self.forks.merge(fork, command.user_id, request.guidance)
+            if merged.status is ForkStatus.OPEN and merged.draft is not None:  # under review: it waits there
+                self.chat.tell(command.audience, f"Draft {merged.draft.number} of fork {merged.label}'s summary is "
+                                                 "in its thread: *Merge as is*, *Edit*, *Redraft* or *Cancel* it there.")
         except ChildrenOpen as error:
             refuse(self.chat, command.audience, error)
         except ThreadforkError as error:

@@ -99,7 +99,9 @@ class Lifecycle:
         if fork.last_activity_at > idle_before or fork.last_activity_at <= now - timedelta(seconds=policy.expiry):
             return  # not idle long enough here, or expiring now (a reminder would come too late)
         if self.store.upkeep.claim_reminder(fork.id, idle_before):
-            self.chat.remind(fork, policy.expiry_policy, policy.expiry)
+            # under review an expiry only drafts: the reminder must not promise a merge
+            fate = "draft" if policy.expiry_policy == "merge" and policy.reviewed(fork) else policy.expiry_policy
+            self.chat.remind(fork, fate, policy.expiry)
 
     def expire_idle_forks(self) -> None:
         now = self.store.clock()

@@ -139,7 +139,8 @@ def humanize(seconds: float) -> str:
 
 
 def reminder(fork: Fork, expiry_policy: str, expiry_seconds: float) -> tuple[str, list[dict]]:
-    fate = "merged automatically" if expiry_policy == "merge" else "closed without merging"
+    fate = {"merge": "merged automatically", "draft": "given a draft summary to review (nothing merges until "
+                                                      "someone approves it)"}.get(expiry_policy, "closed without merging")
     text = (f"⏰ Fork {fork.label} has been quiet for a while. Merge it, abandon it, or keep talking — after "
             f"{humanize(expiry_seconds)} without activity it will be {fate}.")
     return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}},

@@ -39,7 +39,8 @@ def fork_line(listing: ForkListing, with_channel: bool = False, topic_limit: int
     topic = quoted_topic(fork, missing=" _(no topic)_", limit=topic_limit)
     bullet = "• " if level == 0 else "\u2003" * level + "↳ "
     origin = f" (from #{fork.parent_number})" if fork.nested and level == 0 else ""
-    return (f"{bullet}*#{fork.number}*{origin}{topic}{where} — by <@{fork.owner_id}>, {fork.mode}, "
+    review = f" · 📝 draft {fork.draft.number} waiting for review" if fork.draft is not None else ""
+    return (f"{bullet}*#{fork.number}*{origin}{topic}{where}{review} — by <@{fork.owner_id}>, {fork.mode}, "
             f"{stats.turns} turns, "
             f"{stats.burned.total:,} tokens burned, last active {slack_date(fork.last_activity_at)} — {link}")
 

@@ -151,3 +151,8 @@ def test_a_long_draft_split_over_boxes_comes_back_byte_for_byte(text):
     view = {"private_metadata": json.dumps({"joins": joins}),
             "state": {"values": {f"summary_{n}": {"text": {"value": p}} for n, p in enumerate(parts, 1)}}}
     assert edited_text(view) == text.strip()
+
+
+def test_a_reminder_under_review_says_a_draft_is_coming_not_a_merge():
+    text, _ = render.reminder(fork("pricing"), "draft", 86_400)
+    assert "draft summary to review" in text and "merged automatically" not in text

@@ -217,3 +217,27 @@ def test_redraft_is_refused_while_a_fork_of_the_fork_is_open(cases):
     asked = len(summary_requests(cases))
     cases.services.reviews.asked_redraft(fork.id, 1, "UALICE01", Audience("T1", CHANNEL, "UALICE01"), "")
     assert len(summary_requests(cases)) == asked and cases.chat.of("refuse_with_children")
+
+
+def test_merge_by_slash_command_says_privately_where_the_draft_waits(cases):
+    fork = talked_fork(cases)
+    cases.slash("/merge", str(fork.number), user="UDAVE001")
+    [told] = cases.chat.told("UDAVE001")
+    assert "Draft 1 of fork #1" in told and "in its thread" in told
+
+
+def test_the_reminder_of_a_fork_under_review_promises_a_draft_not_a_merge(cases):
+    fork = talked_fork(cases)
+    cases.clock.advance(days=2)
+    cases.services.sweep()
+    [reminder] = cases.chat.of("remind")
+    assert reminder.args[1] == "draft"
+
+
+def test_the_forks_list_shows_a_draft_waiting(cases):
+    from bot.slack.views import fork_line
+
+    fork = talked_fork(cases)
+    cases.react("UCAROL01", fork.root_ts)
+    [listing] = cases.services.forks.listings([cases.fork(fork.number)])
+    assert "📝 draft 1 waiting for review" in fork_line(listing)
