@@ -83,7 +83,9 @@ class ChannelAdmin:
             self.chat.tell(command.audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
         issued = int(self.store.clock().replace(tzinfo=timezone.utc).timestamp())
-        self.chat.ask_to_forget(command.audience, f"{issued}:{uuid.uuid4().hex[:16]}")
+        answer = f"{issued}:{uuid.uuid4().hex[:16]}"
+        self.store.claims.claim(_asked(command.channel, answer))  # the question as issued: a made-up answer is none
+        self.chat.ask_to_forget(command.audience, answer)
 
     def forget(self, channel: Channel, user_id: str, audience: Audience, answer: str) -> None:
         """The confirmation button (`answer`: the question's one-time value): every session, fork, turn and
@@ -97,7 +99,8 @@ class ChannelAdmin:
         if not self.access.is_admin(channel.team_id, user_id):
             self.chat.tell(audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
-        if not self._fresh(answer):
+        if not self._fresh(answer) or self.store.claims.claim(_asked(channel, answer)):
+            # too old, or never asked here (the claim was free: no question of ours carried this answer)
             self.chat.settle_question(audience, "That question has expired — nothing was deleted. Run "
                                                 "`/threadfork forget` again.")
             return
@@ -119,3 +122,7 @@ class ChannelAdmin:
         issued, _, _ = answer.partition(":")
         now = self.store.clock().replace(tzinfo=timezone.utc).timestamp()
         return issued.isdigit() and 0 <= now - int(issued) <= QUESTION_LIFETIME
+
+
+def _asked(channel: Channel, answer: str) -> str:
+    return f"forget-asked:{channel.team_id}:{channel.id}:{answer}"

@@ -1,4 +1,6 @@
 """Channel settings as values (bot/domain/settings.py) and their use cases on the in-memory store."""
+from datetime import timezone
+
 import pytest
 
 from bot.domain.settings import ChannelSettings, Choices, changes, parse_budget, read_form, system_prompt
@@ -170,3 +172,13 @@ def test_inputs_left_as_shown_keep_the_value_in_effect_even_one_the_modal_would_
 def test_a_reminder_or_expiry_under_a_minute_is_refused(typed):
     _, errors = read_form({"expiry": typed}, DEFAULTS, CHOICES)
     assert set(errors) == {"expiry"}
+
+
+def test_a_forget_answer_no_question_of_ours_carried_deletes_nothing():
+    cases = channel_cases(admins={"UADMIN01"})
+    cases.say("UALICE01", "remember this", mention=True)
+    channel = cases.store.sessions.session(cases.parent()).channel
+    now = int(cases.clock().replace(tzinfo=timezone.utc).timestamp())
+    cases.services.channel_admin.forget(channel, "UADMIN01", Audience("T1", CHANNEL, "UADMIN01"), f"{now}:made-up")
+    assert "expired" in cases.chat.of("settled")[-1].args[1] and not cases.chat.of("notice")
+    assert cases.turns(cases.parent())
