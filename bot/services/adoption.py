@@ -20,6 +20,7 @@ import logging
 from ..domain import transcript
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ContextSize, Fork
+from ..domain.settings import ChannelSettings
 from .liveness import Liveness
 from .ports import Adopted, BotUsers, Chat, Store, ThreadMessage
 
@@ -36,7 +37,9 @@ def adoption_note(fork: Fork, read: bool = True) -> str:
 
 
 class Adoption:
-    def __init__(self, store: Store, chat: Chat, liveness: Liveness, bot_user_id: BotUsers):
+    def __init__(self, store: Store, chat: Chat, liveness: Liveness, bot_user_id: BotUsers,
+                 defaults: ChannelSettings = ChannelSettings()):
+        self.defaults = defaults  # what the adopted fork keeps where its channel chose nothing
         self.store = store
         self.chat = chat
         self.liveness = liveness
@@ -47,7 +50,8 @@ class Adoption:
         posted before `mention_ts` are its first turn."""
         owner = self.liveness.new_owner()
         with self.liveness.holding("lease", owner):
-            adopted = self.store.sessions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl)
+            adopted = self.store.sessions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl,
+                                                       self.defaults)
             if not adopted.new:
                 return adopted
             try:

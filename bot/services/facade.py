@@ -46,12 +46,13 @@ class Services:
                  policy: Policy = Policy(), channels: ChannelOptions | None = None):
         """`bot_user_id`: the bot's user id, or (many workspaces) a function of the team giving it;
         `channels`: what channels may choose and who may use Threadfork (default: everyone, one model)."""
-        channels = channels or ChannelOptions(policy.as_channel_settings("default", ()), Choices(("default",), ()))
+        # without them: the model and tools the Model port was configured with (None), nothing to choose
+        channels = channels or ChannelOptions(policy.as_channel_settings(None, None), Choices((), ()))
         self.store = store
         self.chat = chat
         self.bot_user_id: BotUsers = bot_user_id if callable(bot_user_id) else (lambda team_id: bot_user_id)
         self.policy = policy
-        self.policies = Policies(policy, store)  # each channel's, with its own settings over `policy`
+        self.policies = Policies(policy, store, channels.defaults)  # each channel's, its settings over `policy`
         self.liveness = Liveness(store, policy.lease)
         self.intake = Intake(store, self.liveness)
         self.compactor = Compactor(store, model, policy)
@@ -64,7 +65,7 @@ class Services:
         self.access = Access(store, chat, channels.lists)
         self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
                                    self.policies, self.workspaces, self.attachments, self.access)
-        self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id)
+        self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id, self.policies.defaults)
         self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,
                              self.adoption, self.bot_user_id, self.access)
         self.commands = SlashCommands(store, chat, self.forks, policy)

@@ -49,7 +49,7 @@ class Forks:
         if parent is not None:
             self._may_nest(parent)
         fork = self.store.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
-                                               origin_ts=origin_ts, parent=parent)
+                                               origin_ts=origin_ts, parent=parent, defaults=self.policies.defaults)
         if fork.fork_point_seq:
             size = self.store.views.context_size(fork.parent_id, fork.fork_point_seq)
             if parent is not None and parent.mode is Mode.INHERIT:  # and what the parent fork inherited

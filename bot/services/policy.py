@@ -40,7 +40,7 @@ class Policy:
                        expiry=_chosen(chosen.expiry, self.expiry), merge_review=_chosen(chosen.merge_review,
                                                                                          self.merge_review))
 
-    def as_channel_settings(self, model: str, tools: tuple[str, ...]) -> ChannelSettings:
+    def as_channel_settings(self, model: str | None, tools: tuple[str, ...] | None) -> ChannelSettings:
         """The defaults a channel's settings start from, as its settings modal shows them."""
         return ChannelSettings(instructions=None, model=model, fork_token_budget=self.fork_token_budget or 0,
                                merge_policy=self.merge_policy, enabled=True, idle_reminder=self.idle_reminder,
@@ -56,9 +56,10 @@ class Policies:
     """Each channel's policy: the environment's (`base`), with what the channel's admins chose over it.
     Read at each use, so a save takes effect at the channel's next turn on every replica."""
 
-    def __init__(self, base: Policy, store: Store):
+    def __init__(self, base: Policy, store: Store, defaults: ChannelSettings = ChannelSettings()):
         self.base = base
         self.store = store
+        self.defaults = defaults  # the environment's model, tools…: what a fork opened now keeps, unless chosen
 
     def of(self, channel: Channel) -> Policy:
         return self.base.for_channel(self.store.channel_settings.of(channel))

@@ -18,6 +18,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Role, TurnStatus, Usage
+from ..domain.settings import ChannelSettings
 from ..services.ports import Adopted
 from . import statements as sql
 from .database import Database
@@ -35,7 +36,8 @@ class ThreadAdoptions:
         self.fork = fork
         self.fork_by_message = fork_by_message
 
-    def adopt(self, channel: Channel, root_ts: str, owner_id: str, holder: str, lease_seconds: float) -> Adopted:
+    def adopt(self, channel: Channel, root_ts: str, owner_id: str, holder: str, lease_seconds: float,
+              defaults: ChannelSettings = ChannelSettings()) -> Adopted:
         existing = self.fork_by_message(channel, root_ts)
         if existing is not None:
             return Adopted(existing, new=False)
@@ -55,7 +57,7 @@ class ThreadAdoptions:
                     fork_point_seq=fork_point or None, opened_at_seq=counter.next_seq, adopted=True,
                     status=ForkStatus.OPEN.value, root_ts=root_ts, next_seq=OPENING_SEQ, lease_owner=holder,
                     lease_until=now + timedelta(seconds=lease_seconds), created_at=now, last_activity_at=now,
-                    **snapshot(conn, channel, None),
+                    **snapshot(conn, channel, None, defaults),
                 ).returning(sessions.c.id)).scalar_one()
                 conn.execute(sql.INDEX, {"team_id": channel.team_id, "channel_id": channel.id, "ts": root_ts,
                                          "session_id": fork_id})

@@ -23,6 +23,7 @@ from ..domain.model import (
     TurnStatus,
     Usage,
 )
+from ..domain.settings import ChannelSettings
 from . import statements as sql
 from .tables import channel_settings, sessions, turns
 
@@ -165,14 +166,17 @@ def to_draft(row) -> Draft | None:
                  usage=Usage(row.draft_input_tokens or 0, row.draft_output_tokens or 0))
 
 
-def snapshot(conn, channel: Channel, parent: Fork | None) -> dict:
-    """The settings a fork opened now keeps for its whole life: its parent fork's, or its channel's now."""
+def snapshot(conn, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
+    """The settings a fork opened now keeps for its whole life: its parent fork's, or its channel's
+    choices now over `defaults` (so a later change of either never reaches it)."""
     if parent is not None:
         return {"instructions": parent.instructions, "model": parent.model, "tools": tools_text(parent.tools)}
     row = conn.execute(select(channel_settings.c.instructions, channel_settings.c.model, channel_settings.c.tools)
                        .where(channel_settings.c.team_id == channel.team_id,
                               channel_settings.c.channel_id == channel.id)).first()
-    return {"instructions": row.instructions, "model": row.model, "tools": row.tools} if row else {}
+    chosen = ChannelSettings(row.instructions, row.model, tools=tools_of(row.tools)) if row else ChannelSettings()
+    return {"instructions": chosen.instructions or defaults.instructions, "model": chosen.model or defaults.model,
+            "tools": tools_text(chosen.tools if chosen.tools is not None else defaults.tools)}
 
 
 def tools_of(text: str | None) -> tuple[str, ...] | None:

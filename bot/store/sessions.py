@@ -10,6 +10,7 @@ from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
+from ..domain.settings import ChannelSettings
 from ..services.ports import Adopted
 from .adoption import ThreadAdoptions
 from .database import Database
@@ -43,7 +44,8 @@ class SqlSessions:
             return to_session(conn.execute(select(sessions).where(sessions.c.id == session_id)).one())
 
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
-                    origin_ts: str | None = None, parent: Fork | None = None) -> Fork:
+                    origin_ts: str | None = None, parent: Fork | None = None,
+                    defaults: ChannelSettings = ChannelSettings()) -> Fork:
         channel_parent = self.parent_id(channel)
         forked_from = parent.id if parent else channel_parent
         origin_seq = self._seq_at(forked_from, origin_ts) if origin_ts else None
@@ -67,7 +69,7 @@ class SqlSessions:
                         origin_ts=origin_ts, depth=parent.depth + 1 if parent else 1,
                         parent_number=parent.number if parent else None,
                         parent_root_ts=parent.root_ts if parent else None, created_at=now, last_activity_at=now,
-                        **snapshot(conn, channel, parent))
+                        **snapshot(conn, channel, parent, defaults))
                 .returning(sessions.c.id)
             ).scalar_one()
             return to_fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())
@@ -94,8 +96,8 @@ class SqlSessions:
             index(conn, Channel(row.team_id, row.channel_id), root_ts, fork_id)
 
     def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
-                     lease_seconds: float) -> Adopted:
-        return self._adoptions.adopt(channel, root_ts, owner_id, holder, lease_seconds)
+                     lease_seconds: float, defaults: ChannelSettings = ChannelSettings()) -> Adopted:
+        return self._adoptions.adopt(channel, root_ts, owner_id, holder, lease_seconds, defaults)
 
     def complete_adoption(self, fork_id: int, topic: str, inherited: ContextSize, transcript: str | None,
                           speaker: str, message_ts: Collection[str]) -> None:

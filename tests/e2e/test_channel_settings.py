@@ -14,7 +14,7 @@ from bot.domain.settings import ChannelSettings
 from ..fakes import slack_payloads as payloads
 from ..fakes.anthropic_api import request_texts
 from ..fakes.samples import png
-from ..harness import CHANNEL, GENERAL, wait_until
+from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
 
 BLOCKS = ["instructions", "model", "fork_token_budget", "merge_policy", "merge_review", "idle_reminder", "expiry",
           "tools", "enabled"]
@@ -286,3 +286,25 @@ def test_when_slack_wont_say_who_is_asking_the_settings_stay_closed_and_the_pers
     wait_until(lambda: any("Slack refused the request (fatal_error)" in r.get("text", "") for r in slack.responses))
     bot.quiesce()
     assert not slack.calls_to("views.open")
+
+
+def test_a_fork_keeps_the_environments_model_and_tools_of_its_fork_point_across_a_restart(slack, claude, sqlite_url):
+    first = RunningBot(slack, claude, sqlite_url, threadfork_model="claude-sonnet-5-5")
+    try:
+        first.slash("/fork", "pricing")
+        root = first.fork_root(1)
+        first.say("UBOB0001", "first fork turn", thread_ts=root)
+        wait_until(lambda: claude.requests)
+        first.quiesce()
+    finally:
+        first.stop()
+    second = RunningBot(slack, claude, sqlite_url, threadfork_model="claude-haiku-5-5", threadfork_tools="web_search")
+    try:
+        second.say("UBOB0001", "second fork turn", thread_ts=root)
+        wait_until(lambda: len(claude.requests) == 2)
+        second.quiesce()
+        assert claude.requests[-1]["model"] == "claude-sonnet-5-5" and "tools" not in claude.requests[-1]
+        parent = ask_parent(second, claude, "and the channel?")
+        assert parent["model"] == "claude-haiku-5-5" and [t["name"] for t in parent["tools"]] == ["web_search"]
+    finally:
+        second.stop()

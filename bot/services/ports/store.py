@@ -52,13 +52,15 @@ class Sessions(Protocol):
     def parent_id(self, channel: Channel) -> int: ...
     def session(self, session_id: int) -> Session: ...
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
-                    origin_ts: str | None = None, parent: Fork | None = None) -> Fork:
+                    origin_ts: str | None = None, parent: Fork | None = None,
+                    defaults: ChannelSettings = ChannelSettings()) -> Fork:
         """A new open fork, numbered in the channel's one sequence, forked from the channel's
         conversation or from `parent` (a fork one level up); its fork point is that session's last
-        turn, or with `origin_ts` its last turn posted at or before that message."""
+        turn, or with `origin_ts` its last turn posted at or before that message. It keeps, for good,
+        the settings in force: its parent fork's, or its channel's choices over `defaults`."""
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
     def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
-                     lease_seconds: float) -> Adopted:
+                     lease_seconds: float, defaults: ChannelSettings = ChannelSettings()) -> Adopted:
         """The fork of the thread under message `root_ts`, created now if there is none, in one
         transaction: an inherited fork numbered in the channel's sequence, its fork point the parent's
         last turn posted strictly before the root, its root indexed, seq 1 kept for the thread's earlier

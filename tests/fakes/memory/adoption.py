@@ -7,6 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from bot.domain.model import Channel, ContextSize, Mode, Role, Turn, TurnStatus
+from bot.domain.settings import ChannelSettings
 from bot.services.ports import Adopted
 
 from .state import Memory, SessionRow, TurnRow
@@ -19,7 +20,8 @@ class MemoryAdoptions:
         self.m = memory
         self.parent_id = parent_id
 
-    def adopt(self, channel: Channel, root_ts: str, owner_id: str, holder: str, lease_seconds: float) -> Adopted:
+    def adopt(self, channel: Channel, root_ts: str, owner_id: str, holder: str, lease_seconds: float,
+              defaults: ChannelSettings = ChannelSettings()) -> Adopted:
         with self.m.lock:
             existing = self.m.sessions.get(self.m.messages.get((channel, root_ts), 0))
             if existing is not None:
@@ -34,7 +36,7 @@ class MemoryAdoptions:
                              fork_point_seq=fork_point or None, opened_at_seq=parent.next_seq, adopted=True,
                              root_ts=root_ts, next_seq=OPENING_SEQ, lease_owner=holder,
                              lease_until=now + timedelta(seconds=lease_seconds),
-                             **self.m.snapshot(channel, None))
+                             **self.m.snapshot(channel, None, defaults))
             self.m.sessions[row.id] = row
             self.m.index(channel, root_ts, row.id)
             return Adopted(row.fork(), new=True)

@@ -5,6 +5,7 @@ from collections.abc import Collection
 from decimal import Decimal
 
 from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
+from bot.domain.settings import ChannelSettings
 from bot.services.ports import Adopted
 
 from .adoption import MemoryAdoptions
@@ -31,7 +32,8 @@ class MemorySessions:
             return self.m.sessions[session_id].session()
 
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
-                    origin_ts: str | None = None, parent: Fork | None = None) -> Fork:
+                    origin_ts: str | None = None, parent: Fork | None = None,
+                    defaults: ChannelSettings = ChannelSettings()) -> Fork:
         with self.m.lock:
             counter = self.m.sessions[self.parent_id(channel)]
             counter.next_fork_number += 1
@@ -45,7 +47,7 @@ class MemorySessions:
                              depth=parent.depth + 1 if parent else 1,
                              parent_number=parent.number if parent else None,
                              parent_root_ts=parent.root_ts if parent else None,
-                             **self.m.snapshot(channel, parent))
+                             **self.m.snapshot(channel, parent, defaults))
             self.m.sessions[row.id] = row
             return row.fork()
 
@@ -61,8 +63,8 @@ class MemorySessions:
             self.m.index(row.channel, root_ts, fork_id)
 
     def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
-                     lease_seconds: float) -> Adopted:
-        return self._adoptions.adopt(channel, root_ts, owner_id, holder, lease_seconds)
+                     lease_seconds: float, defaults: ChannelSettings = ChannelSettings()) -> Adopted:
+        return self._adoptions.adopt(channel, root_ts, owner_id, holder, lease_seconds, defaults)
 
     def complete_adoption(self, fork_id: int, topic: str, inherited: ContextSize, transcript: str | None,
                           speaker: str, message_ts: Collection[str]) -> None:

@@ -124,10 +124,13 @@ class Memory:
     settings: dict[Channel, ChannelSettings] = field(default_factory=dict)  # what /threadfork saved
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
-    def snapshot(self, channel: Channel, parent: Fork | None) -> dict:
-        """The settings a fork opened now keeps: its parent fork's, or its channel's now."""
-        source = parent or self.settings.get(channel, ChannelSettings())
-        return {"instructions": source.instructions, "model": source.model, "tools": source.tools}
+    def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
+        """The settings a fork opened now keeps: its parent fork's, or its channel's now over `defaults`."""
+        if parent is not None:
+            return {"instructions": parent.instructions, "model": parent.model, "tools": parent.tools}
+        chosen = self.settings.get(channel, ChannelSettings())
+        return {"instructions": chosen.instructions or defaults.instructions, "model": chosen.model or defaults.model,
+                "tools": chosen.tools if chosen.tools is not None else defaults.tools}
 
     def new_id(self) -> int:
         return next(self._ids)
