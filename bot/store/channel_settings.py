@@ -2,7 +2,7 @@
 the environment's default applies. A save replaces the row (one upsert)."""
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.model import Channel
@@ -12,6 +12,9 @@ from .rows import tools_of, tools_text
 from .tables import channel_settings
 
 _KEY = ("team_id", "channel_id")
+# read at every turn (access, model input, policy): built once, as the statements on a turn's path are
+CHOSEN = select(channel_settings).where(channel_settings.c.team_id == bindparam("team_id"),
+                                        channel_settings.c.channel_id == bindparam("channel_id"))
 
 
 class SqlChannelSettings:
@@ -20,8 +23,7 @@ class SqlChannelSettings:
 
     def of(self, channel: Channel) -> ChannelSettings:
         with self.db.reading() as conn:
-            row = conn.execute(select(channel_settings).where(
-                channel_settings.c.team_id == channel.team_id, channel_settings.c.channel_id == channel.id)).first()
+            row = conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first()
         return to_settings(row) if row else ChannelSettings()
 
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
