@@ -103,8 +103,11 @@ def test_two_people_mentioning_the_bot_in_a_thread_at_once_make_one_adoption(bot
     root = bot.say("UBOB0001", "an idea worth a fork")
     at_once(lambda: bot.say("UCAROL01", "yes or no?", thread_ts=root, mention=True),
             lambda: bot.say("UDAVE001", "and why?", thread_ts=root, mention=True))
-    wait_until(lambda: len(bot.store.turns.turns(bot.store.sessions.fork_by_number(GENERAL, 1).id)) >= 4,
-               message="both mentions answered")
+    def answered_twice() -> bool:
+        fork = bot.store.sessions.fork_by_number(GENERAL, 1)  # None until the adoption is under way
+        return fork is not None and len(bot.store.turns.turns(fork.id)) >= 4
+
+    wait_until(answered_twice, message="both mentions answered")
     bot.quiesce()
 
     assert [f.number for f in bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)] == [1]

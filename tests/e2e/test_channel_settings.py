@@ -171,12 +171,18 @@ def test_a_channel_turned_off_answers_once_privately_and_calls_no_model(bot, sla
     assert open_settings(bot, slack, "UADMIN01")  # /threadfork itself still works there
 
 
-@pytest.mark.settings(threadfork_allowed_users="UALICE01")
-def test_someone_outside_the_allowed_users_gets_exactly_one_private_answer(bot, slack, claude):
-    bot.say("UBOB0001", "hello bot", mention=True)
+def the_one_refusal(bot, slack, user: str) -> dict:
+    """A mention by `user` (delivered as message and app_mention): the one private answer it got."""
+    bot.say(user, "hello bot", mention=True)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
     bot.quiesce()
     [refusal] = slack.calls_to("chat.postEphemeral")
+    return refusal
+
+
+@pytest.mark.settings(threadfork_allowed_users="UALICE01")
+def test_someone_outside_the_allowed_users_gets_exactly_one_private_answer(bot, slack, claude):
+    refusal = the_one_refusal(bot, slack, "UBOB0001")
     assert refusal["user"] == "UBOB0001" and "isn't enabled for you" in refusal["text"] and not claude.requests
     ask_parent(bot, claude, "hello from alice")
     assert len(claude.requests) == 1
@@ -184,10 +190,7 @@ def test_someone_outside_the_allowed_users_gets_exactly_one_private_answer(bot, 
 
 @pytest.mark.settings(threadfork_allowed_channels="C0OTHER001")
 def test_a_channel_outside_the_allowed_channels_gets_one_private_answer(bot, slack, claude):
-    bot.say("UALICE01", "hello bot", mention=True)
-    wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
-    [refusal] = slack.calls_to("chat.postEphemeral")
+    refusal = the_one_refusal(bot, slack, "UALICE01")
     assert "isn't enabled in this channel" in refusal["text"] and not claude.requests
 
 
