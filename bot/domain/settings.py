@@ -1,6 +1,6 @@
 """A channel's own settings (`/threadfork`): each one unset follows the environment's default.
 
-`ChannelSettings` holds only what a channel's admins chose; `effective` lays it over the defaults;
+`ChannelSettings` holds only what a channel's admins chose; `over` lays it over the defaults;
 `changes` says, for the channel's notice, what a save changed. Pure values, no I/O.
 """
 from __future__ import annotations

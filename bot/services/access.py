@@ -33,19 +33,24 @@ class Access:
 
     def refusal(self, channel: Channel, user_id: str) -> str | None:
         """Why Threadfork won't act for this person here (None: it will)."""
-        if self.lists.channels and channel.id not in self.lists.channels:
+        if not self._listed(channel):
             where = "in direct messages here" if channel.id.startswith("D") else "in this channel"
             return NOT_LISTED.format(where=where, what="this conversation", list="CHANNELS")
         if self.lists.users and user_id not in self.lists.users:
             return NOT_LISTED.format(where="for you", what="you", list="USERS")
-        if self.store.channel_settings.of(channel).enabled is False:
+        if self._switched_off(channel):
             return TURNED_OFF
         return None
 
     def closed(self, channel: Channel) -> bool:
         """Off here for everyone: the sweep leaves its forks alone (no reminder, no expiry, no model call)."""
-        return bool(self.lists.channels and channel.id not in self.lists.channels) or \
-            self.store.channel_settings.of(channel).enabled is False
+        return not self._listed(channel) or self._switched_off(channel)
+
+    def _listed(self, channel: Channel) -> bool:
+        return not self.lists.channels or channel.id in self.lists.channels
+
+    def _switched_off(self, channel: Channel) -> bool:
+        return self.store.channel_settings.of(channel).enabled is False
 
     def admits(self, audience: Audience) -> bool:
         """For an act that is always meant for Threadfork (a command, a button, a shortcut, a ✅): False,

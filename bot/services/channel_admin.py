@@ -82,8 +82,7 @@ class ChannelAdmin:
         if not self.access.is_admin(command.team_id, command.user_id):
             self.chat.tell(command.audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
-        issued = int(self.store.clock().replace(tzinfo=timezone.utc).timestamp())
-        answer = f"{issued}:{uuid.uuid4().hex[:16]}"
+        answer = f"{int(self._now())}:{uuid.uuid4().hex[:16]}"
         self.store.claims.claim(_asked(command.channel, answer))  # the question as issued: a made-up answer is none
         self.chat.ask_to_forget(command.audience, answer)
 
@@ -108,20 +107,23 @@ class ChannelAdmin:
             self.chat.settle_question(audience, "This question was already answered.")
             return
         deleted = self.store.erasure.forget_channel(channel)
-        self.chat.settle_question(audience, f"🧹 Done: Threadfork forgot this channel ({deleted} "
-                                            f"session{'s' if deleted != 1 else ''} deleted).")
+        sessions = f"{deleted} session{'s' if deleted != 1 else ''}"
+        self.chat.settle_question(audience, f"🧹 Done: Threadfork forgot this channel ({sessions} deleted).")
         self.chat.post_notice(Place(channel.id, None, channel.team_id, None),
                               f"🧹 <@{user_id}> made Threadfork forget this channel: its conversation, forks and "
-                              f"summaries are deleted ({deleted} session{'s' if deleted != 1 else ''}). The "
-                              "channel's settings stay; the next message starts afresh.")
+                              f"summaries are deleted ({sessions}). The channel's settings stay; the next message "
+                              "starts afresh.")
 
     def keep(self, audience: Audience) -> None:
         self.chat.settle_question(audience, "Nothing was deleted.")
 
     def _fresh(self, answer: str) -> bool:
         issued, _, _ = answer.partition(":")
-        now = self.store.clock().replace(tzinfo=timezone.utc).timestamp()
-        return issued.isdigit() and 0 <= now - int(issued) <= QUESTION_LIFETIME
+        return issued.isdigit() and 0 <= self._now() - int(issued) <= QUESTION_LIFETIME
+
+    def _now(self) -> float:
+        """The store's clock (naive UTC) as epoch seconds: what a question's answer carries."""
+        return self.store.clock().replace(tzinfo=timezone.utc).timestamp()
 
 
 def _asked(channel: Channel, answer: str) -> str:

@@ -11,10 +11,9 @@ import logging
 from dataclasses import replace
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
-from ..domain.context import estimate_tokens
 from ..domain.errors import ForkClosed, ForkNotFound, TooDeep
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
-from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session, Usage
+from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
 from .conversation import Conversation, Speaker
 from .followups import safely
 from .liveness import Liveness
@@ -122,7 +121,7 @@ class Forks:
                 self._give_up(fork)
             elif fork.status is ForkStatus.MERGING and fork.draft is not None:
                 log.info("resuming the approved merge of fork %s (attempt %s)", fork.id, attempt)
-                self.merging.finish(fork, fork.draft.text, Usage(output_tokens=estimate_tokens(fork.draft.text)))
+                self.merging.finish_approved(fork, fork.draft.text)
             elif fork.status is ForkStatus.MERGING:
                 log.info("resuming the merge of fork %s (attempt %s)", fork.id, attempt)
                 self._summarise(fork, fork.merged_by or EXPIRY_ACTOR, "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from ..domain.context import with_request
+from ..domain.context import estimate_tokens, with_request
 from ..domain.errors import ChildrenOpen, NothingToMerge
 from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merge_prompt, summary_turn_text
 from ..domain.model import Fork, Role, Usage
@@ -43,6 +43,11 @@ class Merging:
         completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns), prompt))
         summary = mark_conflicts(completion.text) if newer else completion.text
         return summary, completion.usage, turns[-1].seq
+
+    def finish_approved(self, fork: Fork, text: str) -> Fork:
+        """`finish` for a summary a person approved (as drafted, or edited): its drafts' own usage already
+        counts in the fork's burn; what it adds to the parent is its size."""
+        return self.finish(fork, text, Usage(output_tokens=estimate_tokens(text)))
 
     def finish(self, fork: Fork, summary: str, usage: Usage) -> Fork:
         """A merging fork's summary enters its parent (once: the store refuses a second time), then is posted."""

@@ -28,8 +28,8 @@ class Policy:
     merge_review: bool = False  # a merge gesture first posts a draft summary people approve, edit or redraft
 
     def reviewed(self, fork: Fork) -> bool:
-        """Whether a person's merge of this fork waits for its draft summary to be approved (the one
-        seam for the setting; an idle fork's expiry merges without review)."""
+        """Whether a merge of this fork waits for its draft summary to be approved (the one seam for the
+        setting; an idle fork's expiry then drafts too, and waits)."""
         return self.merge_review
 
     def for_channel(self, chosen: ChannelSettings) -> Policy:

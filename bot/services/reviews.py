@@ -10,10 +10,10 @@ it rather than asking Claude again. The merge policy applies to every button.
 from __future__ import annotations
 
 from dataclasses import replace
-from ..domain.context import estimate_tokens
+
 from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError
 from ..domain.merge import closed_reason, ensure_mergeable
-from ..domain.model import Channel, Draft, Fork, ForkStatus, Role, Usage
+from ..domain.model import Channel, Draft, Fork, ForkStatus, Role
 from .followups import safely
 from .liveness import Liveness
 from .merging import Merging
@@ -73,8 +73,7 @@ class Reviews:
             if not self.store.reviews.approve(fork.id, number, text, user_id, edited is not None, owner,
                                               self.liveness.ttl):
                 raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
-            # the drafts' own usage counts in the fork's burn; this is what the summary adds to the parent
-            merged = self.merging.finish(self.store.sessions.fork(fork.id), text, Usage(output_tokens=estimate_tokens(text)))
+            merged = self.merging.finish_approved(self.store.sessions.fork(fork.id), text)
         how = f"Merged with edits by <@{user_id}>." if edited is not None else f"Merged as is by <@{user_id}>."
         self.close(fork.draft, merged, how)
         return merged

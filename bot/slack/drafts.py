@@ -16,7 +16,7 @@ from ..domain import text as safe
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Draft, Fork
 from ..domain.text import NameOf
-from .render import SECTION_LIMIT, summary_blocks
+from .render import SECTION_LIMIT, button, plain, section, summary_blocks
 
 APPROVE_ACTION = "draft_merge"
 EDIT_ACTION = "draft_edit"
@@ -51,36 +51,36 @@ def draft_text(fork: Fork, draft: Draft, guidance: str = "") -> str:
 
 def draft_blocks(fork: Fork, draft: Draft, guidance: str = "", name_of: NameOf | None = None) -> list[dict]:
     value = draft_value(fork, draft)
-    return [_section(draft_text(fork, draft, guidance)), *summary_blocks(draft.text, name_of),
+    return [section(draft_text(fork, draft, guidance)), *summary_blocks(draft.text, name_of),
             {"type": "actions", "block_id": f"draft_{value.replace(':', '_')}", "elements": [
-                _button("Merge as is", APPROVE_ACTION, value, "primary"), _button("Edit", EDIT_ACTION, value),
-                _button("Redraft", REDRAFT_ACTION, value), _button("Cancel", CANCEL_ACTION, value, "danger")]}]
+                button("Merge as is", APPROVE_ACTION, value, "primary"), button("Edit", EDIT_ACTION, value),
+                button("Redraft", REDRAFT_ACTION, value), button("Cancel", CANCEL_ACTION, value, "danger")]}]
 
 
 def settled_blocks(fork: Fork, draft: Draft, outcome: str, name_of: NameOf | None = None) -> list[dict]:
     """The draft's message once it is merged, replaced or cancelled: no buttons, and what became of it."""
     header = f"📝 *Draft {draft.number} of fork #{fork.number}'s summary* — {outcome}"
-    return [_section(header[:SECTION_LIMIT]), *summary_blocks(draft.text, name_of)]
+    return [section(header[:SECTION_LIMIT]), *summary_blocks(draft.text, name_of)]
 
 
 def editor_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
     parts, joins = split(draft.text)
-    blocks: list[dict] = [_section(f"Edit the summary of fork #{fork.number}. What you save is what enters "
+    blocks: list[dict] = [section(f"Edit the summary of fork #{fork.number}. What you save is what enters "
                                    f"{_into(fork)}, and the merge post says you edited it.")]
     for n, part in enumerate(parts, 1):
         label = "Summary" if len(parts) == 1 else f"Summary, part {n} of {len(parts)}"
-        blocks.append({"type": "input", "block_id": PART.format(n), "label": _plain(label), "element": {
+        blocks.append({"type": "input", "block_id": PART.format(n), "label": plain(label), "element": {
             "type": "plain_text_input", "action_id": "text", "multiline": True, "max_length": TEXT_BOX,
             "initial_value": part}})
     return _modal(EDIT_VIEW, "Edit the summary", "Merge", blocks, fork, draft, channel_id, joins=joins)
 
 
 def guidance_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
-    blocks = [_section(f"Claude writes a new draft of fork #{fork.number}'s summary, replacing draft "
+    blocks = [section(f"Claude writes a new draft of fork #{fork.number}'s summary, replacing draft "
                        f"{draft.number}."),
-              {"type": "input", "block_id": GUIDANCE, "optional": True, "label": _plain("What should change?"),
+              {"type": "input", "block_id": GUIDANCE, "optional": True, "label": plain("What should change?"),
                "element": {"type": "plain_text_input", "action_id": "text", "multiline": True, "max_length": 2_000,
-                           "placeholder": _plain("e.g. shorter, and keep the exact figures")}}]
+                           "placeholder": plain("e.g. shorter, and keep the exact figures")}}]
     return _modal(REDRAFT_VIEW, "Redraft the summary", "Redraft", blocks, fork, draft, channel_id)
 
 
@@ -141,18 +141,5 @@ def _into(fork: Fork) -> str:
 def _modal(callback_id: str, title: str, submit: str, blocks: list[dict], fork: Fork, draft: Draft,
            channel_id: str, **more) -> dict:
     meta = json.dumps({"fork": fork.id, "draft": draft.number, "channel": channel_id, **more})
-    return {"type": "modal", "callback_id": callback_id, "title": _plain(title), "submit": _plain(submit),
-            "close": _plain("Cancel"), "private_metadata": meta, "blocks": blocks}
-
-
-def _section(text: str) -> dict:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-
-
-def _plain(text: str) -> dict:
-    return {"type": "plain_text", "text": text}
-
-
-def _button(label: str, action_id: str, value: str, style: str | None = None) -> dict:
-    button = {"type": "button", "text": _plain(label), "action_id": action_id, "value": value}
-    return {**button, "style": style} if style else button
+    return {"type": "modal", "callback_id": callback_id, "title": plain(title), "submit": plain(submit),
+            "close": plain("Cancel"), "private_metadata": meta, "blocks": blocks}

@@ -131,6 +131,12 @@ def sender(body: dict) -> Audience | None:
     return Audience(team, channel, user, response_url=body.get("response_url"))
 
 
+def presser(body: dict, context) -> Audience:
+    """Who pressed a button, in which channel of their workspace, answered through its response_url."""
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id") or ""
+    return Audience(context.team_id or "", channel, body["user"]["id"], response_url=body.get("response_url"))
+
+
 @contextmanager
 def delivered(services: Services, context) -> Iterator[None]:
     """Around a listener's work: done when it returns; when it raises, its claim lapses and a sweep

@@ -19,7 +19,7 @@ from ..services.commands import SlashCommand
 from ..services.facade import Services
 from ..services.ports import Audience, SharedFile
 from ..services.routing import IncomingMessage
-from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered
+from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered, presser
 from .review_listeners import register_reviews
 from .settings_listeners import register_settings
 from .render import ABANDON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
@@ -53,7 +53,7 @@ def register(app: App, services: Services) -> None:
         ack()
         with delivered(services, context):
             container = body.get("container") or {}
-            services.gestures.feedback(_channel(body, context), container.get("message_ts") or "",
+            services.gestures.feedback(presser(body, context).channel, container.get("message_ts") or "",
                                        body["user"]["id"], action.get("value") or "")
 
     @app.shortcut(FORK_FROM_HERE)
@@ -149,10 +149,9 @@ def _button_listener(services: Services, use_case):
         ack()
         with delivered(services, context):
             fork_id = _fork_id(action)
-            channel = _channel(body, context)
-            audience = Audience(channel.team_id, channel.id, body["user"]["id"], response_url=body.get("response_url"))
+            audience = presser(body, context)
             if fork_id is not None and services.access.admits(audience):
-                use_case(fork_id, body["user"]["id"], channel=channel)
+                use_case(fork_id, audience.user_id, channel=audience.channel)
 
     return listener
 
@@ -214,7 +213,3 @@ def _team(context) -> str:
     """The workspace a request comes from (Bolt reads it from the payload): what everything is keyed by."""
     return context.team_id or ""
 
-
-def _channel(body: dict, context) -> Channel:
-    channel_id = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-    return Channel(_team(context), channel_id or "")

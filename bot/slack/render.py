@@ -64,8 +64,8 @@ def fork_root_blocks(fork: Fork) -> list[dict]:
             f"*Merge*: react ✅ here or in the thread, `/merge {fork.number}`, or `@Threadfork merge [guidance]`. "
             "*Abandon*: react ❌ here or `@Threadfork abandon`.")}]})
         blocks.append({"type": "actions", "block_id": f"fork_{fork.id}", "elements": [
-            _button("Merge", MERGE_ACTION, fork.id, "primary"),
-            _button("Abandon", ABANDON_ACTION, fork.id, "danger"),
+            button("Merge", MERGE_ACTION, fork.id, "primary"),
+            button("Abandon", ABANDON_ACTION, fork.id, "danger"),
         ]})
     else:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _closed_line(fork)}})
@@ -111,8 +111,8 @@ def children_refusal(reason: str, children: list[Fork]) -> tuple[str, list[dict]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text":
                        f"Fork {link}{quoted_topic(child, limit=MERGE_TOPIC)} — opened by <@{child.owner_id}>"}})
         blocks.append({"type": "actions", "block_id": f"child_{child.id}", "elements": [
-            _button(f"Merge #{child.number}", MERGE_ACTION, child.id, "primary"),
-            _button(f"Abandon #{child.number}", ABANDON_ACTION, child.id, "danger")]})
+            button(f"Merge #{child.number}", MERGE_ACTION, child.id, "primary"),
+            button(f"Abandon #{child.number}", ABANDON_ACTION, child.id, "danger")]})
     if len(children) > MAX_LISTED_CHILDREN:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
                        f"…and {len(children) - MAX_LISTED_CHILDREN} more: see `/forks`."}]})
@@ -121,12 +121,12 @@ def children_refusal(reason: str, children: list[Fork]) -> tuple[str, list[dict]
 
 def feedback_block() -> dict:
     """Slack's 👍/👎 under an answer or a summary; a press is stored once per person and message."""
-    def button(text: str, value: str) -> dict:
-        return {"text": {"type": "plain_text", "text": text}, "value": value, "accessibility_label": text}
+    def vote(text: str, value: str) -> dict:
+        return {"text": plain(text), "value": value, "accessibility_label": text}
 
     return {"type": "context_actions", "elements": [{
         "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
-        "positive_button": button("Good answer", "good"), "negative_button": button("Bad answer", "bad")}]}
+        "positive_button": vote("Good answer", "good"), "negative_button": vote("Bad answer", "bad")}]}
 
 
 def humanize(seconds: float) -> str:
@@ -144,17 +144,17 @@ def reminder(fork: Fork, expiry_policy: str, expiry_seconds: float) -> tuple[str
     text = (f"⏰ Fork {fork.label} has been quiet for a while. Merge it, abandon it, or keep talking — after "
             f"{humanize(expiry_seconds)} without activity it will be {fate}.")
     return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
-                  {"type": "actions", "elements": [_button("Merge", MERGE_ACTION, fork.id, "primary"),
-                                                   _button("Abandon", ABANDON_ACTION, fork.id, "danger")]}]
+                  {"type": "actions", "elements": [button("Merge", MERGE_ACTION, fork.id, "primary"),
+                                                   button("Abandon", ABANDON_ACTION, fork.id, "danger")]}]
 
 
 def budget_notice(fork: Fork, burned: int, limit: int) -> tuple[str, list[dict]]:
     text = (f"🪙 Fork {fork.label} has burned {burned:,} tokens, past its budget of {limit:,}. "
             "Merge it, abandon it, or continue with a raised budget.")
     return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
-                  {"type": "actions", "elements": [_button("Merge", MERGE_ACTION, fork.id, "primary"),
-                                                   _button("Abandon", ABANDON_ACTION, fork.id, "danger"),
-                                                   _button("Continue", CONTINUE_ACTION, fork.id, None)]}]
+                  {"type": "actions", "elements": [button("Merge", MERGE_ACTION, fork.id, "primary"),
+                                                   button("Abandon", ABANDON_ACTION, fork.id, "danger"),
+                                                   button("Continue", CONTINUE_ACTION, fork.id, None)]}]
 
 
 def _closed_line(fork: Fork) -> str:
@@ -167,10 +167,18 @@ def _closed_line(fork: Fork) -> str:
     return "❌ *Abandoned* — nothing was added to the channel's conversation."
 
 
-def _button(label: str, action_id: str, fork_id: int, style: str | None) -> dict:
-    button = {"type": "button", "text": {"type": "plain_text", "text": label}, "action_id": action_id,
-              "value": str(fork_id)}
-    return {**button, "style": style} if style else button
+def button(label: str, action_id: str, value: str | int, style: str | None = None) -> dict:
+    """A button whose value (a fork id, a fork and draft number…) names what it acts on."""
+    made = {"type": "button", "text": plain(label), "action_id": action_id, "value": str(value)}
+    return {**made, "style": style} if style else made
+
+
+def section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def plain(text: str) -> dict:
+    return {"type": "plain_text", "text": text}
 
 
 def quoted_topic(fork: Fork, missing: str = "", limit: int | None = None) -> str:

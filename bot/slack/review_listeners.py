@@ -15,7 +15,7 @@ from ..domain.text import storable
 from ..services.facade import Services
 from ..services.ports import Audience
 from . import drafts
-from .intake import delivered
+from .intake import delivered, presser
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +64,7 @@ def _button_listener(services: Services, verb: str):
         if parsed is None:
             log.warning("draft button %s with a malformed value ignored", action.get("action_id"))
             return
-        channel_id = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id") or ""
-        audience = Audience(context.team_id or "", channel_id, body["user"]["id"],
-                            response_url=body.get("response_url"))
+        audience = presser(body, context)
         with delivered(services, context):
             if not services.access.admits(audience):
                 return

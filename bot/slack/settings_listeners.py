@@ -9,9 +9,8 @@ from slack_bolt import App
 
 from ..domain.model import Channel
 from ..services.facade import Services
-from ..services.ports import Audience
 from . import settings_view
-from .intake import delivered
+from .intake import delivered, presser
 
 ERROR_LIMIT = 150  # characters Slack shows under an input
 
@@ -34,7 +33,7 @@ def register_settings(app: App, services: Services) -> None:
     @app.action(settings_view.FORGET_ACTION)
     def on_forget(ack, body, action, context):
         ack()
-        audience = _sender(body, context)
+        audience = presser(body, context)
         with delivered(services, context):
             services.channel_admin.forget(audience.channel, audience.user_id, audience, action.get("value") or "")
 
@@ -42,9 +41,4 @@ def register_settings(app: App, services: Services) -> None:
     def on_keep(ack, body, context):
         ack()
         with delivered(services, context):
-            services.channel_admin.keep(_sender(body, context))
-
-
-def _sender(body: dict, context) -> Audience:
-    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id") or ""
-    return Audience(context.team_id or "", channel, body["user"]["id"], response_url=body.get("response_url"))
+            services.channel_admin.keep(presser(body, context))

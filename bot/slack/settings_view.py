@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, form_value, offered_models, shown
+from .render import plain, section
 
 SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
 FORGET_ACTION = "threadfork_forget"
@@ -20,12 +21,12 @@ SWITCH = ("on", "off")
 
 def settings_view(channel_id: str, effective: ChannelSettings, defaults: ChannelSettings, choices: Choices) -> dict:
     blocks = [
-        _section(f"Threadfork's settings for <#{channel_id}>. They apply from the channel's next message; the "
+        section(f"Threadfork's settings for <#{channel_id}>. They apply from the channel's next message; the "
                  "environment's defaults apply where you keep them."),
         _input("instructions", "Instructions for Claude", {
             "type": "plain_text_input", "multiline": True, "max_length": INSTRUCTIONS_LIMIT,
             **({"initial_value": effective.instructions} if effective.instructions else {}),
-            "placeholder": _plain("e.g. Answer tersely. Our stack is Go and PostgreSQL.")},
+            "placeholder": plain("e.g. Answer tersely. Our stack is Go and PostgreSQL.")},
             "Added to Claude's system prompt, after Threadfork's own. A fork keeps the instructions it was "
             "opened with.", optional=True),
         _input("model", "Model", _select([(m, m) for m in offered_models(choices, effective.model)], effective.model),
@@ -48,8 +49,8 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
         _input("enabled", "Threadfork in this channel", _switch(effective.enabled),
                "Off: Threadfork answers nobody here (this command still works)."),
     ]
-    return {"type": "modal", "callback_id": SETTINGS_VIEW, "title": _plain("Threadfork settings"),
-            "submit": _plain("Save"), "close": _plain("Cancel"),
+    return {"type": "modal", "callback_id": SETTINGS_VIEW, "title": plain("Threadfork settings"),
+            "submit": plain("Save"), "close": plain("Cancel"),
             "private_metadata": json.dumps({"channel": channel_id}), "blocks": blocks}
 
 
@@ -79,12 +80,12 @@ def form_values(view: dict) -> dict[str, FormValue]:
 def forget_question(answer: str) -> tuple[str, list[dict]]:
     text = ("🧹 Make Threadfork forget this channel? Its conversation, every fork, turn and summary stored for it "
             "are deleted for good; the channel's settings stay. Messages already posted in Slack stay too.")
-    return text, [_section(text), {"type": "actions", "block_id": "forget", "elements": [
-        {"type": "button", "text": _plain("Forget everything"), "action_id": FORGET_ACTION, "value": answer,
-         "style": "danger", "confirm": {"title": _plain("Forget this channel?"), "text": _plain(
+    return text, [section(text), {"type": "actions", "block_id": "forget", "elements": [
+        {"type": "button", "text": plain("Forget everything"), "action_id": FORGET_ACTION, "value": answer,
+         "style": "danger", "confirm": {"title": plain("Forget this channel?"), "text": plain(
              "This deletes Threadfork's memory of this channel. It cannot be undone."),
-             "confirm": _plain("Forget"), "deny": _plain("Keep it"), "style": "danger"}},
-        {"type": "button", "text": _plain("Keep it"), "action_id": KEEP_ACTION, "value": "keep"}]}]
+             "confirm": plain("Forget"), "deny": plain("Keep it"), "style": "danger"}},
+        {"type": "button", "text": plain("Keep it"), "action_id": KEEP_ACTION, "value": "keep"}]}]
 
 
 def _default(name: str, defaults: ChannelSettings) -> str:
@@ -92,14 +93,14 @@ def _default(name: str, defaults: ChannelSettings) -> str:
 
 
 def _input(block_id: str, label: str, element: dict, hint: str, optional: bool = False) -> dict:
-    block = {"type": "input", "block_id": block_id, "label": _plain(label), "element": {**element,
+    block = {"type": "input", "block_id": block_id, "label": plain(label), "element": {**element,
                                                                                         "action_id": ELEMENT},
-             "hint": _plain(hint[:2000])}
+             "hint": plain(hint[:2000])}
     return {**block, "optional": True} if optional else block
 
 
 def _text(initial: str | None, placeholder: str) -> dict:
-    element = {"type": "plain_text_input", "placeholder": _plain(placeholder)}
+    element = {"type": "plain_text_input", "placeholder": plain(placeholder)}
     return {**element, "initial_value": initial} if initial else element
 
 
@@ -121,12 +122,4 @@ def _tools(names: tuple[str, ...], chosen: tuple[str, ...] | None) -> dict:
 
 
 def _option(value: str, label: str) -> dict:
-    return {"text": _plain(label[:75]), "value": value}
-
-
-def _section(text: str) -> dict:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-
-
-def _plain(text: str) -> dict:
-    return {"type": "plain_text", "text": text}
+    return {"text": plain(label[:75]), "value": value}

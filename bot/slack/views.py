@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
 from ..domain.tree import as_tree
-from .render import permalink, quoted_topic
+from .render import permalink, quoted_topic, section
 
 LIST_BUDGET = 12_000  # characters of a private answer's list (Slack takes 40,000; people read less)
 SHORT_TOPIC = 200  # characters of a topic when the whole topics would not fit
@@ -84,7 +84,7 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
     ]
     if listings:
         shown = as_tree(listings[:HOME_FORKS], lambda item: item.fork)
-        blocks += [_section(fork_line(i, with_channel=True, topic_limit=SHORT_TOPIC, level=level))
+        blocks += [section(fork_line(i, with_channel=True, topic_limit=SHORT_TOPIC, level=level))
                    for i, level in shown]
         blocks += _more(len(listings) - HOME_FORKS, "open forks")
     else:
@@ -94,7 +94,7 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
     kept = f"{(1 - returned / burned):.0%} kept out of the parents" if burned else "nothing burned yet"
     blocks += [
         {"type": "divider"},
-        _section(f"*Token economy* — forks burned *{burned:,}* tokens; their summaries returned *{returned:,}* "
+        section(f"*Token economy* — forks burned *{burned:,}* tokens; their summaries returned *{returned:,}* "
                  f"to the channels' conversations ({kept})."),
     ]
     blocks += [_context(f"<#{entry.channel_id}>: {entry.burned:,} burned in forks → {entry.returned:,} returned"
@@ -103,9 +103,6 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
     blocks += _more(len(economy) - HOME_CHANNELS, "channels")
     return {"type": "home", "blocks": blocks}
 
-
-def _section(text: str) -> dict:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
 def _context(text: str) -> dict:
