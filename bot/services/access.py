@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..domain.model import Channel
+from ..domain.settings import ChannelSettings
 from .ports import Audience, Chat, Store
 
 NOT_LISTED = ("Threadfork isn't enabled {where} — ask your workspace admin to add {what} to "
@@ -31,14 +32,15 @@ class Access:
         self.chat = chat
         self.lists = lists
 
-    def refusal(self, channel: Channel, user_id: str) -> str | None:
-        """Why Threadfork won't act for this person here (None: it will)."""
+    def refusal(self, channel: Channel, user_id: str, chosen: ChannelSettings | None = None) -> str | None:
+        """Why Threadfork won't act for this person here (None: it will). `chosen`: the channel's settings,
+        when the caller has read them already (a turn reads them once)."""
         if not self._listed(channel):
             where = "in direct messages here" if channel.id.startswith("D") else "in this channel"
             return NOT_LISTED.format(where=where, what="this conversation", list="CHANNELS")
         if self.lists.users and user_id not in self.lists.users:
             return NOT_LISTED.format(where="for you", what="you", list="USERS")
-        if self._switched_off(channel):
+        if self._switched_off(channel, chosen):
             return TURNED_OFF
         return None
 
@@ -49,8 +51,8 @@ class Access:
     def _listed(self, channel: Channel) -> bool:
         return not self.lists.channels or channel.id in self.lists.channels
 
-    def _switched_off(self, channel: Channel) -> bool:
-        return self.store.channel_settings.of(channel).enabled is False
+    def _switched_off(self, channel: Channel, chosen: ChannelSettings | None = None) -> bool:
+        return (self.store.channel_settings.of(channel) if chosen is None else chosen).enabled is False
 
     def admits(self, audience: Audience) -> bool:
         """For an act that is always meant for Threadfork (a command, a button, a shortcut, a ✅): False,

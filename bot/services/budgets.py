@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..domain.errors import NotAllowed
 from ..domain.model import Channel, Fork
+from ..domain.settings import ChannelSettings
 from .policy import Policies
 from .ports import Audience, Chat, Store
 
@@ -14,8 +15,8 @@ class Budgets:
         self.chat = chat
         self.policies = policies
 
-    def exhausted(self, fork: Fork) -> bool:
-        budget = self.policies.of(fork.channel).fork_token_budget
+    def exhausted(self, fork: Fork, chosen: ChannelSettings | None = None) -> bool:
+        budget = self.policies.of(fork.channel, chosen).fork_token_budget
         if not budget:
             return False
         burned, limit = self.standing(fork, budget)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Session, Usage
+from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
 from .liveness import Liveness
 from .model_inputs import model_input
@@ -44,9 +45,10 @@ class Conversation:
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
-               on_stored: Callable[[], None] | None = None) -> None:
+               on_stored: Callable[[], None] | None = None, chosen: ChannelSettings | None = None) -> None:
         """Store the turn (once per `claim` key) and answer it, unless someone already is; `on_stored`
-        runs once the turn is stored, before any answer (not for a duplicate)."""
+        runs once the turn is stored, before any answer (not for a duplicate). `chosen`: the channel's
+        settings as the caller read them for this turn (its first answer uses them, later ones read anew)."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
             submitted = self.turns.submit_turn(
                 session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
@@ -56,7 +58,7 @@ class Conversation:
             if submitted.stored and on_stored:
                 on_stored()
             if submitted.batch:
-                self._answer_all(session.id, owner, submitted.batch)
+                self._answer_all(session.id, owner, submitted.batch, chosen)
 
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
@@ -64,7 +66,8 @@ class Conversation:
             if self.turns.lease(session_id, owner, self.lease):
                 self._answer_all(session_id, owner)
 
-    def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None) -> None:
+    def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None,
+                    chosen: ChannelSettings | None = None) -> None:
         """As the lease holder: answer `batch` (or the first waiting batch), then every later one."""
         answered: tuple[Session, Usage] | None = None
         try:
@@ -74,7 +77,8 @@ class Conversation:
                 if not batch.pending:
                     break
                 session = batch.session
-                usage, batch = self._answer(batch, owner)
+                usage, batch = self._answer(batch, owner, chosen)
+                chosen = None  # a later batch is a later turn: it reads the settings in force then
                 answered = (session, usage) if usage else answered
         except BaseException:
             self.turns.release(session_id, owner)
@@ -85,12 +89,12 @@ class Conversation:
             except Exception:
                 log.exception("after-answer work failed in session %s", session_id)
 
-    def _answer(self, batch: Batch, owner: str) -> tuple[Usage | None, Batch | None]:
+    def _answer(self, batch: Batch, owner: str, chosen: ChannelSettings | None) -> tuple[Usage | None, Batch | None]:
         """Answer one batch; returns its usage (None if it failed) and the next batch, if any."""
         session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
-        request = model_input(self.store, session, history=batch.history)
+        request = model_input(self.store, session, history=batch.history, chosen=chosen)
         try:
             writer = self.chat.begin_reply(place)
         except ChatUnavailable as error:

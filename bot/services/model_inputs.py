@@ -3,14 +3,16 @@ from __future__ import annotations
 
 from ..domain.context import ModelInput, asking, fork_input, parent_input
 from ..domain.model import Fork, Mode, Session, Turn
+from ..domain.settings import ChannelSettings
 from .ports import Store
 
 
-def model_input(store: Store, session: Session, history: list[Turn] | None = None) -> ModelInput:
-    """The input that asks for the session's next answer. `history`: the session's own turns, when
-    the caller has just read them."""
+def model_input(store: Store, session: Session, history: list[Turn] | None = None,
+                chosen: ChannelSettings | None = None) -> ModelInput:
+    """The input that asks for the session's next answer. `history`: the session's own turns, and
+    `chosen`: its channel's settings, when the caller has just read them."""
     if session.fork is None:
-        chosen = store.channel_settings.of(session.channel)
+        chosen = store.channel_settings.of(session.channel) if chosen is None else chosen
         base = parent_input(store.turns.turns(session.id) if history is None else history, session.pruned)
         return asking(base.configured(chosen.instructions, chosen.model, chosen.tools))
     return asking(fork_model_input(store, session.fork, history))

@@ -61,8 +61,9 @@ class Policies:
         self.store = store
         self.defaults = defaults  # the environment's model, tools…: what a fork opened now keeps, unless chosen
 
-    def of(self, channel: Channel) -> Policy:
-        return self.base.for_channel(self.store.channel_settings.of(channel))
+    def of(self, channel: Channel, chosen: ChannelSettings | None = None) -> Policy:
+        """`chosen`: the channel's settings, when the caller has read them already."""
+        return self.base.for_channel(self.store.channel_settings.of(channel) if chosen is None else chosen)
 
     def shortest(self) -> tuple[float, float]:
         """The shortest idle reminder and expiry in force anywhere: how far back the sweep looks."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
+from ..domain.settings import ChannelSettings
 from .access import Access
 from .adoption import Adoption
 from .attachments import Attachments
@@ -73,20 +74,21 @@ class Router:
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
-        refusal = self.access.refusal(message.channel, message.user_id)
+        chosen = self.store.channel_settings.of(message.channel)  # read once for the whole turn
+        refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
             if self.store.claims.claim(key):
                 self.chat.tell(audience, refusal)
             return
         try:
             if fork is not None:
-                self._in_fork(fork, message, text, mentioned, audience, key)
+                self._in_fork(fork, message, text, mentioned, audience, key, chosen)
             elif foreign_thread:
                 self._adopt(message, text, audience, key)
             elif text or message.files:
                 session = Session(self.store.sessions.parent_id(message.channel),
                                   message.channel_id, message.team_id)
-                self._submit(session, message, text, audience, key)
+                self._submit(session, message, text, audience, key, chosen)
             elif self.store.claims.claim(key):
                 self.chat.tell(audience, EMPTY_MENTION)
         except ThreadforkError as error:
@@ -109,10 +111,10 @@ class Router:
             self.conversation.drain(adopted.fork.id)
 
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
-                 key: str) -> None:
+                 key: str, chosen: ChannelSettings | None = None) -> None:
         command = parse_thread_command(text) if mentioned else None
         words = text or message.files
-        if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork):
+        if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork, chosen):
             self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key)
             return
         if not self.store.claims.claim(key):
@@ -140,7 +142,8 @@ class Router:
         else:
             self.chat.tell(audience, "That message had no text, so I left it out of the fork.")
 
-    def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
+    def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
+                chosen: ChannelSettings | None = None) -> None:
         """A turn, with the files shared with it; files left out are named to their sender, once."""
         attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
         if message.files and not attachments and not text:
@@ -156,7 +159,7 @@ class Router:
                 self.forks.reviews.went_on(under_review)
 
         self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts, claim=key,
-                                 attachments=attachments, on_stored=stored)
+                                 attachments=attachments, on_stored=stored, chosen=chosen)
 
     def _speaker(self, team_id: str, user_id: str) -> Speaker:
         return Speaker(user_id, self.chat.display_name(team_id, user_id))

@@ -28,9 +28,10 @@ class Database:
         self.clock = clock
 
     @contextmanager
-    def writing(self):
-        """A write transaction, queued for the writer before it takes a connection."""
-        with self._writer, self.engine.begin() as conn:
+    def writing(self, urgent: bool = False):
+        """A write transaction, queued for the writer before it takes a connection; `urgent` ones (what
+        an acknowledgement waits for) go before the others waiting."""
+        with (writer_queue(self.engine, urgent=True) if urgent else self._writer), self.engine.begin() as conn:
             yield conn
 
     def reading(self):

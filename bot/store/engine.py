@@ -43,35 +43,70 @@ def _private_files(database: Path) -> None:
         os.chmod(path, 0o600)
 
 
-def writer_queue(engine: Engine):
+def writer_queue(engine: Engine, urgent: bool = False):
     """What a write transaction should hold before it takes a connection: SQLite's one-writer lock
     (re-entrant, also taken when the transaction begins), or nothing for PostgreSQL. Queuing here
-    keeps waiting writers from holding pooled connections that readers need."""
-    return getattr(engine, "threadfork_writer", None) or contextlib.nullcontext()
+    keeps waiting writers from holding pooled connections that readers need. `urgent`: ahead of the
+    queue (an acknowledgement waits for it)."""
+    writer = getattr(engine, "threadfork_writer", None)
+    if writer is None:
+        return contextlib.nullcontext()
+    return writer.urgent() if urgent else writer
 
 
 class _WriterLock:
     """SQLite's one writer, queued: threads on a lock, processes on flock(2) of a file beside the
     database. SQLite's own busy handler sleeps in growing steps (up to 100 ms) instead of queuing,
-    which makes write latency explode under load. Re-entrant within a thread."""
+    which makes write latency explode under load. Re-entrant within a thread.
+
+    Writes an acknowledgement waits for (`urgent`: the durable inbox keeping a delivery, one short
+    INSERT) go before the queued ones: under a burst, hundreds of replies queue their turns' writes
+    here, and Slack's 3-second ack deadline must not wait behind them (bench: burst acks)."""
 
     def __init__(self, database: str | None):
-        self._threads = threading.RLock()
-        self._depth = threading.local()
+        self._state = threading.Lock()
+        self._urgent_turn = threading.Condition(self._state)
+        self._normal_turn = threading.Condition(self._state)
+        self._owner: int | None = None
+        self._depth = 0
+        self._urgent_waiting = 0
         self._file = open(f"{database}.writer", "a+b") if database and fcntl else None  # noqa: SIM115
 
-    def acquire(self) -> None:
-        self._threads.acquire()
-        depth = getattr(self._depth, "n", 0)
-        if depth == 0 and self._file:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)  # waits without the GIL
-        self._depth.n = depth + 1
+    def acquire(self, urgent: bool = False) -> None:
+        me = threading.get_ident()
+        with self._state:
+            if self._owner == me:
+                self._depth += 1
+                return
+            if urgent:
+                self._urgent_waiting += 1
+                while self._owner is not None:
+                    self._urgent_turn.wait()
+                self._urgent_waiting -= 1
+            else:
+                while self._owner is not None or self._urgent_waiting:
+                    self._normal_turn.wait()
+            self._owner, self._depth = me, 1
+        if self._file:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)  # other processes; waits without the GIL
 
     def release(self) -> None:
-        self._depth.n -= 1
-        if self._depth.n == 0 and self._file:
+        with self._state:
+            self._depth -= 1
+            if self._depth:
+                return
+        if self._file:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
-        self._threads.release()
+        with self._state:
+            self._owner = None
+            if self._urgent_waiting:
+                self._urgent_turn.notify()
+            else:
+                self._normal_turn.notify()
+
+    def urgent(self):
+        """This thread's next write goes first (see the class docstring)."""
+        return _Urgent(self)
 
     def __enter__(self) -> _WriterLock:
         self.acquire()
@@ -79,6 +114,17 @@ class _WriterLock:
 
     def __exit__(self, *_exc) -> None:
         self.release()
+
+
+class _Urgent:
+    def __init__(self, lock: _WriterLock):
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        self.lock.acquire(urgent=True)
+
+    def __exit__(self, *_exc) -> None:
+        self.lock.release()
 
 
 def _configure_sqlite(engine: Engine, database: str | None) -> None:

@@ -26,7 +26,7 @@ class SqlInbox:
     def keep(self, key: str, payload: str, claim_seconds: float) -> bool:
         now = self.db.now()
         try:
-            with self.db.writing() as conn:
+            with self.db.writing(urgent=True) as conn:  # Slack's ack waits for it
                 conn.execute(_KEEP, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
                                      "claimed_until": now + timedelta(seconds=claim_seconds)})
             return True

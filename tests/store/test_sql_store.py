@@ -8,6 +8,8 @@ import pytest
 from bot.domain.model import Mode
 from bot.store import make_engine, open_store
 
+from ..harness import wait_until
+
 
 def test_migrations_run_once_however_many_replicas_start_together(database_url):
     import subprocess
@@ -98,6 +100,35 @@ def test_sqlite_writers_in_different_processes_queue_for_the_one_writer(tmp_path
     finally:
         release.set()
         holder.join(10)
+
+
+def test_a_write_an_acknowledgement_waits_for_goes_before_the_writes_already_queued(tmp_path):
+    """Under a burst, replies queue their turns' writes; the inbox's keep (Slack's ack waits on it) is
+    served first when the writer frees up, then the others in turn — and each write still holds it alone."""
+    from bot.store.engine import writer_queue
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'queue.db'}")
+    order, holding = [], threading.Lock()
+
+    def write(name: str, urgent: bool) -> None:
+        with writer_queue(engine, urgent=urgent):
+            assert holding.acquire(blocking=False), "two writers at once"
+            order.append(name)
+            time.sleep(0.01)
+            holding.release()
+
+    with writer_queue(engine):  # the writer is busy
+        queued = [threading.Thread(target=write, args=(f"reply {n}", False)) for n in range(3)]
+        for thread in queued:
+            thread.start()
+        time.sleep(0.2)  # the replies' writes are waiting
+        ack = threading.Thread(target=write, args=("ack", True))
+        ack.start()
+        wait_until(lambda: engine.threadfork_writer._urgent_waiting == 1, message="the ack's write to queue")
+    for thread in [*queued, ack]:
+        thread.join(10)
+    assert order[0] == "ack" and sorted(order[1:]) == ["reply 0", "reply 1", "reply 2"]
+    engine.dispose()
 
 
 def test_the_migrations_build_exactly_the_schema_the_tables_declare(database_url):
