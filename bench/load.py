@@ -23,8 +23,13 @@ def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label
     acks: dict[str, list[float]] = {}
     cpu_before = rig.cpu()
     started = time.monotonic()
+
+    def deliver(root: str) -> float:  # the delivery's own ack, in ms: a busy workspace sends them at once
+        handed = rig.mention(channel, "go", thread_ts=root)[1]
+        return (time.monotonic() - handed) * 1000
+
     with ThreadPoolExecutor(max_workers=32) as pool:
-        list(pool.map(lambda root: rig.mention(channel, "go", thread_ts=root), roots))
+        burst = list(pool.map(deliver, roots))
     progress(f"[{label}] {count} replies streaming; measuring acks")
     delivered = time.monotonic()
     while time.monotonic() - delivered < 4.0 or sum(map(len, acks.values())) < 40:
@@ -43,7 +48,8 @@ def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label
     ended = sorted(claude.finished_at[i] for i in range(requests_before, requests_before + count)
                    if i in claude.finished_at)
     closed = sorted(c.at for c in rig.slack.calls_to("chat.stopStream"))[-count:]
-    return {"acks": [ms for values in acks.values() for ms in values], "acks_by_kind": acks, "wall": wall,
+    return {"acks": [ms for values in acks.values() for ms in values], "acks_by_kind": acks, "burst": burst,
+            "wall": wall,
             "completed": completed, "count": count, "rss": sum(parts), "rss_parts": parts, "cpu": cpu,
             "delivery": delivered - started, "last_request": sent[-1] - started,
             "last_stream_end": ended[-1] - started, "last_close": closed[-1] - started}
