@@ -18,6 +18,11 @@ from .rows import in_channel, index, insert_parent, involves, parent_key, snapsh
 from .tables import messages, sessions, turns
 
 PARENT = select(sessions.c.id).where(sessions.c.parent_key == bindparam("key"))
+# on every message in a thread (is it a fork's?) and every reaction: built once
+FORK_BY_MESSAGE = select(sessions).where(sessions.c.kind == "fork", sessions.c.id.in_(
+    select(messages.c.session_id).where(messages.c.team_id == bindparam("team_id"),
+                                        messages.c.channel_id == bindparam("channel_id"),
+                                        messages.c.ts == bindparam("ts"))))
 
 
 class SqlSessions:
@@ -110,9 +115,10 @@ class SqlSessions:
         return self._one_fork(in_channel(channel), sessions.c.number == number)
 
     def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
-        mine = select(messages.c.session_id).where(messages.c.team_id == channel.team_id,
-                                                   messages.c.channel_id == channel.id, messages.c.ts == ts)
-        return self._one_fork(sessions.c.id.in_(mine))
+        with self.db.reading() as conn:
+            row = conn.execute(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id,
+                                                 "ts": ts}).first()
+        return to_fork(row) if row else None
 
     def latest_open_fork_of(self, channel: Channel, user_id: str) -> Fork | None:
         forks = self._forks(in_channel(channel), sessions.c.status == ForkStatus.OPEN.value,
