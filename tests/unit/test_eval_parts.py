@@ -1,7 +1,6 @@
 """The recall eval's parts: shipped scenarios are sound, grading is strict but reads Markdown and
 number formats alike, costs follow the price table, and its recording Slack ports are the whole ports."""
 import copy
-import inspect
 import json
 from importlib import resources
 
