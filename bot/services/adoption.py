@@ -53,7 +53,7 @@ class Adoption:
         owner = self.liveness.new_owner()
         with self.liveness.holding("lease", owner):
             adopted = self.store.adoptions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl,
-                                                       self.defaults)
+                                                        self.defaults)
             if not adopted.new:
                 return adopted
             try:

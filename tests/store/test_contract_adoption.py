@@ -58,7 +58,7 @@ def test_completing_the_adoption_puts_the_threads_messages_first_whatever_arrive
                             slack_ts="100.8", channel=GENERAL)
     assert [t.seq for t in store.turns.turns(fork.id)] == [2]  # read (and cached) before the completion
     store.adoptions.complete_adoption(fork.id, "should we move?", ContextSize(2, 40), "[bob] should we move?",
-                                     "earlier in this thread", ["100.5", "100.6"])
+                                       "earlier in this thread", ["100.5", "100.6"])
     opening, meanwhile = store.turns.turns(fork.id)
     assert (opening.seq, opening.role, opening.status, opening.text) == (1, Role.USER, TurnStatus.ANSWERED,
                                                                          "[bob] should we move?")
