@@ -22,7 +22,7 @@ from .llm import Claude
 from .services.access import AccessLists
 from .services.facade import ChannelOptions, Services
 from .services.policy import Policy
-from .services.ports import Clock, Store
+from .services.ports import Chat, Clock, Store
 from .slack import installs
 from .slack.clients import Installed, OneWorkspace, web_client
 from .slack.downloads import Downloads
@@ -92,8 +92,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         choices=Choices(settings.model_choices, TOOLS),
         lists=AccessLists(frozenset(settings.threadfork_allowed_channels), frozenset(settings.threadfork_allowed_users),
                           frozenset(settings.threadfork_admins)))
-    services = Services(store, SlackChat(clients, downloads), claude, bot_user_id=clients.bot_user_id, policy=policy,
-                        channels=channels)
+    services = Services(store, Chat.all_in(SlackChat(clients, downloads)), claude, bot_user_id=clients.bot_user_id,
+                        policy=policy, channels=channels)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the

@@ -3,7 +3,7 @@ better than one that explored inline? (`python -m bot.eval`; README: "Does the p
 
 One scenario (bot/eval/scenarios/*.json) is played three ways — arms — each on a database of its
 own, through Threadfork's real use cases (bot.services over bot.store and the bot.llm adapter), with
-a Chat port that only records:
+Slack's ports only recorded (recording.py):
 - `forks`: the parent's turns, then each exploration in a fork opened with `/fork --inherit` and
   merged with `/merge`, then the questions in the parent;
 - `inline`: the same exploration turns asked in the parent itself;

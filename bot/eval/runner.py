@@ -1,7 +1,7 @@
 """One arm of one scenario, played through Threadfork's own use cases.
 
 Each run gets a fresh SQLite database in a temporary folder and its own `Services`, built exactly as
-bot/app.py builds them except for the Chat port (RecordingChat: no Slack). People's messages go
+bot/app.py builds them except for Slack's ports (recording.py: no Slack). People's messages go
 through the Router as channel mentions and thread messages, forks are opened and merged with the
 slash-command use cases, and every model call goes through the Model port the caller passes (the
 real Claude adapter), metered here. Anything the use cases would tell a person — a failed answer, a
@@ -20,10 +20,10 @@ from ..domain.model import Channel, ForkStatus, Role, Usage
 from ..services.commands import SlashCommand
 from ..services.facade import Services
 from ..services.policy import Policy
-from ..services.ports import Completion, Model
+from ..services.ports import Chat, Completion, Model
 from ..services.routing import IncomingMessage
 from ..store import open_store
-from .chat import RecordingChat
+from .recording import RecordingChat
 from .grading import grade
 from .scenario import Exploration, Line, Scenario
 
@@ -31,6 +31,11 @@ ARMS = ("forks", "inline", "none")
 TEAM, CHANNEL, BOT_USER = "T0EVAL001", "C0EVAL001", "U0EVALBOT"
 
 Progress = Callable[[str], None]
+
+# what the eval never expects to hear (it merges without review: a draft would leave a fork unmerged)
+PROBLEMS = frozenset({"reply_failed", "tell", "refuse_merge", "refuse_with_children", "post_notice", "budget_reached",
+                      "post_draft", "close_draft", "open_draft_editor", "ask_redraft_guidance", "open_settings",
+                      "ask_to_forget", "settle_question"})
 
 
 class EvalFailed(Exception):
@@ -101,9 +106,11 @@ class _Play:
         self.scenario = scenario
         self.db, self.store = open_store(f"sqlite:///{database}")
         self.db.create_schema()
-        self.chat = RecordingChat({p.user_id: p.name for p in scenario.people})
+        self._said = itertools.count(1)
+        self.chat = RecordingChat(lambda: f"1800000000.{next(self._said):06d}",
+                                  names={p.user_id: p.name for p in scenario.people}, unnamed=lambda user_id: None)
         self.model = MeteredModel(model)
-        self.services = Services(self.store, self.chat, self.model, bot_user_id=BOT_USER, policy=Policy())
+        self.services = Services(self.store, Chat.all_in(self.chat), self.model, bot_user_id=BOT_USER, policy=Policy())
         self.parent_id = self.store.sessions.parent_id(Channel(TEAM, CHANNEL))
         self._ts = itertools.count(1)
 
@@ -152,16 +159,16 @@ class _Play:
             self._answer(lambda: self.services.router.receive(message), "reply")
         progress(f"{exploration.topic}, merge")
         merge = SlashCommand(TEAM, CHANNEL, exploration.merged_by.user_id, str(fork.number), None)
-        self._answer(lambda: self.services.commands.merge(merge), "merge")
+        self._answer(lambda: self.services.commands.merge(merge), "post_merge")
         if self.store.sessions.fork(fork.id).status is not ForkStatus.MERGED:
             raise EvalFailed(f"fork #{fork.number} ({exploration.topic}) was not merged")
 
     def _answer(self, act: Callable[[], None], what: str) -> str:
-        """Do `act` and return the text of what it produced (`reply` or `merge`); fail on anything else."""
+        """Do `act` and return the text of what it produced (`reply` or `post_merge`); fail on anything else."""
         before = len(self.chat.said)
         act()
         new = self.chat.said[before:]
-        problems = [s for s in new if s.what in RecordingChat.PROBLEMS]
+        problems = [s for s in new if s.what in PROBLEMS]
         if problems:
             raise EvalFailed(f"Threadfork said “{problems[0].text}” ({problems[0].what})")
         produced = [s for s in new if s.what == what]

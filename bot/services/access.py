@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
-from .ports import Audience, Chat, Store
+from .ports import Audience, People, PrivateAnswers, Store
 
 NOT_LISTED = ("Threadfork isn't enabled {where} — ask your workspace admin to add {what} to "
               "THREADFORK_ALLOWED_{list}.")
@@ -27,9 +27,10 @@ class AccessLists:
 
 
 class Access:
-    def __init__(self, store: Store, chat: Chat, lists: AccessLists = AccessLists()):
+    def __init__(self, store: Store, answers: PrivateAnswers, people: People, lists: AccessLists = AccessLists()):
         self.store = store
-        self.chat = chat
+        self.answers = answers
+        self.people = people
         self.lists = lists
 
     def refusal(self, channel: Channel, user_id: str, chosen: ChannelSettings | None = None) -> str | None:
@@ -59,8 +60,8 @@ class Access:
         after telling the person privately, when it may not act here."""
         refusal = self.refusal(audience.channel, audience.user_id)
         if refusal:
-            self.chat.tell(audience, refusal)
+            self.answers.tell(audience, refusal)
         return refusal is None
 
     def is_admin(self, team_id: str, user_id: str) -> bool:
-        return user_id in self.lists.admins or self.chat.is_admin(team_id, user_id)
+        return user_id in self.lists.admins or self.people.is_admin(team_id, user_id)

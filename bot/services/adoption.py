@@ -22,7 +22,7 @@ from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ContextSize, Fork
 from ..domain.settings import ChannelSettings
 from .liveness import Liveness
-from .ports import Adopted, BotUsers, Chat, Store, ThreadMessage
+from .ports import Adopted, BotUsers, ForkPosts, People, Shared, Store, ThreadMessage
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +37,13 @@ def adoption_note(fork: Fork, read: bool = True) -> str:
 
 
 class Adoption:
-    def __init__(self, store: Store, chat: Chat, liveness: Liveness, bot_user_id: BotUsers,
-                 defaults: ChannelSettings = ChannelSettings()):
+    def __init__(self, store: Store, posts: ForkPosts, people: People, shared: Shared, liveness: Liveness,
+                 bot_user_id: BotUsers, defaults: ChannelSettings = ChannelSettings()):
         self.defaults = defaults  # what the adopted fork keeps where its channel chose nothing
         self.store = store
-        self.chat = chat
+        self.posts = posts
+        self.people = people
+        self.shared = shared
         self.liveness = liveness
         self.bot_user_id = bot_user_id
 
@@ -50,8 +52,8 @@ class Adoption:
         posted before `mention_ts` are its first turn."""
         owner = self.liveness.new_owner()
         with self.liveness.holding("lease", owner):
-            adopted = self.store.sessions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl,
-                                                       self.defaults)
+            adopted = self.store.adoptions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl,
+                                                        self.defaults)
             if not adopted.new:
                 return adopted
             try:
@@ -63,24 +65,24 @@ class Adoption:
     def _take_in(self, fork: Fork, mention_ts: str) -> None:
         log.info("adopting thread %s as fork %s", fork.root_ts, fork.id)
         try:
-            earlier = [m for m in self.chat.thread_messages(fork.channel, fork.root_ts)
+            earlier = [m for m in self.shared.thread_messages(fork.channel, fork.root_ts)
                        if transcript.before(m.ts, mention_ts)]
             read = True
         except ChatUnavailable:
             earlier, read = [], False  # the gateway logged why; the fork starts from the channel alone
         inherited = (self.store.views.context_size(fork.parent_id, fork.fork_point_seq) if fork.fork_point_seq
                      else ContextSize(0, 0))
-        self.store.sessions.complete_adoption(
+        self.store.adoptions.complete_adoption(
             fork.id, transcript.topic(earlier[0].text) if earlier else "", inherited,
             transcript.transcript([self._quoted(fork.team_id, m) for m in earlier]), transcript.SPEAKER,
             [m.ts for m in earlier])
         try:
-            self.chat.note_in_thread(fork, adoption_note(fork, read))
+            self.posts.note_in_thread(fork, adoption_note(fork, read))
         except Exception:
             log.exception("posting the adoption note of fork %s failed", fork.id)
 
     def _quoted(self, team_id: str, message: ThreadMessage) -> transcript.Quoted:
         if message.user_id and message.user_id == self.bot_user_id(team_id):
             return transcript.Quoted(message.text, yours=True, files=message.files)
-        name = self.chat.display_name(team_id, message.user_id) if message.user_id else message.name
+        name = self.people.display_name(team_id, message.user_id) if message.user_id else message.name
         return transcript.Quoted(message.text, message.user_id, name, files=message.files)

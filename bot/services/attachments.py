@@ -28,7 +28,7 @@ from ..domain.files import (
 )
 from ..domain.model import Attachment, FileKind
 from ..domain.text import mrkdwn, storable
-from .ports import Chat, Model, SharedFile, Store, StoredFile
+from .ports import Model, Shared, SharedFile, Store, StoredFile
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,9 @@ UNUSED_GRACE = 600.0  # seconds: a content kept this recently may be about to be
 
 
 class Attachments:
-    def __init__(self, store: Store, chat: Chat, model: Model, max_file_bytes: int):
+    def __init__(self, store: Store, shared: Shared, model: Model, max_file_bytes: int):
         self.store = store
-        self.chat = chat
+        self.shared = shared
         self.model = model
         self.max_file_bytes = max_file_bytes
         # one download per Slack file at a time (a mention arrives as `message` and `app_mention`)
@@ -76,7 +76,7 @@ class Attachments:
 
     def _fetch(self, file: SharedFile, kind: Readable) -> StoredFile:
         try:
-            data = self.chat.download(file)
+            data = self.shared.download(file)
         except ThreadforkError:
             raise Unreadable("Slack would not let me download it") from None
         check_content(kind, data)

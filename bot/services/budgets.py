@@ -6,13 +6,14 @@ from ..domain.errors import NotAllowed
 from ..domain.model import Channel, Fork
 from ..domain.settings import ChannelSettings
 from .policy import Policies
-from .ports import Audience, Chat, Store
+from .ports import Audience, ForkPosts, PrivateAnswers, Store
 
 
 class Budgets:
-    def __init__(self, store: Store, chat: Chat, policies: Policies):
+    def __init__(self, store: Store, posts: ForkPosts, answers: PrivateAnswers, policies: Policies):
         self.store = store
-        self.chat = chat
+        self.posts = posts
+        self.answers = answers
         self.policies = policies
 
     def exhausted(self, fork: Fork, chosen: ChannelSettings | None = None) -> bool:
@@ -24,7 +25,7 @@ class Budgets:
 
     def standing(self, fork: Fork, budget: int) -> tuple[int, int]:
         """Tokens the fork has burned, and its budget as raised by Continue so far."""
-        limit = budget + self.store.sessions.budget_extra(fork.id)
+        limit = budget + self.store.budgets.budget_extra(fork.id)
         return self.store.views.stats(fork.id).burned.total, limit
 
     def notify_if_reached(self, fork: Fork) -> None:
@@ -34,7 +35,7 @@ class Budgets:
             return
         burned, limit = self.standing(fork, budget)
         if burned >= limit and self.store.claims.mark(f"budget:{fork.id}:{limit}"):
-            self.chat.budget_reached(fork, burned, limit)
+            self.posts.budget_reached(fork, burned, limit)
 
     def raise_limit(self, fork_id: int, user_id: str, channel: Channel) -> None:
         """The Continue button."""
@@ -42,14 +43,14 @@ class Budgets:
         audience = Audience(channel.team_id, channel.id, user_id)
         policy = self.policies.of(channel)
         if fork is None or fork.channel != channel or not policy.fork_token_budget:
-            self.chat.tell(audience, "That fork no longer has a budget to raise.")
+            self.answers.tell(audience, "That fork no longer has a budget to raise.")
             return
         try:
             policy.check(fork, user_id, "raise the budget of")
         except NotAllowed as refusal:
-            self.chat.tell(audience, str(refusal))
+            self.answers.tell(audience, str(refusal))
             return
-        self.store.sessions.raise_budget(fork.id, policy.fork_token_budget)
+        self.store.budgets.raise_budget(fork.id, policy.fork_token_budget)
         _, limit = self.standing(fork, policy.fork_token_budget)
-        self.chat.note_in_thread(fork, f"<@{user_id}> raised this fork's token budget to {limit:,}. Carry on — "
-                                       "react 🔁 to a message I didn't answer to get its answer now.")
+        self.posts.note_in_thread(fork, f"<@{user_id}> raised this fork's token budget to {limit:,}. Carry on — "
+                                        "react 🔁 to a message I didn't answer to get its answer now.")

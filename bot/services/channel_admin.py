@@ -16,7 +16,7 @@ from ..domain.model import Channel
 from ..domain.settings import ChannelSettings, Choices, FormValue, changes, read_form
 from .access import NOT_ADMIN, Access
 from .commands import SlashCommand
-from .ports import Audience, Chat, Place, Store
+from .ports import Audience, Place, PrivateAnswers, Replies, Screens, Store
 
 log = logging.getLogger(__name__)
 
@@ -26,9 +26,12 @@ USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's setting
 
 
 class ChannelAdmin:
-    def __init__(self, store: Store, chat: Chat, access: Access, defaults: ChannelSettings, choices: Choices):
+    def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, screens: Screens, access: Access,
+                 defaults: ChannelSettings, choices: Choices):
         self.store = store
-        self.chat = chat
+        self.replies = replies
+        self.answers = answers
+        self.screens = screens
         self.access = access
         self.defaults = defaults  # the environment's, as a channel's settings
         self.choices = choices
@@ -41,19 +44,19 @@ class ChannelAdmin:
             elif verb == "forget":
                 self.ask_to_forget(command)
             else:
-                self.chat.tell(command.audience, USAGE)
+                self.answers.tell(command.audience, USAGE)
         except ThreadforkError as error:  # Slack would not say who they are, or open the modal
-            self.chat.tell(command.audience, str(error))
+            self.answers.tell(command.audience, str(error))
 
     def effective(self, channel: Channel) -> ChannelSettings:
         return self.store.channel_settings.of(channel).over(self.defaults)
 
     def open_settings(self, command: SlashCommand) -> None:
         if not self.access.is_admin(command.team_id, command.user_id):
-            self.chat.tell(command.audience, NOT_ADMIN.format(verb="change Threadfork's settings"))
+            self.answers.tell(command.audience, NOT_ADMIN.format(verb="change Threadfork's settings"))
             return
-        self.chat.open_settings(command.team_id, command.trigger_id or "", command.channel_id,
-                                self.effective(command.channel), self.defaults, self.choices)
+        self.screens.open_settings(command.team_id, command.trigger_id or "", command.channel_id,
+                                   self.effective(command.channel), self.defaults, self.choices)
 
     def save(self, channel: Channel, user_id: str, values: dict[str, FormValue]) -> dict[str, str]:
         """A submitted settings modal: what it got wrong, keyed by block_id (then nothing is saved)."""
@@ -71,20 +74,20 @@ class ChannelAdmin:
         changed = changes(before, after)
         if changed:
             try:
-                self.chat.post_notice(Place(channel.id, None, channel.team_id, None),
-                                      f"⚙️ <@{user_id}> changed Threadfork's settings in this channel: "
-                                      f"{'; '.join(changed)}. They apply from the next message.")
+                self.replies.post_notice(Place(channel.id, None, channel.team_id, None),
+                                         f"⚙️ <@{user_id}> changed Threadfork's settings in this channel: "
+                                         f"{'; '.join(changed)}. They apply from the next message.")
             except ThreadforkError:
                 log.warning("the settings of %s were saved; their notice could not be posted", channel.id)
         return {}
 
     def ask_to_forget(self, command: SlashCommand) -> None:
         if not self.access.is_admin(command.team_id, command.user_id):
-            self.chat.tell(command.audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
+            self.answers.tell(command.audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
         answer = f"{int(self._now())}:{uuid.uuid4().hex[:16]}"
         self.store.claims.claim(_asked(command.channel, answer))  # the question as issued: a made-up answer is none
-        self.chat.ask_to_forget(command.audience, answer)
+        self.answers.ask_to_forget(command.audience, answer)
 
     def forget(self, channel: Channel, user_id: str, audience: Audience, answer: str) -> None:
         """The confirmation button (`answer`: the question's one-time value): every session, fork, turn and
@@ -92,30 +95,30 @@ class ChannelAdmin:
         try:
             self._forget(channel, user_id, audience, answer)
         except ThreadforkError as error:
-            self.chat.tell(audience, str(error))
+            self.answers.tell(audience, str(error))
 
     def _forget(self, channel: Channel, user_id: str, audience: Audience, answer: str) -> None:
         if not self.access.is_admin(channel.team_id, user_id):
-            self.chat.tell(audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
+            self.answers.tell(audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
         if not self._fresh(answer) or self.store.claims.claim(_asked(channel, answer)):
             # too old, or never asked here (the claim was free: no question of ours carried this answer)
-            self.chat.settle_question(audience, "That question has expired — nothing was deleted. Run "
-                                                "`/threadfork forget` again.")
+            self.answers.settle_question(audience, "That question has expired — nothing was deleted. Run "
+                                                   "`/threadfork forget` again.")
             return
         if not self.store.claims.mark(f"forget:{channel.team_id}:{channel.id}:{answer}"):
-            self.chat.settle_question(audience, "This question was already answered.")
+            self.answers.settle_question(audience, "This question was already answered.")
             return
         deleted = self.store.erasure.forget_channel(channel)
         sessions = f"{deleted} session{'s' if deleted != 1 else ''}"
-        self.chat.settle_question(audience, f"🧹 Done: Threadfork forgot this channel ({sessions} deleted).")
-        self.chat.post_notice(Place(channel.id, None, channel.team_id, None),
-                              f"🧹 <@{user_id}> made Threadfork forget this channel: its conversation, forks and "
-                              f"summaries are deleted ({sessions}). The channel's settings stay; the next message "
-                              "starts afresh.")
+        self.answers.settle_question(audience, f"🧹 Done: Threadfork forgot this channel ({sessions} deleted).")
+        self.replies.post_notice(Place(channel.id, None, channel.team_id, None),
+                                 f"🧹 <@{user_id}> made Threadfork forget this channel: its conversation, forks and "
+                                 f"summaries are deleted ({sessions}). The channel's settings stay; the next message "
+                                 "starts afresh.")
 
     def keep(self, audience: Audience) -> None:
-        self.chat.settle_question(audience, "Nothing was deleted.")
+        self.answers.settle_question(audience, "Nothing was deleted.")
 
     def _fresh(self, answer: str) -> bool:
         issued, _, _ = answer.partition(":")

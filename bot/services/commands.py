@@ -11,7 +11,7 @@ from ..domain.model import Channel, ContextReport, ForkStatus, Role
 from .conversation import Speaker
 from .forks import Forks
 from .policy import Policy
-from .ports import Audience, Chat, Store
+from .ports import Audience, People, PrivateAnswers, Store
 from .refusals import refuse
 
 
@@ -35,20 +35,21 @@ class SlashCommand:
 
 
 class SlashCommands:
-    def __init__(self, store: Store, chat: Chat, forks: Forks, policy: Policy):
+    def __init__(self, store: Store, answers: PrivateAnswers, people: People, forks: Forks, policy: Policy):
         self.store = store
-        self.chat = chat
+        self.answers = answers
+        self.people = people
         self.forks = forks
         self.policy = policy
 
     def fork(self, command: SlashCommand) -> None:
         try:
-            speaker = Speaker(command.user_id, self.chat.display_name(command.team_id, command.user_id))
+            speaker = Speaker(command.user_id, self.people.display_name(command.team_id, command.user_id))
             result = self.forks.open(command.channel, speaker, command.text)
             if isinstance(result, str):
-                self.chat.tell(command.audience, result)
+                self.answers.tell(command.audience, result)
         except ThreadforkError as error:
-            self.chat.tell(command.audience, str(error))
+            self.answers.tell(command.audience, str(error))
 
     def merge(self, command: SlashCommand) -> None:
         request = parse_merge(command.text)
@@ -56,13 +57,14 @@ class SlashCommands:
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
             merged = self.forks.merge(fork, command.user_id, request.guidance)
             if merged.status is ForkStatus.OPEN and merged.draft is not None:  # under review: it waits there
-                self.chat.tell(command.audience, f"Draft {merged.draft.number} of fork {merged.label}'s summary is "
-                                                 "in its thread: *Merge as is*, *Edit*, *Redraft* or *Cancel* it there.")
+                self.answers.tell(command.audience, f"Draft {merged.draft.number} of fork {merged.label}'s summary "
+                                                    "is in its thread: *Merge as is*, *Edit*, *Redraft* or *Cancel* it "
+                                                    "there.")
         except ChildrenOpen as error:
-            refuse(self.chat, command.audience, error)
+            refuse(self.answers, command.audience, error)
         except ThreadforkError as error:
             open_forks = self.store.sessions.forks_in(command.channel, ForkStatus.OPEN)
-            self.chat.refuse_merge(command.audience, str(error), open_forks)
+            self.answers.refuse_merge(command.audience, str(error), open_forks)
 
     def context(self, command: SlashCommand) -> None:
         parent = self.store.sessions.parent_id(command.channel)
@@ -74,9 +76,9 @@ class SlashCommands:
             open=sessions.forks_in(command.channel, ForkStatus.OPEN),
             economy=self.store.views.channel_economy(command.channel),
         )
-        self.chat.show_context(command.audience, report)
+        self.answers.show_context(command.audience, report)
 
     def forks_list(self, command: SlashCommand) -> None:
         sessions = self.store.sessions
         listings = self.forks.listings(sessions.forks_in(command.channel, ForkStatus.OPEN))
-        self.chat.show_forks(command.audience, listings, sessions.fork_counts(command.channel))
+        self.answers.show_forks(command.audience, listings, sessions.fork_counts(command.channel))

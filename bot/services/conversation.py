@@ -18,7 +18,7 @@ from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
 from .liveness import Liveness
 from .model_inputs import model_input
-from .ports import MAX_ATTEMPTS, Audience, Batch, Chat, Model, Place, Store
+from .ports import MAX_ATTEMPTS, Audience, Batch, Model, Place, PrivateAnswers, Replies, Store
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +33,14 @@ OnAnswered = Callable[[Session, Usage], None]
 
 
 class Conversation:
-    def __init__(self, store: Store, chat: Chat, model: Model, liveness: Liveness,
+    def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
                  on_answered: OnAnswered | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
         self.turns = store.turns
-        self.chat = chat
+        self.replies = replies
+        self.answers = answers
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
 
@@ -96,7 +97,7 @@ class Conversation:
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
         request = model_input(self.store, session, history=batch.history, chosen=chosen)
         try:
-            writer = self.chat.begin_reply(place)
+            writer = self.replies.begin_reply(place)
         except ChatUnavailable as error:
             # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
             log.warning("session %s cannot be answered: %s", session.id, error)
@@ -126,9 +127,9 @@ class Conversation:
             log.warning("turn %s in session %s given up after %s attempts", turn.id, turn.session_id, MAX_ATTEMPTS)
             if turn.author_id:
                 try:
-                    self.chat.tell(Audience(batch.session.team_id, batch.session.channel_id, turn.author_id,
-                                            batch.session.thread_ts),
-                                   GIVEN_UP)
+                    self.answers.tell(Audience(batch.session.team_id, batch.session.channel_id, turn.author_id,
+                                               batch.session.thread_ts),
+                                      GIVEN_UP)
                 except Exception:
                     log.exception("could not tell %s that their message was given up", turn.author_id)
 

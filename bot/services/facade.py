@@ -23,11 +23,13 @@ from .forks import Forks
 from .gestures import Gestures
 from .intake import Intake
 from .lifecycle import Lifecycle
+from .merging import Merging
 from .liveness import Liveness
 from .access import Access, AccessLists
 from .channel_admin import ChannelAdmin
 from .policy import Policies, Policy
 from .ports import BotUsers, Chat, Model, Store
+from .reviews import Reviews
 from .routing import Router
 from .workspaces import Workspaces
 
@@ -44,8 +46,9 @@ class ChannelOptions:
 class Services:
     def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None | BotUsers,
                  policy: Policy = Policy(), channels: ChannelOptions | None = None):
-        """`bot_user_id`: the bot's user id, or (many workspaces) a function of the team giving it;
-        `channels`: what channels may choose and who may use Threadfork (default: everyone, one model)."""
+        """`chat`: Slack's ports (each service is given the ones it uses); `bot_user_id`: the bot's user id,
+        or (many workspaces) a function of the team giving it; `channels`: what channels may choose and who may
+        use Threadfork (default: everyone, one model)."""
         # without them: the model and tools the Model port was configured with (None), nothing to choose
         channels = channels or ChannelOptions(policy.as_channel_settings(None, None), Choices((), ()))
         self.store = store
@@ -56,21 +59,26 @@ class Services:
         self.liveness = Liveness(store, policy.lease)
         self.intake = Intake(store, self.liveness)
         self.compactor = Compactor(store, model, policy)
-        self.budgets = Budgets(store, chat, self.policies)
-        self.conversation = Conversation(store, chat, model, self.liveness, on_answered=self._after_answer)
-        self.forks = Forks(store, chat, model, self.conversation, self.policies, self.liveness)
-        self.reviews = self.forks.reviews
+        self.budgets = Budgets(store, chat.posts, chat.answers, self.policies)
+        self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
+                                         on_answered=self._after_answer)
+        merging = Merging(store, chat.posts, model)
+        self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
+        self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews)
         self.workspaces = Workspaces(store, policy.retention_after_uninstall)
-        self.attachments = Attachments(store, chat, model, policy.max_file_bytes)
-        self.access = Access(store, chat, channels.lists)
-        self.lifecycle = Lifecycle(store, chat, self.conversation, self.forks, self.compactor, self.intake,
-                                   self.policies, self.workspaces, self.attachments, self.access)
-        self.adoption = Adoption(store, chat, self.liveness, self.bot_user_id, self.policies.defaults)
-        self.router = Router(store, chat, self.conversation, self.forks, self.budgets, self.attachments,
-                             self.adoption, self.bot_user_id, self.access)
-        self.commands = SlashCommands(store, chat, self.forks, policy)
-        self.channel_admin = ChannelAdmin(store, chat, self.access, channels.defaults, channels.choices)
-        self.gestures = Gestures(store, chat, self.conversation, self.forks, self.bot_user_id, self.access)
+        self.attachments = Attachments(store, chat.shared, model, policy.max_file_bytes)
+        self.access = Access(store, chat.answers, chat.people, channels.lists)
+        self.lifecycle = Lifecycle(store, chat.replies, chat.posts, self.conversation, self.forks, self.compactor,
+                                   self.intake, self.policies, self.workspaces, self.attachments, self.access)
+        self.adoption = Adoption(store, chat.posts, chat.people, chat.shared, self.liveness, self.bot_user_id,
+                                 self.policies.defaults)
+        self.router = Router(store, chat.answers, chat.people, self.conversation, self.forks, self.budgets,
+                             self.attachments, self.adoption, self.bot_user_id, self.access)
+        self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy)
+        self.channel_admin = ChannelAdmin(store, chat.replies, chat.answers, chat.screens, self.access,
+                                          channels.defaults, channels.choices)
+        self.gestures = Gestures(store, chat.answers, chat.screens, chat.people, self.conversation, self.forks,
+                                 self.bot_user_id, self.access)
 
     def sweep(self) -> None:
         """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""

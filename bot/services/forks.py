@@ -18,7 +18,7 @@ from .conversation import Conversation, Speaker
 from .followups import safely
 from .liveness import Liveness
 from .policy import Policies
-from .ports import MAX_ATTEMPTS, Chat, Model, Store
+from .ports import MAX_ATTEMPTS, ForkPosts, Store
 from .merging import Merging
 from .reviews import Reviews
 
@@ -26,17 +26,16 @@ log = logging.getLogger(__name__)
 
 
 class Forks:
-    def __init__(self, store: Store, chat: Chat, model: Model, conversation: Conversation, policies: Policies,
-                 liveness: Liveness):
+    def __init__(self, store: Store, posts: ForkPosts, conversation: Conversation, policies: Policies,
+                 liveness: Liveness, merging: Merging, reviews: Reviews):
         self.liveness = liveness
         self.store = store
-        self.chat = chat
-        self.model = model
+        self.posts = posts
         self.conversation = conversation
         self.policy = policies.base  # what no channel setting changes (depth)
         self.policies = policies
-        self.merging = Merging(store, chat, model)
-        self.reviews = Reviews(store, chat, policies, liveness, self.merging)
+        self.merging = merging
+        self.reviews = reviews
 
     def open(self, channel: Channel, speaker: Speaker, text: str,
              origin_ts: str | None = None, parent: Fork | None = None) -> Fork | str:
@@ -56,14 +55,14 @@ class Forks:
                 size = ContextSize(size.turns + parent.inherited.turns, max(size.tokens, parent.inherited.tokens))
             fork = replace(fork, inherited=size)
         try:
-            root_ts = self.chat.post_fork_root(fork)
+            root_ts = self.posts.post_fork_root(fork)
         except Exception:
             self.store.merges.abandon(fork.id)  # a fork nobody can see must not stay open
             raise
         self.store.sessions.set_root(fork.id, root_ts, fork.inherited)
         fork = self.store.sessions.fork(fork.id)
         if parent is not None:
-            safely(self.chat.note_in_thread, parent,
+            safely(self.posts.note_in_thread, parent,
                          f"<@{speaker.user_id}> opened fork #{fork.number} from this thread. Its summary comes "
                          "back here when it is merged.")
         if command.topic:
@@ -134,10 +133,10 @@ class Forks:
         self.store.merges.give_up_merge(fork.id)
         if fork.status is ForkStatus.MERGING:
             reopened = self.store.sessions.fork(fork.id)
-            safely(self.chat.note_in_thread, reopened,
+            safely(self.posts.note_in_thread, reopened,
                          f"⚠️ I tried {MAX_ATTEMPTS} times to merge this fork and could not finish — it is open "
                          "again; merge it once more (✅) to retry.")
-            safely(self.chat.refresh_fork_root, reopened)
+            safely(self.posts.refresh_fork_root, reopened)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self.policies.of(fork.channel).check(fork, user_id, "abandon")
@@ -147,9 +146,9 @@ class Forks:
             raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
         abandoned = self.store.sessions.fork(fork.id)
         who = "It was closed after sitting idle" if user_id == EXPIRY_ACTOR else f"<@{user_id}> abandoned this fork"
-        safely(self.chat.note_in_thread, abandoned,
+        safely(self.posts.note_in_thread, abandoned,
                      f"{who}. Nothing was added to the channel's conversation.")
-        safely(self.chat.refresh_fork_root, abandoned)
+        safely(self.posts.refresh_fork_root, abandoned)
         self.reviews.close(fork.draft, abandoned, "Not merged: the fork was abandoned.")
         return abandoned
 

@@ -8,7 +8,7 @@ from ..domain.model import Channel, Fork
 from .access import Access
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .ports import Audience, BotUsers, Chat, Store
+from .ports import Audience, BotUsers, People, PrivateAnswers, Screens, Store
 from .refusals import refuse
 
 MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
@@ -17,11 +17,13 @@ RETRY_REACTIONS = frozenset({"repeat"})
 
 
 class Gestures:
-    def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks,
-                 bot_user_id: BotUsers, access: Access):
+    def __init__(self, store: Store, answers: PrivateAnswers, screens: Screens, people: People,
+                 conversation: Conversation, forks: Forks, bot_user_id: BotUsers, access: Access):
         self.access = access
         self.store = store
-        self.chat = chat
+        self.answers = answers
+        self.screens = screens
+        self.people = people
         self.conversation = conversation
         self.forks = forks
         self.bot_user_id = bot_user_id
@@ -29,7 +31,7 @@ class Gestures:
     def reaction(self, channel: Channel, ts: str, user_id: str, name: str) -> None:
         base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
         if base in RETRY_REACTIONS and self.access.refusal(channel, user_id) is None:
-            session_id = self.store.turns.retry_turn(channel, ts)
+            session_id = self.store.edits.retry_turn(channel, ts)
             if session_id is not None:
                 self.conversation.drain(session_id)
             return
@@ -47,7 +49,7 @@ class Gestures:
         fork = self.store.sessions.fork(fork_id)
         audience = Audience(channel.team_id, channel.id, user_id)
         if fork is None or fork.channel != channel:
-            self.chat.tell(audience, "That fork no longer exists.")
+            self.answers.tell(audience, "That fork no longer exists.")
             return
         self._act(fork, user_id, verb, audience)
 
@@ -59,30 +61,30 @@ class Gestures:
         in_thread = bool(thread_ts) and thread_ts != message_ts
         parent = self.store.sessions.fork_by_message(channel, thread_ts if in_thread else message_ts)
         if in_thread and parent is None:
-            self.chat.tell(audience, "“Fork from here” works on the channel's conversation and inside forks, "
-                                     "not in other threads.")
+            self.answers.tell(audience, "“Fork from here” works on the channel's conversation and inside forks, "
+                                        "not in other threads.")
             return
         try:
-            speaker = Speaker(user_id, self.chat.display_name(channel.team_id, user_id))
+            speaker = Speaker(user_id, self.people.display_name(channel.team_id, user_id))
             origin = message_ts if parent is None or message_ts != parent.root_ts else None
             self.forks.open(channel, speaker, "--inherit", origin_ts=origin, parent=parent)
         except ThreadforkError as error:
-            refuse(self.chat, audience, error)
+            refuse(self.answers, audience, error)
 
     def merge_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                            response_url: str | None) -> None:
         audience = Audience(channel.team_id, channel.id, user_id, response_url=response_url)
         fork = self.store.sessions.fork_by_message(channel, thread_ts or message_ts)
         if fork is None:
-            self.chat.tell(audience, "“Merge this fork” works on the messages of a fork's thread.")
+            self.answers.tell(audience, "“Merge this fork” works on the messages of a fork's thread.")
             return
         self._act(fork, user_id, "merge", audience)
 
     def edit_message(self, channel: Channel, ts: str, user_id: str, text: str) -> None:
-        self.store.turns.edit_turn(channel, ts, user_id, strip_mention(text, self.bot_user_id(channel.team_id)))
+        self.store.edits.edit_turn(channel, ts, user_id, strip_mention(text, self.bot_user_id(channel.team_id)))
 
     def delete_message(self, channel: Channel, ts: str) -> None:
-        self.store.turns.delete_turn(channel, ts)
+        self.store.edits.delete_turn(channel, ts)
 
     def feedback(self, channel: Channel, message_ts: str, user_id: str, value: str) -> None:
         """👍 or 👎 on an answer or a summary: the person's first press on it counts; no model call."""
@@ -100,7 +102,7 @@ class Gestures:
 
     def home_opened(self, team_id: str, user_id: str) -> None:
         listings = self.forks.listings(self.store.sessions.open_forks_of(team_id, user_id))
-        self.chat.publish_home(team_id, user_id, listings, self.store.views.economy(team_id, user_id))
+        self.screens.publish_home(team_id, user_id, listings, self.store.views.economy(team_id, user_id))
 
     def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
         try:
@@ -109,4 +111,4 @@ class Gestures:
             else:
                 self.forks.abandon(fork, user_id)
         except ThreadforkError as error:
-            refuse(self.chat, audience, error)
+            refuse(self.answers, audience, error)

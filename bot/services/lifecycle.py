@@ -27,7 +27,7 @@ from .conversation import Conversation
 from .forks import Forks
 from .intake import Intake
 from .policy import Policies
-from .ports import Chat, Place, Store
+from .ports import ForkPosts, Place, Replies, Store
 from .workspaces import Workspaces
 
 log = logging.getLogger(__name__)
@@ -36,15 +36,16 @@ INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted
 
 
 class Lifecycle:
-    def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, compactor: Compactor,
-                 intake: Intake, policies: Policies, workspaces: Workspaces, attachments: Attachments,
-                 access: Access):
+    def __init__(self, store: Store, replies: Replies, posts: ForkPosts, conversation: Conversation, forks: Forks,
+                 compactor: Compactor, intake: Intake, policies: Policies, workspaces: Workspaces,
+                 attachments: Attachments, access: Access):
         self.access = access
         self.attachments = attachments
         self.store = store
         self.workspaces = workspaces
         self.intake = intake
-        self.chat = chat
+        self.replies = replies
+        self.posts = posts
         self.conversation = conversation
         self.forks = forks
         self.compactor = compactor
@@ -77,8 +78,8 @@ class Lifecycle:
                 try:
                     if self.store.upkeep.interrupt_streaming(session_id):
                         session = self.store.sessions.session(session_id)
-                        self.chat.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
-                                              INTERRUPTED)
+                        self.replies.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
+                                                 INTERRUPTED)
                 finally:
                     self.store.turns.release(session_id, owner)
             self.conversation.drain(session_id)
@@ -101,7 +102,7 @@ class Lifecycle:
         if self.store.upkeep.claim_reminder(fork.id, idle_before):
             # under review an expiry only drafts: the reminder must not promise a merge
             fate = "draft" if policy.expiry_policy == "merge" and policy.reviewed(fork) else policy.expiry_policy
-            self.chat.remind(fork, fate, policy.expiry)
+            self.posts.remind(fork, fate, policy.expiry)
 
     def expire_idle_forks(self) -> None:
         now = self.store.clock()

@@ -11,15 +11,15 @@ from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merg
 from ..domain.model import Fork, Role, Usage
 from .followups import safely
 from .model_inputs import fork_model_input
-from .ports import Chat, Model, Store
+from .ports import ForkPosts, Model, Store
 
 log = logging.getLogger(__name__)
 
 
 class Merging:
-    def __init__(self, store: Store, chat: Chat, model: Model):
+    def __init__(self, store: Store, posts: ForkPosts, model: Model):
         self.store = store
-        self.chat = chat
+        self.posts = posts
         self.model = model
 
     def no_open_children(self, fork: Fork, verb: str) -> None:
@@ -61,7 +61,7 @@ class Merging:
         """Post the summary, then the thread note and the root update. A crash before the post
         leaves the summary on the fork for the sweep to announce."""
         try:
-            ts = self.chat.post_merge(fork, self.store.views.stats(fork.id), self.store.merges.summary_of(fork.id))
+            ts = self.posts.post_merge(fork, self.store.views.stats(fork.id), self.store.merges.summary_of(fork.id))
         except Exception:
             log.exception("posting the summary of fork %s failed; the sweep will retry", fork.id)
             return
@@ -69,8 +69,8 @@ class Merging:
         fork = self.store.sessions.fork(fork.id)
         who = ("Merged automatically after sitting idle" if fork.merged_by == EXPIRY_ACTOR
                else f"<@{fork.merged_by}> merged this fork into the channel")
-        safely(self.chat.note_in_thread, fork, f"{who}.")
-        safely(self.chat.refresh_fork_root, fork)
+        safely(self.posts.note_in_thread, fork, f"{who}.")
+        safely(self.posts.refresh_fork_root, fork)
 
 
 def _conflict_window(fork: Fork) -> int:

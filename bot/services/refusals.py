@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from ..domain.errors import ChildrenOpen, ThreadforkError
-from .ports import Audience, Chat
+from .ports import Audience, PrivateAnswers
 
 
-def refuse(chat: Chat, audience: Audience, error: ThreadforkError) -> None:
+def refuse(answers: PrivateAnswers, audience: Audience, error: ThreadforkError) -> None:
     """The error's words; a fork whose own forks are open also lists them, with their buttons."""
     if isinstance(error, ChildrenOpen):
-        chat.refuse_with_children(audience, str(error), error.children)
+        answers.refuse_with_children(audience, str(error), error.children)
     else:
-        chat.tell(audience, str(error))
+        answers.tell(audience, str(error))

@@ -18,14 +18,17 @@ from .followups import safely
 from .liveness import Liveness
 from .merging import Merging
 from .policy import Policies
-from .ports import Audience, Chat, Store
+from .ports import Audience, ForkPosts, PrivateAnswers, Screens, Store
 from .refusals import refuse
 
 
 class Reviews:
-    def __init__(self, store: Store, chat: Chat, policies: Policies, liveness: Liveness, merging: Merging):
+    def __init__(self, store: Store, posts: ForkPosts, screens: Screens, answers: PrivateAnswers, policies: Policies,
+                 liveness: Liveness, merging: Merging):
         self.store = store
-        self.chat = chat
+        self.posts = posts
+        self.screens = screens
+        self.answers = answers
         self.policies = policies
         self.liveness = liveness
         self.merging = merging  # writes the summary and completes the merge, as for any merge
@@ -53,7 +56,7 @@ class Reviews:
             if not self.store.reviews.record_draft(fork.id, number, text, seq, usage, user_id, owner):
                 return self.store.sessions.fork(fork.id)  # closed meanwhile (abandoned, expired)
         drafted = self.store.sessions.fork(fork.id)
-        ts = self.chat.post_draft(drafted, drafted.draft, guidance)
+        ts = self.posts.post_draft(drafted, drafted.draft, guidance)
         self.store.reviews.set_draft_ts(fork.id, number, ts)
         self.close(live, drafted, f"Replaced by draft {number} below.")
         return drafted
@@ -103,10 +106,10 @@ class Reviews:
             else:
                 fork = self.fork_under_review(fork_id, number, channel)
                 self.policies.of(fork.channel).check(fork, user_id, "merge")
-                opener = self.chat.open_draft_editor if verb == "edit" else self.chat.ask_redraft_guidance
+                opener = self.screens.open_draft_editor if verb == "edit" else self.screens.ask_redraft_guidance
                 opener(channel.team_id, trigger_id or "", fork, fork.draft)
         except ThreadforkError as error:
-            refuse(self.chat, audience, error)
+            refuse(self.answers, audience, error)
 
     def saved_edit(self, fork_id: int, number: int, user_id: str, audience: Audience, text: str) -> None:
         self._answering(audience, fork_id, self.approve, fork_id, number, user_id, audience.channel, text)
@@ -121,7 +124,7 @@ class Reviews:
         except ThreadforkError as error:
             fork = self.store.sessions.fork(fork_id)
             thread = fork.root_ts if fork is not None and fork.channel == audience.channel else None
-            refuse(self.chat, replace(audience, thread_ts=thread), error)
+            refuse(self.answers, replace(audience, thread_ts=thread), error)
 
     def edit_refused(self, fork_id: int, number: int, user_id: str, channel: Channel, text: str) -> str | None:
         """Why an edit may not be merged, to show in its modal (None: it may)."""
@@ -151,7 +154,7 @@ class Reviews:
         draft = fork.draft
         if draft is None or not self.store.claims.mark(f"stale:{fork.id}:{draft.number}"):
             return
-        safely(self.chat.note_in_thread, fork,
+        safely(self.posts.note_in_thread, fork,
                      f"✏️ Draft {draft.number} of the summary is now stale: this thread went on after it was "
                      "written. Press *Redraft* on it (or *Edit* it) before merging.")
 
@@ -161,4 +164,4 @@ class Reviews:
     def close(self, draft: Draft | None, fork: Fork, outcome: str) -> None:
         """The draft's message loses its buttons and says what became of it."""
         if draft is not None and draft.ts:
-            safely(self.chat.close_draft, fork, draft, outcome)
+            safely(self.posts.close_draft, fork, draft, outcome)

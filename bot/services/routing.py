@@ -20,7 +20,7 @@ from .attachments import Attachments
 from .budgets import Budgets
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .ports import Audience, BotUsers, Chat, SharedFile, Store
+from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Store
 from .refusals import refuse
 
 NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention me here with a question and "
@@ -50,13 +50,14 @@ class IncomingMessage:
 
 
 class Router:
-    def __init__(self, store: Store, chat: Chat, conversation: Conversation, forks: Forks, budgets: Budgets,
-                 attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access):
+    def __init__(self, store: Store, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
+                 budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access):
         self.access = access
         self.attachments = attachments
         self.adoption = adoption
         self.store = store
-        self.chat = chat
+        self.answers = answers
+        self.people = people
         self.conversation = conversation
         self.forks = forks
         self.budgets = budgets
@@ -78,7 +79,7 @@ class Router:
         refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
             if self.store.claims.claim(key):
-                self.chat.tell(audience, refusal)
+                self.answers.tell(audience, refusal)
             return
         try:
             if fork is not None:
@@ -90,16 +91,16 @@ class Router:
                                   message.channel_id, message.team_id)
                 self._submit(session, message, text, audience, key, chosen)
             elif self.store.claims.claim(key):
-                self.chat.tell(audience, EMPTY_MENTION)
+                self.answers.tell(audience, EMPTY_MENTION)
         except ThreadforkError as error:
-            refuse(self.chat, audience, error)
+            refuse(self.answers, audience, error)
 
     def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
         """A mention in a thread that is no fork: the thread becomes one, then the mention is its turn."""
         command = parse_thread_command(text)
         if command and command.verb != "fork":
             if self.store.claims.claim(key):
-                self.chat.tell(audience, NOT_A_FORK.format(verb=command.verb))
+                self.answers.tell(audience, NOT_A_FORK.format(verb=command.verb))
             return
         if command:  # `@Threadfork fork [topic]` here: this very thread becomes the fork (an inherited one)
             asked = parse_fork(command.guidance)
@@ -125,22 +126,22 @@ class Router:
             opened = self.forks.open(fork.channel, self._speaker(fork.team_id, message.user_id), command.guidance,
                                      parent=fork)
             if isinstance(opened, str):
-                self.chat.tell(audience, opened)
+                self.answers.tell(audience, opened)
         elif command:
             self.forks.abandon(fork, message.user_id)
         elif fork.status is not ForkStatus.OPEN:
             state = "merged" if fork.status in (ForkStatus.MERGED, ForkStatus.MERGING) else "abandoned"
-            self.chat.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
-                                     "Open a new one with `/fork [topic]` at the channel's top level.")
+            self.answers.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
+                                        "Open a new one with `/fork [topic]` at the channel's top level.")
         elif words:
             self.store.turns.append_turn(fork.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
-                                         author_name=self.chat.display_name(message.team_id, message.user_id),
+                                         author_name=self.people.display_name(message.team_id, message.user_id),
                                          slack_ts=message.ts, channel=fork.channel)
-            self.chat.tell(audience, f"Fork {fork.label} has used up its token budget, so I kept your message "
-                                     "without answering. Merge it, abandon it, or press *Continue* on the budget "
-                                     "notice in this thread to raise the budget.")
+            self.answers.tell(audience, f"Fork {fork.label} has used up its token budget, so I kept your message "
+                                        "without answering. Merge it, abandon it, or press *Continue* on the budget "
+                                        "notice in this thread to raise the budget.")
         else:
-            self.chat.tell(audience, "That message had no text, so I left it out of the fork.")
+            self.answers.tell(audience, "That message had no text, so I left it out of the fork.")
 
     def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
                 chosen: ChannelSettings | None = None) -> None:
@@ -148,13 +149,13 @@ class Router:
         attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
         if message.files and not attachments and not text:
             if self.store.claims.claim(key):
-                self.chat.tell(audience, notice)
+                self.answers.tell(audience, notice)
             return
         under_review = session.fork if session.fork and session.fork.draft else None
 
         def stored() -> None:
             if notice:
-                self.chat.tell(audience, notice)
+                self.answers.tell(audience, notice)
             if under_review:
                 self.forks.reviews.went_on(under_review)
 
@@ -162,4 +163,4 @@ class Router:
                                  attachments=attachments, on_stored=stored, chosen=chosen)
 
     def _speaker(self, team_id: str, user_id: str) -> Speaker:
-        return Speaker(user_id, self.chat.display_name(team_id, user_id))
+        return Speaker(user_id, self.people.display_name(team_id, user_id))

@@ -1,4 +1,5 @@
-"""The outbound side: Threadfork's Chat port implemented with slack-sdk's WebClient.
+"""The outbound side: every Slack port of the use cases (Replies, ForkPosts, PrivateAnswers, Screens, People,
+Shared: bot/services/ports/chat.py) implemented by one SlackChat with slack-sdk's WebClient.
 
 Every call goes to SLACK_API_URL with the bot token of the workspace it concerns (clients.py: the
 fork's, the place's or the audience's team), retried as retries.py says. Slack

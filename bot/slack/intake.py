@@ -23,7 +23,7 @@ from slack_bolt import BoltRequest, BoltResponse
 from ..domain.commands import mentions
 from ..services.facade import Services
 from ..services.gestures import ABANDON_REACTIONS, MERGE_REACTIONS, RETRY_REACTIONS
-from ..services.ports import Audience, Chat
+from ..services.ports import Audience, PrivateAnswers
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +73,9 @@ def _digest(body: dict) -> str:
 class Door:
     """Bolt global middleware: keep, turn away, or refuse — before the acknowledgement."""
 
-    def __init__(self, services: Services, chat: Chat):
+    def __init__(self, services: Services, answers: PrivateAnswers):
         self.services = services
-        self.chat = chat
+        self.answers = answers
 
     def __call__(self, req: BoltRequest, resp: BoltResponse, next) -> BoltResponse:
         if req.context.get("delivery"):
@@ -110,7 +110,7 @@ class Door:
         if audience is None:
             return
         try:
-            self.chat.tell(audience, NOT_SAVED)
+            self.answers.tell(audience, NOT_SAVED)
         except Exception:  # noqa: BLE001 - Slack may be part of the outage
             log.warning("could not tell %s that a delivery was not saved", audience.user_id)
 
@@ -155,9 +155,9 @@ def delivered(services: Services, context) -> Iterator[None]:
 class BoltDeliveries:
     """Replays kept deliveries through the same Bolt app (as Socket Mode requests: already verified)."""
 
-    def __init__(self, app, chat: Chat):
+    def __init__(self, app, answers: PrivateAnswers):
         self.app = app
-        self.chat = chat
+        self.answers = answers
 
     def replay(self, key: str, payload: str) -> None:
         response = self.app.dispatch(BoltRequest(body=json.loads(payload), mode="socket_mode",
@@ -168,5 +168,5 @@ class BoltDeliveries:
     def give_up(self, payload: str) -> None:
         audience = sender(json.loads(payload))
         if audience is not None:
-            self.chat.tell(Audience(audience.team_id, audience.channel_id, audience.user_id, audience.thread_ts),
-                           "⚠️ I couldn't process what you sent (I tried 3 times) — please send it again.")
+            self.answers.tell(Audience(audience.team_id, audience.channel_id, audience.user_id, audience.thread_ts),
+                              "⚠️ I couldn't process what you sent (I tried 3 times) — please send it again.")

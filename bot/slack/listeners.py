@@ -28,13 +28,13 @@ log = logging.getLogger(__name__)
 
 
 def register(app: App, services: Services) -> None:
-    door = Door(services, services.chat)
+    door = Door(services, services.chat.answers)
 
     @app.use
     def keep_before_ack(req, resp, next):
         return door(req, resp, next)
 
-    services.intake.deliveries = BoltDeliveries(app, services.chat)
+    services.intake.deliveries = BoltDeliveries(app, services.chat.answers)
     slash_commands = {"/fork": services.commands.fork, "/merge": services.commands.merge,
                       "/context": services.commands.context, "/forks": services.commands.forks_list}
     for name, use_case in slash_commands.items():

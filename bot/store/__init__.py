@@ -25,7 +25,9 @@ __all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
 
 def sql_store(db: Database) -> Store:
     """The store ports over one database."""
-    return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=SqlSessions(db), turns=SqlTurnQueue(db),
+    sessions, turns = SqlSessions(db), SqlTurnQueue(db)  # each also adopts threads, raises budgets / edits turns
+    return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=sessions, adoptions=sessions, budgets=sessions,
+                 turns=turns, edits=turns,
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
                  erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock, check=db.check)

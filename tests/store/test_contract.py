@@ -47,9 +47,9 @@ def test_two_workspaces_sharing_a_channel_id_never_see_each_others_sessions(stor
     assert [f.id for f in store.sessions.open_forks_of("T2", "U1")] == [other.id]
     store.turns.append_turn(other.id, Role.USER, "q", TurnStatus.FAILED, author_id="U1", slack_ts="100.2",
                             channel=theirs)
-    assert store.turns.retry_turn(ours, "100.2") is None
-    assert store.turns.edit_turn(ours, "100.2", "U1", "x") is False
-    assert store.turns.retry_turn(theirs, "100.2") == other.id
+    assert store.edits.retry_turn(ours, "100.2") is None
+    assert store.edits.edit_turn(ours, "100.2", "U1", "x") is False
+    assert store.edits.retry_turn(theirs, "100.2") == other.id
     store.turns.append_turn(mine.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(10, 0))
     assert store.feedback.record(ours, "100.1", "U1", "good") and store.feedback.record(theirs, "100.1", "U1", "bad")
     ours_economy = store.views.channel_economy(ours)

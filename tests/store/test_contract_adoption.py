@@ -10,7 +10,7 @@ GENERAL = Channel("T1", "C1")
 
 
 def adopt(store, root_ts="100.5", holder="adopter", owner="U1"):
-    return store.sessions.adopt_thread(GENERAL, root_ts, owner, holder, 60)
+    return store.adoptions.adopt_thread(GENERAL, root_ts, owner, holder, 60)
 
 
 def test_a_thread_is_adopted_once_however_many_adopt_it_at_once(store):
@@ -57,8 +57,8 @@ def test_completing_the_adoption_puts_the_threads_messages_first_whatever_arrive
     store.turns.append_turn(fork.id, Role.USER, "arrived meanwhile", TurnStatus.ANSWERED, author_id="U2",
                             slack_ts="100.8", channel=GENERAL)
     assert [t.seq for t in store.turns.turns(fork.id)] == [2]  # read (and cached) before the completion
-    store.sessions.complete_adoption(fork.id, "should we move?", ContextSize(2, 40), "[bob] should we move?",
-                                     "earlier in this thread", ["100.5", "100.6"])
+    store.adoptions.complete_adoption(fork.id, "should we move?", ContextSize(2, 40), "[bob] should we move?",
+                                       "earlier in this thread", ["100.5", "100.6"])
     opening, meanwhile = store.turns.turns(fork.id)
     assert (opening.seq, opening.role, opening.status, opening.text) == (1, Role.USER, TurnStatus.ANSWERED,
                                                                          "[bob] should we move?")
@@ -71,6 +71,6 @@ def test_completing_the_adoption_puts_the_threads_messages_first_whatever_arrive
 
 def test_an_adoption_without_a_transcript_keeps_no_turn(store):
     fork = adopt(store).fork
-    store.sessions.complete_adoption(fork.id, "", ContextSize(0, 0), None, "earlier in this thread", [])
+    store.adoptions.complete_adoption(fork.id, "", ContextSize(0, 0), None, "earlier in this thread", [])
     assert store.turns.turns(fork.id) == []
     assert store.views.stats(fork.id).turns == 0

@@ -35,7 +35,7 @@ def test_a_fork_keeps_the_instructions_model_and_tools_in_force_when_it_opened(s
     assert store.sessions.fork(fork.id).instructions == "old rules"
     assert child.instructions == "old rules" and later.instructions == "new rules"
     assert (child.model, child.tools) == ("m-old", ()) and (later.model, later.tools) == (None, ("web_search",))
-    adopted = store.sessions.adopt_thread(GENERAL, "100.5", "U1", "holder", 60).fork
+    adopted = store.adoptions.adopt_thread(GENERAL, "100.5", "U1", "holder", 60).fork
     assert adopted.instructions == "new rules"
 
 

@@ -21,7 +21,7 @@ def test_settled_turns_come_back_as_the_same_objects_and_a_changed_turn_as_a_new
     store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(5, 5), ["2.1"], None, "A", 60)
     first, second = store.turns.turns(parent), store.turns.turns(parent)
     assert [t.text for t in first] == ["question", "answer"] and all(a is b for a, b in zip(first, second))
-    assert store.turns.edit_turn(Channel("T1", "C1"), "1.1", "U1", "question, edited")
+    assert store.edits.edit_turn(Channel("T1", "C1"), "1.1", "U1", "question, edited")
     edited = store.turns.turns(parent)
     assert edited[0].text == "question, edited" and edited[0] is not first[0]
 
@@ -30,9 +30,9 @@ def test_only_the_author_edits_a_turn_and_a_deleted_turn_leaves_the_history(stor
     parent = store.sessions.parent_id(Channel("T1", "C1"))
     store.turns.append_turn(parent, Role.USER, "mine", TurnStatus.ANSWERED, author_id="U1", slack_ts="1.1")
     store.turns.append_turn(parent, Role.USER, "other", TurnStatus.ANSWERED, author_id="U2", slack_ts="1.2")
-    assert store.turns.edit_turn(Channel("T1", "C1"), "1.1", "U2", "hijacked") is False
-    assert store.turns.edit_turn(Channel("T1", "C2"), "1.1", "U1", "wrong channel") is False
-    assert store.turns.delete_turn(Channel("T1", "C1"), "1.2") is True
+    assert store.edits.edit_turn(Channel("T1", "C1"), "1.1", "U2", "hijacked") is False
+    assert store.edits.edit_turn(Channel("T1", "C2"), "1.1", "U1", "wrong channel") is False
+    assert store.edits.delete_turn(Channel("T1", "C1"), "1.2") is True
     assert [t.text for t in store.turns.turns(parent)] == ["mine"]
 
 
@@ -42,9 +42,9 @@ def test_a_failed_reply_leaves_the_context_and_its_turn_can_be_retried_once(stor
     assert store.turns.abort_reply(batch.reply, batch.pending, "A", 60) is None  # nothing else waits: released
     assert [(t.role, t.status) for t in store.turns.turns(fork.id)] == [
         (Role.USER, TurnStatus.FAILED), (Role.ASSISTANT, TurnStatus.ABORTED)]
-    assert store.turns.retry_turn(Channel("T1", "C2"), "3.1") is None  # another channel's message
-    assert store.turns.retry_turn(Channel("T1", "C1"), "3.1") == fork.id
-    assert store.turns.retry_turn(Channel("T1", "C1"), "3.1") is None  # pending again, not failed
+    assert store.edits.retry_turn(Channel("T1", "C2"), "3.1") is None  # another channel's message
+    assert store.edits.retry_turn(Channel("T1", "C1"), "3.1") == fork.id
+    assert store.edits.retry_turn(Channel("T1", "C1"), "3.1") is None  # pending again, not failed
     assert store.turns.lease(fork.id, "B", 60)
     again = store.turns.next_answer(fork.id, "B", 60)
     assert [t.text for t in again.pending] == ["question"]
@@ -86,6 +86,6 @@ def test_fork_counts_and_budgets_are_per_fork(store):
     store.merges.abandon(second.id)
     counts = store.sessions.fork_counts(Channel("T1", "C1"))
     assert {k.value: v for k, v in counts.items()} == {"open": 1, "abandoned": 1}
-    store.sessions.raise_budget(first.id, 500)
-    store.sessions.raise_budget(first.id, 500)
-    assert (store.sessions.budget_extra(first.id), store.sessions.budget_extra(second.id)) == (1000, 0)
+    store.budgets.raise_budget(first.id, 500)
+    store.budgets.raise_budget(first.id, 500)
+    assert (store.budgets.budget_extra(first.id), store.budgets.budget_extra(second.id)) == (1000, 0)

@@ -6,19 +6,21 @@ import pytest
 from bot.domain.model import Channel, ForkStatus
 from bot.services.commands import SlashCommand
 from bot.services.facade import Services
+from bot.eval.recording import RecordingChat
 from bot.services.policy import Policy
+from bot.services.ports import Chat
 from bot.services.routing import IncomingMessage
 
 from ..fakes.clock import FakeClock
 from ..fakes.memory import memory_store
-from ..fakes.ports import RecordingChat, ScriptedModel
+from ..fakes.ports import ScriptedModel
 
 BOT = "UBOT0001"
 CHANNEL = "C0GENERAL01"
 
 
 class UseCases:
-    """The use cases on the in-memory store, with Chat and Model faked at the port: what a person does
+    """The use cases on the in-memory store, with Slack and Model recorded at the ports: what a person does
     becomes one service call, as a listener would make it."""
 
     def __init__(self, **policy):
@@ -28,7 +30,7 @@ class UseCases:
         self._ts_lock = threading.Lock()
         self.chat = RecordingChat(self.new_ts)  # one clock: a bot post's ts tells when it came
         self.model = ScriptedModel()
-        self.services = Services(self.store, self.chat, self.model, BOT, Policy(**policy))
+        self.services = Services(self.store, Chat.all_in(self.chat), self.model, BOT, Policy(**policy))
 
     def new_ts(self) -> str:
         with self._ts_lock:

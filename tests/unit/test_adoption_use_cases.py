@@ -37,8 +37,8 @@ def test_a_mention_in_a_persons_thread_makes_it_an_inherited_fork_that_knows_the
     assert (fork.adopted, fork.mode, fork.root_ts, fork.owner_id, fork.fork_point_seq) == (
         True, Mode.INHERIT, root, "UDAVE001", 2)
     assert fork.topic == "should we move the launch?" and fork.inherited.turns == 2
-    assert [s.args[1:] for s in cases.chat.of("thread_read")] == [(root,)]
-    [note] = cases.chat.of("note")
+    assert [s.args[1:] for s in cases.chat.of("thread_messages")] == [(root,)]
+    [note] = cases.chat.of("note_in_thread")
     assert "fork #1" in note.text and "✅" in note.text and "abandon" in note.text
     texts = cases.model.texts()
     assert texts[:2] == ["[alice <@UALICE01>]\nwe launch in June", "Answer 1"]
@@ -52,7 +52,7 @@ def test_a_mention_in_a_persons_thread_makes_it_an_inherited_fork_that_knows_the
 
     post(cases, "UALICE01", "back to the launch", mention=True)
     assert not any("should we move" in t or "I'd say yes" in t for t in cases.model.texts())
-    assert len(cases.chat.of("thread_read")) == 1
+    assert len(cases.chat.of("thread_messages")) == 1
 
 
 def test_a_thread_under_a_bot_answer_is_adopted_alike_with_the_answer_quoted_as_the_bots(cases):
@@ -87,7 +87,7 @@ def test_the_mention_delivered_twice_and_a_second_persons_at_once_make_one_adopt
         run.join()
 
     assert [f.number for f in cases.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)] == [1]
-    assert len(cases.chat.of("thread_read")) == 1 and len(cases.chat.of("note")) == 1
+    assert len(cases.chat.of("thread_messages")) == 1 and len(cases.chat.of("note_in_thread")) == 1
     fork = cases.fork(1)
     turns = [(t.author_name, t.status) for t in cases.store.turns.turns(fork.id) if t.role is Role.USER]
     assert turns[0] == (SPEAKER, TurnStatus.ANSWERED)
@@ -110,23 +110,23 @@ def test_ordinary_turns_read_no_thread_after_the_one_adoption(cases):
     post(cases, "UCAROL01", "tell me more", thread=root, mention=True)
     post(cases, "UCAROL01", "and the costs?", thread=root)  # a fork turn now, no mention needed
     post(cases, "UALICE01", "something else", mention=True)
-    assert len(cases.chat.of("thread_read")) == 1 and len(cases.model.inputs) == 3
+    assert len(cases.chat.of("thread_messages")) == 1 and len(cases.model.inputs) == 3
     assert cases.model.texts(1)[-1].endswith("and the costs?")
 
 
 def test_a_threaded_direct_message_is_still_a_parent_turn(cases):
     root = post(cases, "UALICE01", "hi", channel_type="im")
     post(cases, "UALICE01", "more", thread=root, channel_type="im")
-    assert cases.chat.of("thread_read") == [] and cases.fork(1) is None and len(cases.model.inputs) == 2
+    assert cases.chat.of("thread_messages") == [] and cases.fork(1) is None and len(cases.model.inputs) == 2
 
 
 def test_when_slack_will_not_give_the_thread_the_fork_starts_from_the_channel_and_says_so(cases):
-    cases.chat.refuse.add("thread_read")
+    cases.chat.refuse.add("thread_messages")
     root = post(cases, "UBOB0001", "an idea")
     post(cases, "UCAROL01", "thoughts?", thread=root, mention=True)
     fork = cases.fork(1)
     assert fork.adopted and [t.seq for t in cases.store.turns.turns(fork.id)] == [2, 3]
-    [note] = cases.chat.of("note")
+    [note] = cases.chat.of("note_in_thread")
     assert "fork #1" in note.text and "couldn't read the messages above" in note.text
     assert cases.model.texts()[-1].endswith("thoughts?")
 
@@ -144,7 +144,7 @@ def test_an_adopted_thread_merges_into_the_channel_with_a_check_mark_on_any_of_i
     cases.react("UALICE01", earlier)
     fork = cases.fork(1)
     assert fork.status is ForkStatus.MERGED
-    [merge] = cases.chat.of("merge_post")
+    [merge] = cases.chat.of("post_merge")
     assert merge.args[0].id == fork.id
     [summary] = [t for t in cases.store.turns.turns(cases.parent()) if t.role is Role.SUMMARY]
     post(cases, "UALICE01", "next", mention=True)

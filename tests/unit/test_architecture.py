@@ -1,4 +1,5 @@
-"""The domain is pure: no adapter library is imported anywhere under bot/domain."""
+"""The domain is pure: no adapter library is imported anywhere under bot/domain; the use cases see the
+outside through ports, each a few methods."""
 import ast
 from pathlib import Path
 
@@ -42,3 +43,20 @@ def test_the_use_cases_depend_on_ports_not_on_adapters():
         adapter_modules = tuple(adapters - FORBIDDEN)
         offenders = (imported_roots(path) & FORBIDDEN) | {m for m in relative if m.startswith(adapter_modules)}
         assert offenders == set(), f"{path.name} imports {offenders}"
+
+
+def test_no_port_has_more_than_twelve_methods():
+    import inspect
+    from typing import Protocol
+
+    import bot.services.ports as ports
+
+    def methods(protocol: type) -> set[str]:  # its own and those it inherits from other protocols
+        return {name for klass in protocol.__mro__ if klass not in (Protocol, object)
+                for name, f in vars(klass).items() if callable(f) and not name.startswith("_")}
+
+    modules = [module for _, module in inspect.getmembers(ports, inspect.ismodule)]
+    protocols = {cls for module in modules for cls in vars(module).values()
+                 if inspect.isclass(cls) and getattr(cls, "_is_protocol", False) and cls is not Protocol}
+    assert len(protocols) >= 20
+    assert {p.__name__: len(methods(p)) for p in protocols if len(methods(p)) > 12} == {}

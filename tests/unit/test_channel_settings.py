@@ -8,7 +8,7 @@ from bot.services.access import AccessLists
 from bot.services.commands import SlashCommand
 from bot.services.facade import ChannelOptions, Services
 from bot.services.policy import Policy
-from bot.services.ports import Audience
+from bot.services.ports import Audience, Chat
 from bot.services.routing import IncomingMessage
 
 from .conftest import CHANNEL, UseCases
@@ -62,8 +62,8 @@ def test_instructions_come_after_threadforks_own_text_and_none_leave_it_as_it_is
 
 def channel_cases(**lists):
     cases = UseCases()
-    cases.services = Services(cases.store, cases.chat, cases.model, "UBOT0001", Policy(), ChannelOptions(
-        DEFAULTS, CHOICES, AccessLists(**{k: frozenset(v) for k, v in lists.items()})))
+    cases.services = Services(cases.store, Chat.all_in(cases.chat), cases.model, "UBOT0001", Policy(),
+                              ChannelOptions(DEFAULTS, CHOICES, AccessLists(**{k: frozenset(v) for k, v in lists.items()})))
     return cases
 
 
@@ -97,7 +97,7 @@ def test_only_admins_may_save_and_a_save_is_announced_once():
         "instructions"]
     assert cases.services.channel_admin.save(channel, "UCAROL01", {"enabled": "off"}) == {}
     assert cases.services.channel_admin.save(channel, "UCAROL01", {"enabled": "off"}) == {}  # nothing changed
-    [notice] = cases.chat.of("notice")
+    [notice] = cases.chat.of("post_notice")
     assert "<@UCAROL01>" in notice.text and "Threadfork here → off" in notice.text
     assert cases.services.access.refusal(channel, "UALICE01") is not None
     cases.services.channel_admin.forget(channel, "UBOB0001", Audience("T1", CHANNEL, "UBOB0001"), "0:x")
@@ -133,13 +133,14 @@ def test_the_forget_button_works_once_and_only_while_its_question_is_fresh():
     answer = asked.args[1]
     cases.services.channel_admin.forget(channel, "UADMIN01", audience, answer)
     cases.services.channel_admin.forget(channel, "UADMIN01", audience, answer)
-    assert len(cases.chat.of("notice")) == 1
-    assert [s.args[1].split(":")[0] for s in cases.chat.of("settled")] == ["🧹 Done", "This question was already answered."]
+    assert len(cases.chat.of("post_notice")) == 1
+    settled = [s.args[1].split(":")[0] for s in cases.chat.of("settle_question")]
+    assert settled == ["🧹 Done", "This question was already answered."]
     cases.services.channel_admin.command(command)
     stale = cases.chat.of("ask_to_forget")[-1].args[1]
     cases.clock.advance(minutes=16)
     cases.services.channel_admin.forget(channel, "UADMIN01", audience, stale)
-    assert "expired" in cases.chat.of("settled")[-1].args[1] and len(cases.chat.of("notice")) == 1
+    assert "expired" in cases.chat.of("settle_question")[-1].args[1] and len(cases.chat.of("post_notice")) == 1
 
 
 def test_the_sweep_leaves_a_switched_off_channels_forks_alone():
@@ -180,5 +181,5 @@ def test_a_forget_answer_no_question_of_ours_carried_deletes_nothing():
     channel = cases.store.sessions.session(cases.parent()).channel
     now = int(cases.clock().replace(tzinfo=timezone.utc).timestamp())
     cases.services.channel_admin.forget(channel, "UADMIN01", Audience("T1", CHANNEL, "UADMIN01"), f"{now}:made-up")
-    assert "expired" in cases.chat.of("settled")[-1].args[1] and not cases.chat.of("notice")
+    assert "expired" in cases.chat.of("settle_question")[-1].args[1] and not cases.chat.of("post_notice")
     assert cases.turns(cases.parent())

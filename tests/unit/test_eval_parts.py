@@ -1,18 +1,19 @@
 """The recall eval's parts: shipped scenarios are sound, grading is strict but reads Markdown and
-number formats alike, costs follow the price table, and its Chat port is the whole port."""
+number formats alike, costs follow the price table, and its recording Slack ports are the whole ports."""
 import copy
-import inspect
 import json
 from importlib import resources
 
 import pytest
 
+from bot.domain.errors import ChatUnavailable
 from bot.domain.model import Usage
-from bot.eval.chat import RecordingChat
+from bot.eval.recording import RecordingChat
 from bot.eval.grading import grade
 from bot.eval.pricing import cost, price_of
 from bot.eval.scenario import ScenarioError, available, load, parse
-from bot.services.ports import Chat
+from bot.domain.model import Channel
+from bot.services.ports import CHAT_PORTS, Audience, Place
 
 SHIPPED = available()
 
@@ -91,9 +92,39 @@ def test_a_long_prompt_changes_the_rate_of_that_request_only():
     assert cost("claude-haiku-5-5", [long]) == pytest.approx(100_001 * 0.50 / 1e6)
 
 
-def test_the_recording_chat_implements_every_method_of_the_chat_port():
-    port = {name: inspect.signature(f) for name, f in vars(Chat).items() if not name.startswith("_") and callable(f)}
-    assert port
-    for name, signature in port.items():
-        assert hasattr(RecordingChat, name), f"RecordingChat lacks Chat.{name}"
-        assert list(inspect.signature(getattr(RecordingChat, name)).parameters) == list(signature.parameters), name
+def test_the_recording_chat_answers_every_method_of_every_slack_port():
+    chat = RecordingChat()
+    methods = [name for port in CHAT_PORTS for name, f in vars(port).items()
+               if not name.startswith("_") and callable(f)]
+    assert len(methods) == len(set(methods)) >= 25  # no method in two ports
+    for name in methods:
+        assert callable(getattr(chat, name)), name
+
+
+def test_the_recording_chat_records_each_call_with_its_arguments_in_order_and_a_ts_for_each():
+    chat = RecordingChat()
+    audience = Audience("T1", "C1", "U1")
+    first = chat.post_notice(Place("C1", None, "T1", None), "hello")
+    chat.tell(audience=audience, text="psst")  # keywords are recorded as the port orders them
+    assert [(s.what, s.args) for s in chat.said] == [("post_notice", (Place("C1", None, "T1", None), "hello")),
+                                                    ("tell", (audience, "psst"))]
+    assert first == chat.said[0].ts and chat.said[0].ts != chat.said[1].ts and chat.told("U1") == ["psst"]
+
+
+def test_the_recording_chat_refuses_a_call_its_port_would_not_take():
+    chat = RecordingChat()
+    with pytest.raises(TypeError):
+        chat.tell(Audience("T1", "C1", "U1"))  # no text
+    with pytest.raises(AttributeError):
+        chat.post_message("C1", "hello")  # no port has it
+    assert chat.said == []
+
+
+def test_the_recording_chat_answers_look_ups_from_what_it_was_given():
+    chat = RecordingChat(names={"U1": "alice"}, unnamed=lambda user_id: None)
+    chat.admins.add("U1")
+    chat.refuse.add("thread_messages")
+    assert (chat.display_name("T1", "U1"), chat.display_name("T1", "U2")) == ("alice", None)
+    assert chat.is_admin("T1", "U1") and not chat.is_admin("T1", "U2")
+    with pytest.raises(ChatUnavailable):
+        chat.thread_messages(Channel("T1", "C1"), "1.1")

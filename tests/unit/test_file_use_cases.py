@@ -130,5 +130,5 @@ def test_feedback_pressed_twice_by_one_person_counts_once_and_shows_in_context(c
     economy = cases.store.views.channel_economy(Channel("T1", CHANNEL))
     assert (economy.good, economy.bad) == (1, 1)
     cases.slash("/context")
-    report = cases.chat.of("context")[0].args[1]
+    report = cases.chat.of("show_context")[0].args[1]
     assert (report.economy.good, report.economy.bad) == (1, 1)

@@ -20,15 +20,15 @@ def test_a_fork_of_a_fork_inherits_its_parent_forks_input_and_merges_back_into_i
     top_request = cases.model.inputs[-1]
     child = nested(cases, top, "try postgres in depth")
     assert (child.number, child.depth, child.parent_id, child.parent_number) == (2, 2, top.id, 1)
-    [root] = [s.args[0] for s in cases.chat.of("fork_root") if s.args[0].id == child.id]
+    [root] = [s.args[0] for s in cases.chat.of("post_fork_root") if s.args[0].id == child.id]
     assert root.nested and root.parent_root_ts == top.root_ts
     child_request = cases.model.inputs[-1]
     assert [b.text for b in child_request.blocks[:len(top_request.blocks)]] == [b.text for b in top_request.blocks]
     assert "background from fork #1" in child_request.blocks[len(top_request.blocks) + 1].text
-    assert "opened fork #2 from this thread" in cases.chat.of("note")[-1].text
+    assert "opened fork #2 from this thread" in cases.chat.of("note_in_thread")[-1].text
     cases.model.answer(Answer("Postgres: use it."))
     cases.react("UBOB0001", child.root_ts)
-    [post] = cases.chat.of("merge_post")
+    [post] = cases.chat.of("post_merge")
     assert post.args[0].id == child.id and post.args[0].parent_root_ts == top.root_ts
     assert cases.turns(top.id)[-1][0] == "summary" and cases.turns(top.id)[-1][2].endswith("Postgres: use it.")
     assert all(role != "summary" for role, _, _ in cases.turns(cases.parent()))
@@ -89,7 +89,7 @@ def test_a_merge_after_other_merges_into_the_same_parent_asks_about_conflicts_an
     cases.react("UBOB0001", two.root_ts)
     request = cases.model.texts()[-1]
     assert "Fork #1" in request and "Decision: SQLite." in request and "`Conflicts`" in request
-    summary = cases.chat.of("merge_post")[-1].args[2]
+    summary = cases.chat.of("post_merge")[-1].args[2]
     assert summary.endswith("⚠️ Conflicts with fork #1: we chose Postgres, #1 chose SQLite")
     assert "## Conflicts" not in summary
     parent_turns = cases.turns(cases.parent())

@@ -40,7 +40,7 @@ def test_a_merge_appends_one_summary_to_the_parent_and_the_parent_never_sees_the
     cases.react("UCAROL01", fork.root_ts)
     cases.react("UDAVE001", fork.root_ts)  # a second ✅ changes nothing
     cases.slash("/merge", "1", user="UBOB0001")
-    assert [s.what for s in cases.chat.said].count("merge_post") == 1
+    assert [s.what for s in cases.chat.said].count("post_merge") == 1
     assert "already merged" in cases.chat.of("refuse_merge")[0].text
     [summary] = cases.store.turns.turns(cases.parent())
     assert summary.role is Role.SUMMARY and summary.text.endswith("Decision: tiered.")
@@ -74,7 +74,7 @@ def test_merge_without_a_number_takes_the_callers_most_recently_active_fork(case
     cases.slash("/merge", "7", user="UCAROL01")
     none, unknown = [s.text for s in cases.chat.of("refuse_merge")]
     assert "You have no open fork" in none and "no fork #7" in unknown
-    assert cases.chat.of("refuse_merge")[0].args[1] == [cases.fork(2)]  # the open forks are listed
+    assert cases.chat.of("refuse_merge")[0].args[2] == [cases.fork(2)]  # the open forks are listed
 
 
 def test_under_the_owner_policy_only_the_owner_merges_or_abandons_but_expiry_may():
@@ -92,4 +92,4 @@ def test_an_abandoned_fork_adds_nothing_to_the_parent(cases):
     fork = cases.open_fork("dead end")
     cases.react("UBOB0001", fork.root_ts, "x")
     assert cases.fork().status is ForkStatus.ABANDONED and cases.store.turns.turns(cases.parent()) == []
-    assert "abandoned this fork" in cases.chat.of("note")[0].text
+    assert "abandoned this fork" in cases.chat.of("note_in_thread")[0].text

@@ -17,8 +17,8 @@ def test_an_idle_fork_is_reminded_once_and_expired_by_merging_it(cases):
     assert len(cases.chat.of("remind")) == 1
     cases.clock.advance(days=7)
     cases.services.sweep()
-    assert cases.fork().status is ForkStatus.MERGED and len(cases.chat.of("merge_post")) == 1
-    assert "Merged automatically after sitting idle" in cases.chat.of("note")[-1].text
+    assert cases.fork().status is ForkStatus.MERGED and len(cases.chat.of("post_merge")) == 1
+    assert "Merged automatically after sitting idle" in cases.chat.of("note_in_thread")[-1].text
     assert fork.id == cases.fork().id
 
 
@@ -52,7 +52,7 @@ def test_a_turn_left_pending_by_a_dead_worker_is_answered_by_the_sweep(cases):
                                   channel=None, claim=None, owner="a dead worker", lease_seconds=60)
     cases.clock.advance(seconds=61)
     cases.services.sweep()
-    assert "interrupted" in cases.chat.of("notice")[0].text
+    assert "interrupted" in cases.chat.of("post_notice")[0].text
     assert cases.turns(parent) == [("user", "answered", "orphaned"), ("assistant", "aborted", ""),
                                    ("assistant", "complete", "Answer 1")]
 
@@ -112,7 +112,7 @@ def test_a_merge_taken_over_three_times_reopens_the_fork_with_a_notice(cases):
     cases.clock.advance(seconds=31)
     cases.services.sweep()
     assert cases.fork().status is ForkStatus.OPEN
-    assert "tried 3 times to merge" in cases.chat.of("note")[-1].text
+    assert "tried 3 times to merge" in cases.chat.of("note_in_thread")[-1].text
     cases.react("UALICE01", fork.root_ts)
     assert cases.fork().status is ForkStatus.MERGED  # mergeable again
 

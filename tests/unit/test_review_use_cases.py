@@ -36,13 +36,13 @@ def test_a_merge_gesture_posts_a_draft_and_nothing_enters_the_parent(cases):
     fork = talked_fork(cases)
     cases.model.answer(Answer("Draft: tiers win."))
     cases.react("UCAROL01", fork.root_ts)
-    [posted] = cases.chat.of("draft")
+    [posted] = cases.chat.of("post_draft")
     drafted_fork, draft, guidance = posted.args
     assert (draft.number, draft.text, draft.requested_by, guidance) == (1, "Draft: tiers win.", "UCAROL01", "")
     assert cases.fork(fork.number).status is ForkStatus.OPEN
     assert cases.fork(fork.number).draft.ts == posted.ts
     assert not any(role == "summary" for role, _, _ in cases.turns(cases.parent()))
-    assert not cases.chat.of("merge_post") and len(summary_requests(cases)) == 1
+    assert not cases.chat.of("post_merge") and len(summary_requests(cases)) == 1
 
 
 def test_merge_as_is_merges_the_drafts_text_without_asking_claude_again(cases):
@@ -54,7 +54,7 @@ def test_merge_as_is_merges_the_drafts_text_without_asking_claude_again(cases):
     assert merged.status is ForkStatus.MERGED and merged.merged_by == "UDAVE001" and merged.draft is None
     assert cases.turns(cases.parent())[-1][2].endswith("Draft: tiers win.")
     assert len(summary_requests(cases)) == 1
-    [closed] = cases.chat.of("draft_closed")
+    [closed] = cases.chat.of("close_draft")
     assert "Merged as is by <@UDAVE001>" in closed.args[2]
 
 
@@ -66,7 +66,7 @@ def test_an_edit_enters_the_parent_and_says_who_edited(cases):
     assert merged.summary_edited_by == "UERIN001" and merged.merged_by == "UERIN001"
     parent_text = cases.turns(cases.parent())[-1][2]
     assert "summary edited by <@UERIN001>" in parent_text and parent_text.endswith("\nEdited: tiers.")
-    assert cases.chat.of("merge_post")[0].args[2] == "Edited: tiers."
+    assert cases.chat.of("post_merge")[0].args[2] == "Edited: tiers."
 
 
 def test_edit_and_redraft_buttons_open_their_modals_with_the_trigger(cases):
@@ -74,8 +74,8 @@ def test_edit_and_redraft_buttons_open_their_modals_with_the_trigger(cases):
     cases.react("UCAROL01", fork.root_ts)
     press(cases, "edit", fork, 1)
     press(cases, "redraft", fork, 1)
-    assert cases.chat.of("draft_editor")[0].args[0] == "trigger-1"
-    assert cases.chat.of("redraft_guidance")[0].args[2].number == 1
+    assert cases.chat.of("open_draft_editor")[0].args[1] == "trigger-1"
+    assert cases.chat.of("ask_redraft_guidance")[0].args[3].number == 1
 
 
 def test_a_redraft_replaces_the_draft_with_one_new_request_carrying_the_guidance(cases):
@@ -85,9 +85,9 @@ def test_a_redraft_replaces_the_draft_with_one_new_request_carrying_the_guidance
     cases.services.reviews.asked_redraft(fork.id, 1, "UALICE01", Audience("T1", CHANNEL, "UALICE01"), "shorter")
     requests = summary_requests(cases)
     assert len(requests) == 2 and "Their guidance for the summary: shorter" in requests[1].blocks[-1].text
-    first, second = cases.chat.of("draft")
+    first, second = cases.chat.of("post_draft")
     assert second.args[1].number == 2 and second.args[1].text == "Draft two." and second.args[2] == "shorter"
-    [closed] = cases.chat.of("draft_closed")
+    [closed] = cases.chat.of("close_draft")
     assert closed.args[1].number == 1 and "Replaced by draft 2" in closed.args[2]
     press(cases, "approve", fork, 1)  # the old draft's button
     assert "no longer waiting for review" in cases.chat.told("UALICE01")[-1]
@@ -99,20 +99,20 @@ def test_cancel_leaves_the_fork_open_and_a_later_merge_drafts_again(cases):
     cases.react("UCAROL01", fork.root_ts)
     press(cases, "cancel", fork, 1)
     assert cases.fork(fork.number).draft is None and cases.fork(fork.number).status is ForkStatus.OPEN
-    assert "Cancelled by <@UALICE01>" in cases.chat.of("draft_closed")[0].args[2]
+    assert "Cancelled by <@UALICE01>" in cases.chat.of("close_draft")[0].args[2]
     press(cases, "approve", fork, 1)
     assert "no longer waiting" in cases.chat.told("UALICE01")[-1]
     cases.react("UCAROL01", fork.root_ts)
-    assert cases.chat.of("draft")[-1].args[1].number == 2
+    assert cases.chat.of("post_draft")[-1].args[1].number == 2
 
 
 def test_a_second_merge_gesture_while_a_draft_waits_is_refused_privately(cases):
     fork = talked_fork(cases)
     cases.react("UCAROL01", fork.root_ts)
     cases.slash("/merge", str(fork.number), user="UDAVE001")
-    assert len(cases.chat.of("draft")) == 1 and len(summary_requests(cases)) == 1
+    assert len(cases.chat.of("post_draft")) == 1 and len(summary_requests(cases)) == 1
     [refusal] = cases.chat.of("refuse_merge")
-    assert refusal.args[0].user_id == "UDAVE001" and "already waiting" in refusal.args[2]
+    assert refusal.args[0].user_id == "UDAVE001" and "already waiting" in refusal.args[1]
 
 
 def test_a_new_turn_makes_the_draft_stale_once_and_merge_as_is_then_asks_for_a_redraft(cases):
@@ -120,12 +120,12 @@ def test_a_new_turn_makes_the_draft_stale_once_and_merge_as_is_then_asks_for_a_r
     cases.react("UCAROL01", fork.root_ts)
     cases.say("UBOB0001", "actually, one more idea", thread_ts=fork.root_ts)
     cases.say("UBOB0001", "and another", thread_ts=fork.root_ts)
-    stale = [s for s in cases.chat.of("note") if "stale" in s.text]
+    stale = [s for s in cases.chat.of("note_in_thread") if "stale" in s.text]
     assert len(stale) == 1 and "Draft 1" in stale[0].text
     press(cases, "approve", fork, 1)
     assert "is stale" in cases.chat.told("UALICE01")[-1] and cases.fork(fork.number).status is ForkStatus.OPEN
     cases.react("UCAROL01", fork.root_ts)  # a merge gesture on a stale draft drafts anew
-    assert cases.chat.of("draft")[-1].args[1].number == 2
+    assert cases.chat.of("post_draft")[-1].args[1].number == 2
     assert any("and another" in b.text for b in summary_requests(cases)[-1].blocks)
 
 
@@ -143,7 +143,7 @@ def test_two_simultaneous_merge_as_is_presses_merge_once(cases):
         t.start()
     for t in threads:
         t.join()
-    assert len(cases.chat.of("merge_post")) == 1
+    assert len(cases.chat.of("post_merge")) == 1
     assert sum(1 for role, _, _ in cases.turns(cases.parent()) if role == "summary") == 1
     assert len(cases.chat.told()) == 1 and "merg" in cases.chat.told()[0]
 
@@ -155,7 +155,7 @@ def test_the_merge_policy_applies_to_the_review_buttons():
     for verb in ("approve", "edit", "redraft", "cancel"):
         press(cases, verb, fork, 1, user="UMALLORY")
     assert len(cases.chat.told("UMALLORY")) == 4 and all("Only <@UALICE01>" in t for t in cases.chat.told("UMALLORY"))
-    assert cases.fork(fork.number).draft is not None and not cases.chat.of("draft_editor")
+    assert cases.fork(fork.number).draft is not None and not cases.chat.of("open_draft_editor")
 
 
 def test_an_idle_forks_expiry_drafts_once_and_merges_nothing_until_a_person_approves(cases):
@@ -163,7 +163,7 @@ def test_an_idle_forks_expiry_drafts_once_and_merges_nothing_until_a_person_appr
     cases.model.answer(Answer("Expiry draft."))
     cases.services.forks.merge(cases.fork(fork.number), EXPIRY_ACTOR)
     cases.services.forks.merge(cases.fork(fork.number), EXPIRY_ACTOR)  # the next sweep: its draft still waits
-    [posted] = cases.chat.of("draft")
+    [posted] = cases.chat.of("post_draft")
     assert posted.args[1].requested_by == EXPIRY_ACTOR and len(summary_requests(cases)) == 1
     assert cases.fork(fork.number).status is ForkStatus.OPEN
     assert not any(role == "summary" for role, _, _ in cases.turns(cases.parent()))
@@ -178,7 +178,7 @@ def test_a_draft_left_waiting_when_the_channel_turns_review_off_says_it_was_not_
     cases.model.answer(Answer("Direct summary."))
     cases.react("UCAROL01", fork.root_ts)
     assert cases.fork(fork.number).status is ForkStatus.MERGED
-    assert "Not used: <@UCAROL01> merged the fork directly" in cases.chat.of("draft_closed")[0].args[2]
+    assert "Not used: <@UCAROL01> merged the fork directly" in cases.chat.of("close_draft")[0].args[2]
 
 
 def test_every_drafts_usage_counts_in_the_forks_burn(cases):
@@ -205,7 +205,7 @@ def test_a_redraft_that_fails_leaves_the_live_draft_mergeable_and_says_why(cases
     cases.services.reviews.asked_redraft(fork.id, 1, "UALICE01", Audience("T1", CHANNEL, "UALICE01"), "shorter")
     assert "overloaded" in cases.chat.told("UALICE01")[-1]
     live = cases.fork(fork.number).draft
-    assert (live.number, live.text) == (1, "Draft one.") and not cases.chat.of("draft_closed")
+    assert (live.number, live.text) == (1, "Draft one.") and not cases.chat.of("close_draft")
     press(cases, "approve", fork, 1)
     assert cases.turns(cases.parent())[-1][2].endswith("Draft one.")
 

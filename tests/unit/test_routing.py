@@ -68,7 +68,7 @@ def test_merge_and_abandon_mentioned_in_a_thread_act_on_its_fork(cases):
 def test_a_fork_over_its_budget_keeps_new_messages_unanswered_until_continue():
     cases = UseCases(fork_token_budget=100)
     fork = cases.open_fork("expensive topic")  # the topic's answer burns the budget (120 tokens)
-    [notice] = cases.chat.of("budget")
+    [notice] = cases.chat.of("budget_reached")
     assert notice.args[1:] == (120, 100)  # burned, budget
     cases.say("UBOB0001", "one more thing", thread_ts=fork.root_ts)
     assert len(cases.model.inputs) == 1 and "used up its token budget" in cases.chat.told("UBOB0001")[0]
@@ -83,6 +83,6 @@ def test_under_the_owner_policy_only_the_owner_raises_a_forks_budget():
     fork = cases.open_fork("expensive topic")
     cases.services.budgets.raise_limit(fork.id, "UBOB0001", Channel("T1", CHANNEL))
     assert "Only <@UALICE01>" in cases.chat.told("UBOB0001")[0]
-    assert cases.store.sessions.budget_extra(fork.id) == 0
+    assert cases.store.budgets.budget_extra(fork.id) == 0
     cases.services.budgets.raise_limit(fork.id, "UALICE01", Channel("T1", CHANNEL))
-    assert cases.store.sessions.budget_extra(fork.id) == 100
+    assert cases.store.budgets.budget_extra(fork.id) == 100

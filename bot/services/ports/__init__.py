@@ -3,10 +3,10 @@
 The store is split by concern, one protocol each, bundled in `Store`:
 - `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
 - `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
-- `Sessions`: channel parents and forks, found by id, number or any Slack message of a fork; threads
-  adopted as forks;
-- `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure,
-  edits, deletions and retries;
+- `Sessions`: channel parents and forks, created and found by id, number or any Slack message of a fork;
+  `Adoptions`: threads adopted as forks; `ForkBudgets`: what a fork's owner added to its budget;
+- `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure;
+  `TurnEdits`: people's edits and deletions, and retries;
 - `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
 - `Reviews`: a fork's summary drafts waiting for approval, one live at a time;
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
@@ -18,20 +18,28 @@ The store is split by concern, one protocol each, bundled in `Store`:
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
+
+Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`, `PrivateAnswers`,
+`Screens`, `People`, `Shared`. Claude is `Model` (outside.py). No protocol here has more than 12
+methods: a service takes the few it uses.
 """
-from .outside import Chat, Model, ReplyEvents, ReplyWriter
+from .chat import CHAT_PORTS, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
+from .outside import Model, ReplyEvents, ReplyWriter
 from .store import (
+    Adoptions,
     ChannelSettingsStore,
     Claims,
     Departures,
     Erasure,
     Feedback,
     Files,
+    ForkBudgets,
     Inbox,
     Merges,
     Reviews,
     Sessions,
     Store,
+    TurnEdits,
     TurnQueue,
     Upkeep,
     Views,
@@ -53,7 +61,9 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["MAX_ATTEMPTS", "Adopted", "Audience", "Batch", "BotUsers", "ChannelSettingsStore", "Chat", "Claims",
-           "Clock", "Completion", "Departures", "Erasure", "Feedback", "Files", "Inbox", "Kept", "Merges", "Model",
-           "Place", "ReplyEvents", "ReplyWriter", "Reviews", "Sessions", "SharedFile", "Source", "Store",
-           "StoredFile", "Submitted", "ThreadMessage", "TurnQueue", "Upkeep", "Views"]
+__all__ = ["Adopted", "Adoptions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Chat",
+           "Claims", "Clock", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
+           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Merges", "Model", "People", "Place",
+           "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Sessions",
+           "Shared", "SharedFile", "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",
+           "TurnQueue", "Upkeep", "Views"]

@@ -59,17 +59,6 @@ class Sessions(Protocol):
         turn, or with `origin_ts` its last turn posted at or before that message. It keeps, for good,
         the settings in force: its parent fork's, or its channel's choices over `defaults`."""
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
-    def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
-                     lease_seconds: float, defaults: ChannelSettings = ChannelSettings()) -> Adopted:
-        """The fork of the thread under message `root_ts`, created now if there is none, in one
-        transaction: an inherited fork numbered in the channel's sequence, its fork point the parent's
-        last turn posted strictly before the root, its root indexed, seq 1 kept for the thread's earlier
-        messages, leased to `holder` (no one answers it until the adoption is complete). Exactly one
-        caller gets `new`; every other gets the fork as it is."""
-    def complete_adoption(self, fork_id: int, topic: str, inherited: ContextSize, transcript: str | None,
-                          speaker: str, message_ts: Collection[str]) -> None:
-        """The adopter's second step: the fork's topic and inherited size; the thread's earlier
-        messages as its answered user turn of seq 1 (spoken by `speaker`), their ts indexed to it."""
     def fork(self, fork_id: int) -> Fork | None: ...
     def fork_by_number(self, channel: Channel, number: int) -> Fork | None: ...
     def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
@@ -81,6 +70,27 @@ class Sessions(Protocol):
         """The fork's children not yet merged or abandoned, by number."""
     def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]: ...
     def open_forks_of(self, team_id: str, user_id: str) -> list[Fork]: ...
+
+
+class Adoptions(Protocol):
+    """A thread people started, mentioned into a fork: claimed by one caller, then completed by it."""
+
+    def adopt_thread(self, channel: Channel, root_ts: str, owner_id: str, holder: str,
+                     lease_seconds: float, defaults: ChannelSettings = ChannelSettings()) -> Adopted:
+        """The fork of the thread under message `root_ts`, created now if there is none, in one
+        transaction: an inherited fork numbered in the channel's sequence, its fork point the parent's
+        last turn posted strictly before the root, its root indexed, seq 1 kept for the thread's earlier
+        messages, leased to `holder` (no one answers it until the adoption is complete). Exactly one
+        caller gets `new`; every other gets the fork as it is."""
+    def complete_adoption(self, fork_id: int, topic: str, inherited: ContextSize, transcript: str | None,
+                          speaker: str, message_ts: Collection[str]) -> None:
+        """The adopter's second step: the fork's topic and inherited size; the thread's earlier
+        messages as its answered user turn of seq 1 (spoken by `speaker`), their ts indexed to it."""
+
+
+class ForkBudgets(Protocol):
+    """Tokens a fork may spend beyond its budget, raised by its owner."""
+
     def raise_budget(self, fork_id: int, by: int) -> None: ...
     def budget_extra(self, fork_id: int) -> int: ...
 
@@ -112,6 +122,11 @@ class TurnQueue(Protocol):
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
                     usage: Usage = Usage(), channel: Channel | None = None) -> Turn: ...
+
+
+class TurnEdits(Protocol):
+    """People's messages edited or deleted in Slack, and failed turns retried."""
+
     def edit_turn(self, channel: Channel, ts: str, author_id: str, text: str) -> bool: ...
     def delete_turn(self, channel: Channel, ts: str) -> bool: ...
     def retry_turn(self, channel: Channel, ts: str) -> int | None:
@@ -256,7 +271,10 @@ class Store:
     claims: Claims
     inbox: Inbox
     sessions: Sessions
+    adoptions: Adoptions
+    budgets: ForkBudgets
     turns: TurnQueue
+    edits: TurnEdits
     merges: Merges
     reviews: Reviews
     upkeep: Upkeep

@@ -23,8 +23,9 @@ from .views import MemoryViews
 
 def memory_store(clock: Clock) -> Store:
     memory = Memory(clock)
-    return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=MemorySessions(memory),
-                 turns=MemoryTurnQueue(memory), merges=MemoryMerges(memory), reviews=MemoryReviews(memory),
+    sessions, turns = MemorySessions(memory), MemoryTurnQueue(memory)  # each also adopts / raises, edits turns
+    return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=sessions, adoptions=sessions,
+                 budgets=sessions, turns=turns, edits=turns, merges=MemoryMerges(memory), reviews=MemoryReviews(memory),
                  upkeep=MemoryUpkeep(memory), views=MemoryViews(memory), files=MemoryFiles(memory),
                  feedback=MemoryFeedback(memory), channel_settings=MemoryChannelSettings(memory),
                  erasure=MemoryErasure(memory), departures=MemoryDepartures(memory), clock=clock,

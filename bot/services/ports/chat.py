@@ -1,0 +1,95 @@
+"""Slack, as the use cases see it: one narrow protocol per concern, bundled in `Chat`.
+
+- `Replies`: answers in a place, streamed as Claude writes them, and plain notices there;
+- `ForkPosts`: a fork's public messages — its root, notes in its thread, its merged summary, drafts
+  of that summary under review, reminders, its budget running out;
+- `PrivateAnswers`: what one person sees (ephemeral messages, the response_url of their command or button);
+- `Screens`: views and modals — settings, the draft editor, redraft guidance, App Home;
+- `People`: who someone is — their name, their admin rights;
+- `Shared`: what people shared — a file's bytes, a thread's messages.
+A service takes the ports it uses, named for the concern; a new kind of message touches its port, its
+adapter (bot/slack/gateway.py) and its renderer. The Slack adapter may implement them all at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ...domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
+from ...domain.settings import ChannelSettings, Choices
+from .outside import ReplyWriter
+from .values import Audience, Place, SharedFile, ThreadMessage
+
+
+class Replies(Protocol):
+    def begin_reply(self, place: Place) -> ReplyWriter: ...
+    def post_notice(self, place: Place, text: str) -> None: ...
+
+
+class ForkPosts(Protocol):
+    def post_fork_root(self, fork: Fork) -> str: ...
+    def refresh_fork_root(self, fork: Fork) -> None: ...
+    def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str: ...
+    def note_in_thread(self, fork: Fork, text: str) -> None: ...
+    def post_draft(self, fork: Fork, draft: Draft, guidance: str) -> str:
+        """A summary under review, in the fork's thread, with its Merge as is / Edit / Redraft / Cancel buttons."""
+    def close_draft(self, fork: Fork, draft: Draft, outcome: str) -> None:
+        """The draft's message without its buttons, saying what became of it."""
+    def remind(self, fork: Fork, expiry_policy: str, expiry_seconds: float) -> None:
+        """`expiry_policy`: what its expiry will do — `merge`, `abandon`, or `draft` (under review)."""
+    def budget_reached(self, fork: Fork, burned: int, limit: int) -> None: ...
+
+
+class PrivateAnswers(Protocol):
+    def tell(self, audience: Audience, text: str) -> None: ...
+    def refuse_merge(self, audience: Audience, reason: str, open_forks: list[Fork]) -> None: ...
+    def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
+        """A fork can't close while its own forks are open: say so, with each one's Merge/Abandon buttons."""
+    def show_context(self, audience: Audience, report: ContextReport) -> None: ...
+    def show_forks(self, audience: Audience, listings: list[ForkListing], counts: dict[ForkStatus, int]) -> None: ...
+    def ask_to_forget(self, audience: Audience, answer: str) -> None:
+        """A private question whose confirming button carries `answer`, a one-time value."""
+    def settle_question(self, audience: Audience, text: str) -> None:
+        """The private question a button was pressed on, replaced by `text` (its buttons gone)."""
+
+
+class Screens(Protocol):
+    def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
+                      defaults: ChannelSettings, choices: Choices) -> None:
+        """The channel's settings modal, showing the values in effect (the defaults where none was chosen)."""
+    def open_draft_editor(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
+    def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
+    def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
+                     economy: list[ChannelEconomy]) -> None: ...
+
+
+class People(Protocol):
+    def display_name(self, team_id: str, user_id: str) -> str | None: ...
+    def is_admin(self, team_id: str, user_id: str) -> bool:
+        """A workspace admin or owner, as users.info says now; raises ChatUnavailable when Slack won't say."""
+
+
+class Shared(Protocol):
+    def download(self, file: SharedFile) -> bytes:
+        """The file's bytes, with its workspace's bot token; raises ChatUnavailable when Slack will not give them."""
+    def thread_messages(self, channel: Channel, thread_ts: str) -> list[ThreadMessage]:
+        """Every message of the thread, its root first (conversations.replies, all pages); raises
+        ChatUnavailable when Slack will not say. Only an adoption reads a thread."""
+
+
+CHAT_PORTS = (Replies, ForkPosts, PrivateAnswers, Screens, People, Shared)
+
+
+@dataclass(frozen=True)
+class Chat:
+    replies: Replies
+    posts: ForkPosts
+    answers: PrivateAnswers
+    screens: Screens
+    people: People
+    shared: Shared
+
+    @classmethod
+    def all_in(cls, adapter: Any) -> Chat:
+        """One adapter that implements every port (the Slack gateway, the recording one) in every place."""
+        return cls(adapter, adapter, adapter, adapter, adapter, adapter)
