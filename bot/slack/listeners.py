@@ -171,7 +171,7 @@ def _changed_message(services: Services, event: dict, channel: Channel) -> None:
             return
         if from_person(changed, services.bot_user_id(channel.team_id)) and changed.get("ts"):
             services.gestures.edit_message(channel, changed["ts"], changed["user"],
-                                           storable(changed.get("text") or ""))
+                                           storable(changed.get("text") or ""), shared_messages(changed))
     elif event.get("deleted_ts"):
         services.gestures.delete_message(channel, event["deleted_ts"])
 

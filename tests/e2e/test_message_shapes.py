@@ -125,3 +125,20 @@ def test_an_empty_direct_message_gets_a_hint_that_does_not_speak_of_a_mention(bo
     bot.quiesce()
     assert "empty message" in hint["text"] and "mention" not in hint["text"]
     assert claude.requests == []
+
+
+def test_editing_the_words_of_a_share_keeps_the_shared_message_in_the_turn(bot, slack, claude):
+    original = bot.said("UBOB0001", "the deploy is blocked", channel="C0OPS0001")
+    share = bot.shared(original, name="Bob")
+    sent = bot.said("UALICE01", "thoughts?", mention=True, attachments=[share])
+    wait_until(lambda: slack.posts(CHANNEL))
+    bot.quiesce()
+    before = {k: v for k, v in sent.items() if k not in ("channel", "event_ts", "channel_type")}
+    changed = {**before, "text": "<@UBOT0001> thoughts, anyone?", "edited": {"user": "UALICE01", "ts": bot.new_ts()}}
+    edit = {"type": "message", "subtype": "message_changed", "channel": CHANNEL, "hidden": True, "ts": bot.new_ts(),
+            "event_ts": bot.new_ts(), "channel_type": "channel", "message": changed, "previous_message": before}
+    assert bot.event(edit).status == 200
+    bot.say("UALICE01", "and now?", mention=True)
+    wait_until(lambda: len(claude.requests) == 2)
+    assert "thoughts, anyone?\n\n[shared a message from Bob <@UBOB0001>]\n> the deploy is blocked" in \
+        "\n".join(request_texts(claude.requests[1]))
