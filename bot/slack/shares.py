@@ -2,7 +2,8 @@
 `attachments` marked `is_share` (a share or forward) or `is_msg_unfurl` (a pasted message link),
 carrying the shared message's `text` (or only its `message_blocks`), `author_id` / `author_name` /
 `author_subname`, and its own `files` (docs.slack.dev/messaging/formatting-message-text#attachments
-for the attachment fields; the share markers as real payloads carry them).
+for the attachment fields, docs.slack.dev/tools/node-slack-sdk/reference/web-api/interfaces/
+MessageAttachment for `author_subname`; the share markers as real payloads carry them).
 
 The sharer's own words stay in the message's `text`: whether the bot was mentioned is read there
 only, so sharing a message that mentions the bot is no mention, and a channel share without a

@@ -6,9 +6,10 @@ Sources: docs.slack.dev/apis/events-api (the event_callback envelope and its `au
 view-interactions-payload, /reference/events/app_uninstalled and /reference/events/tokens_revoked;
 a shared or forwarded message as the legacy secondary attachment Slack adds to the sharer's message
 (docs.slack.dev/messaging/formatting-message-text#attachments: `fallback`, `text`, `author_name`,
-`author_link`, `author_icon`, `footer`, `ts`, `mrkdwn_in`), with the fields real share payloads add
-(`is_share`, `author_id`, `author_subname`, `channel_id`, `channel_team`, `from_url`,
-`message_blocks` with the shared message's rich_text, its `files`).
+`author_link`, `author_icon`, `footer`, `ts`, `mrkdwn_in`; `author_subname` as slack-sdk's
+MessageAttachment type has it, docs.slack.dev/tools/node-slack-sdk/reference/web-api/interfaces/
+MessageAttachment), with the fields real share payloads add (`is_share`, `author_id`, `channel_id`,
+`channel_team`, `from_url`, `message_blocks` with the shared message's rich_text, its `files`).
 Invariants: every payload names its team (and enterprise, for an Enterprise Grid team) where Slack
 puts it; the default team's payloads are exactly what the harness sent before teams existed, plus
 the fields Slack adds (`context_team_id`, `enterprise`, `is_enterprise_install`).
