@@ -26,6 +26,7 @@ from .services.ports import Chat, Clock, Store
 from .slack import installs
 from .slack.clients import Installed, OneWorkspace, web_client
 from .slack.downloads import Downloads
+from .slack.file_stubs import FileStubs
 from .slack.gateway import SlackChat
 from .slack.listeners import register
 from .store import Database, open_store, utcnow
@@ -107,7 +108,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         if who.get("team_id"):  # a token that works again after an uninstall: the workspace is back
             services.workspaces.installed(who["team_id"])
         log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
-    register(app, services)
+    register(app, services, FileStubs(clients))
     return Wiring(settings, app, services, store, db, executor)
 
 

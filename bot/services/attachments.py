@@ -2,7 +2,8 @@
 Claude can take, and kept once per content — an image or PDF uploaded to Anthropic's Files API (a
 request then names it by id: a few bytes, the same every time, so the prompt cache keeps working),
 a text file as its text. A file that cannot be taken is skipped with one private notice naming it
-and why; the rest of the turn is answered."""
+and why; the rest of the turn is answered. A file Slack gives no download URL for (a Slack Connect
+file it will not show the bot even through files.info, an external file) is one of those."""
 from __future__ import annotations
 
 import hashlib
@@ -32,6 +33,7 @@ from .ports import Model, Shared, SharedFile, Store, StoredFile
 
 log = logging.getLogger(__name__)
 
+NOT_DOWNLOADABLE = "Slack would not let me download it"
 RECENT_FILES = 1024
 UNUSED_GRACE = 600.0  # seconds: a content kept this recently may be about to be attached to its turn
 
@@ -61,6 +63,8 @@ class Attachments:
         return kept, f"I left out {', '.join(skipped)}.{rest}"
 
     def _attach(self, file: SharedFile) -> Attachment:
+        if not file.url:
+            raise Unreadable(NOT_DOWNLOADABLE)
         kind = readable(file.mimetype, file.filetype, file.name)
         check_size(kind, file.size, self.max_file_bytes)
         with self._one_at_a_time(file.id):
@@ -78,7 +82,7 @@ class Attachments:
         try:
             data = self.shared.download(file)
         except ThreadforkError:
-            raise Unreadable("Slack would not let me download it") from None
+            raise Unreadable(NOT_DOWNLOADABLE) from None
         check_content(kind, data)
         check_size(kind, len(data), self.max_file_bytes)
         sha256 = hashlib.sha256(data).hexdigest()

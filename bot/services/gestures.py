@@ -2,9 +2,12 @@
 the Merge/Abandon buttons, the message shortcuts, edits and deletions, and opening App Home."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..domain.commands import strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork
+from ..domain.shared import SharedMessage, with_shared
 from .access import Access
 from .conversation import Conversation, Speaker
 from .forks import Forks
@@ -80,8 +83,11 @@ class Gestures:
             return
         self._act(fork, user_id, "merge", audience)
 
-    def edit_message(self, channel: Channel, ts: str, user_id: str, text: str) -> None:
-        self.store.edits.edit_turn(channel, ts, user_id, strip_mention(text, self.bot_user_id(channel.team_id)))
+    def edit_message(self, channel: Channel, ts: str, user_id: str, text: str,
+                     shared: Sequence[SharedMessage] = ()) -> None:
+        """The edited words, with the messages it shares quoted after them as when it was a turn."""
+        words = strip_mention(text, self.bot_user_id(channel.team_id))
+        self.store.edits.edit_turn(channel, ts, user_id, with_shared(words, shared))
 
     def delete_message(self, channel: Channel, ts: str) -> None:
         self.store.edits.delete_turn(channel, ts)

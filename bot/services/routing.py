@@ -5,15 +5,21 @@ thread that is none: adoption.py), or a short private answer.
 `message` and `app_mention` deliver a mention under two event ids: each message is claimed once by
 its channel + ts, atomically with storing its turn (or before any other action), so it is acted on
 once whatever arrives twice. Channel chatter that mentions nobody costs no write.
+
+A message someone shared or forwarded (`shared`) is part of the sharer's turn, quoted after their own
+words (bot/domain/shared.py), with or without words of their own; whether the bot was mentioned, and
+which command was given, is read from the sharer's own words only.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
 from ..domain.settings import ChannelSettings
+from ..domain.shared import SharedMessage, with_shared
 from .access import Access
 from .adoption import Adoption
 from .attachments import Attachments
@@ -27,6 +33,7 @@ NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention 
               "it becomes one.")
 SUMMONED = "[mentioned Threadfork here without a message]"  # an empty mention that adopts a thread
 EMPTY_MENTION = "I got an empty message — write your question after the mention."
+EMPTY_MESSAGE = "I got an empty message — write your question and send it again."  # in a DM: no mention there
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,8 @@ class IncomingMessage:
     text: str
     ts: str
     thread_ts: str | None = None
-    files: tuple[SharedFile, ...] = ()
+    files: Sequence[SharedFile] = ()  # may be read lazily (Slack Connect stubs are resolved on first read)
+    shared: tuple[SharedMessage, ...] = ()  # messages shared or forwarded with this one
 
     @property
     def channel(self) -> Channel:
@@ -71,7 +79,7 @@ class Router:
         if fork is None and not (mentioned or message.channel_type == "im"):
             return  # ordinary channel chatter; the parent listens only when mentioned
         key = f"msg:{message.team_id}:{message.channel_id}:{message.ts}"
-        text = strip_mention(message.text, bot)
+        text = with_shared(strip_mention(message.text, bot), message.shared)
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
@@ -91,13 +99,13 @@ class Router:
                                   message.channel_id, message.team_id)
                 self._submit(session, message, text, audience, key, chosen)
             elif self.store.claims.claim(key):
-                self.answers.tell(audience, EMPTY_MENTION)
+                self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
 
     def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
         """A mention in a thread that is no fork: the thread becomes one, then the mention is its turn."""
-        command = parse_thread_command(text)
+        command = None if message.shared else parse_thread_command(text)
         if command and command.verb != "fork":
             if self.store.claims.claim(key):
                 self.answers.tell(audience, NOT_A_FORK.format(verb=command.verb))
@@ -113,7 +121,7 @@ class Router:
 
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
                  key: str, chosen: ChannelSettings | None = None) -> None:
-        command = parse_thread_command(text) if mentioned else None
+        command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files
         if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork, chosen):
             self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key)

@@ -28,6 +28,7 @@ from ..services.ports import Audience, PrivateAnswers
 log = logging.getLogger(__name__)
 
 HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}  # message subtypes that carry a person's words
+NOT_PEOPLE = {"USLACKBOT"}  # Slackbot posts (reminders, notices) as a user, without a bot_id
 ACTED_ON_REACTIONS = MERGE_REACTIONS | ABANDON_REACTIONS | RETRY_REACTIONS
 LAST_EVENT_RETRY = 3  # Slack retries an event three times, then gives up
 NOT_SAVED = "⚠️ I couldn't save that just now (my storage is unavailable) — please send it again in a minute."
@@ -52,18 +53,25 @@ def _worth_keeping(event: dict, bot_user_id: str | None) -> bool:
     if kind == "reaction_added":
         return user != bot_user_id and str(event.get("reaction", "")).split("::")[0] in ACTED_ON_REACTIONS
     if kind == "app_mention":
-        return bool(user) and user != bot_user_id and not event.get("bot_id")
+        return from_person(event, bot_user_id)
     if kind in ("file_deleted", "app_uninstalled", "tokens_revoked"):
         return True  # what people removed must stop reaching Claude; a workspace that left must be let go
     if kind != "message":
         return False
     if event.get("subtype") in ("message_changed", "message_deleted"):
-        changed = event.get("message") or event.get("previous_message") or {}
-        return bool(changed.get("user")) and not changed.get("bot_id") and changed.get("user") != bot_user_id
-    if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not user or user == bot_user_id:
+        return from_person(event.get("message") or event.get("previous_message") or {}, bot_user_id)
+    if event.get("subtype") not in HUMAN_SUBTYPES or not from_person(event, bot_user_id):
         return False
     in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
     return event.get("channel_type") == "im" or in_thread or mentions(event.get("text") or "", bot_user_id)
+
+
+def from_person(message: dict, bot_user_id: str | None) -> bool:
+    """Whether a message (or mention) was written by a person: not the bot itself, not another app
+    (`bot_id`), not Slackbot — only a person's message may start a turn."""
+    user = message.get("user")
+    return (isinstance(user, str) and bool(user) and user != bot_user_id and user not in NOT_PEOPLE
+            and not message.get("bot_id"))
 
 
 def _digest(body: dict) -> str:

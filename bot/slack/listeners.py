@@ -17,17 +17,20 @@ from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
 from ..services.facade import Services
-from ..services.ports import Audience, SharedFile
+from ..services.ports import Audience
 from ..services.routing import IncomingMessage
-from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered, presser
+from .file_stubs import FileStubs, MessageFiles
+from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered, from_person, presser
 from .review_listeners import register_reviews
 from .settings_listeners import register_settings
+from .shares import shared_files, shared_messages
 from .render import ABANDON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, services: Services, stubs: FileStubs | None = None) -> None:
+    """`stubs` resolves Slack Connect file stubs (files.info); without it they are named as unreadable."""
     door = Door(services, services.chat.answers)
 
     @app.use
@@ -89,7 +92,7 @@ def register(app: App, services: Services) -> None:
     @app.event("app_mention")
     def on_mention(event, context):
         with delivered(services, context):
-            _message(services, event, context)
+            _message(services, event, context, stubs)
 
     @app.event("message")
     def on_message(event, context):
@@ -97,7 +100,7 @@ def register(app: App, services: Services) -> None:
             if event.get("subtype") in ("message_changed", "message_deleted"):
                 _changed_message(services, event, Channel(_team(context), event["channel"]))
             else:
-                _message(services, event, context)
+                _message(services, event, context, stubs)
 
     @app.event("file_deleted")
     def on_file_deleted(event, context):
@@ -166,17 +169,16 @@ def _changed_message(services: Services, event: dict, channel: Channel) -> None:
             services.gestures.files_deleted(channel, changed["ts"])
         if changed.get("subtype") == "tombstone":
             return
-        if changed.get("user") and not changed.get("bot_id") and changed.get("ts"):
+        if from_person(changed, services.bot_user_id(channel.team_id)) and changed.get("ts"):
             services.gestures.edit_message(channel, changed["ts"], changed["user"],
-                                           storable(changed.get("text") or ""))
+                                           storable(changed.get("text") or ""), shared_messages(changed))
     elif event.get("deleted_ts"):
         services.gestures.delete_message(channel, event["deleted_ts"])
 
 
-def _message(services: Services, event: dict, context) -> None:
-    if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
-        return
-    if event["user"] == services.bot_user_id(_team(context)):
+def _message(services: Services, event: dict, context, stubs: FileStubs | None) -> None:
+    """A person's message (a share's content and files included) to the router; nobody else's."""
+    if event.get("subtype") not in HUMAN_SUBTYPES or not from_person(event, services.bot_user_id(_team(context))):
         return
     services.router.receive(IncomingMessage(
         team_id=_team(context),
@@ -186,14 +188,9 @@ def _message(services: Services, event: dict, context) -> None:
         text=storable(event.get("text") or ""),
         ts=event["ts"],
         thread_ts=event.get("thread_ts"),
-        files=tuple(_shared(f, _team(context)) for f in event.get("files") or [] if f.get("url_private_download")),
+        files=MessageFiles([*(event.get("files") or []), *shared_files(event)], _team(context), stubs),
+        shared=shared_messages(event),
     ))
-
-
-def _shared(file: dict, team_id: str) -> SharedFile:
-    return SharedFile(id=file["id"], name=file.get("name") or file.get("title") or file["id"],
-                      mimetype=file.get("mimetype") or "", filetype=file.get("filetype") or "",
-                      size=int(file.get("size") or 0), url=file.get("url_private_download"), team_id=team_id)
 
 
 def _shortcut_sender(shortcut: dict, context) -> Audience:

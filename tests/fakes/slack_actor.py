@@ -39,15 +39,27 @@ class SlackActor:
 
     def say(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
             mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None,
-            team=None) -> str:
-        """A person posts a message (with `files`, as `slack.share_file` describes them); with a mention
-        Slack delivers it as `message` and `app_mention`."""
+            attachments: list[dict] | None = None, team=None) -> str:
+        """A person posts a message (with `files`, as `slack.share_file` describes them, and `attachments`,
+        e.g. a `shared` message); with a mention Slack delivers it as `message` and `app_mention`."""
         return self.said(user, text, channel=channel, thread_ts=thread_ts, mention=mention,
-                         channel_type=channel_type, files=files, team=team)["ts"]
+                         channel_type=channel_type, files=files, attachments=attachments, team=team)["ts"]
+
+    def shared(self, message: dict, *, name: str | None = None, team=None) -> dict:
+        """The attachment of a message that shares or forwards `message` (an event `said` returned),
+        written by a person Slack shows as `name` (their real name; the user id lowercased by default)."""
+        team = self.slack.team(team)
+        subname = message["user"].lower()
+        return payloads.share_attachment(message, team=team, author_name=name or subname, author_subname=subname)
+
+    def slackbot_says(self, text: str, *, channel: str = "D0SLACKBOT1", team=None) -> str:
+        """Slackbot writes to the bot in their DM (a reminder, a notice): a user message from USLACKBOT,
+        without a bot_id."""
+        return self.say("USLACKBOT", text, channel=channel, channel_type="im", team=team)
 
     def said(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
              mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None,
-             team=None) -> dict:
+             attachments: list[dict] | None = None, team=None) -> dict:
         """`say`, returning the message event as Slack sent it."""
         team = self.slack.team(team)
         ts = self.new_ts()
@@ -57,6 +69,8 @@ class SlackActor:
                    "event_ts": ts, "channel_type": channel_type, "team": team.id}
         if files:
             message.update(subtype="file_share", files=files, upload=False)
+        if attachments:
+            message["attachments"] = attachments
         if thread_ts:
             message["thread_ts"] = thread_ts
         self.slack.record_message(message, team)
@@ -64,7 +78,8 @@ class SlackActor:
         if mention:
             mention_event = {"type": "app_mention", "channel": channel, "user": user, "text": text, "ts": ts,
                              "event_ts": ts, "team": team.id, **({"thread_ts": thread_ts} if thread_ts else {}),
-                             **({"files": files} if files else {})}
+                             **({"files": files} if files else {}),
+                             **({"attachments": attachments} if attachments else {})}
             assert self.event(mention_event, team=team).status == 200
         return message
 

@@ -153,8 +153,6 @@ class FakeSlack(SlackWorld):
         missing = sorted(REQUIRED[method] - {k for k, v in args.items() if v not in (None, "")})
         if missing:
             return self._refuse(method, "invalid_arguments", team, f"missing {missing}")
-        if method == "files.info" and not args.get("file"):
-            return self._refuse(method, "invalid_arguments", team, "missing ['file']")
         if method == "views.update" and not (args.get("view_id") or args.get("external_id")):
             return self._refuse(method, "invalid_arguments", team, "neither view_id nor external_id")
         if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):

@@ -14,6 +14,19 @@ Invariants (sources: docs.slack.dev/reference/objects/file-object, /reference/ev
 - Every GET of a file URL is recorded in `downloads`, served or not, with the token it carried.
 - Deleting a file gives the `file_deleted` event and, for a message that shared it, the
   `message_changed` event in which the file has become `{"id": …, "mode": "tombstone"}`.
+- `files.info` (docs.slack.dev/reference/methods/files.info: `file` required — a call without it is
+  refused as a bug, see slack_spec; the answer `{"ok": true, "file": <file object>, "comments": [],
+  "response_metadata": …}`; `file_not_found` for an id it does not know or the caller may not see,
+  `file_deleted` for a deleted one) answers only for the calling token's team.
+- A Slack Connect file (`connect=`): the message event carries only its stub,
+  `{"id": …, "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0,
+  "user": ""}` — no name, no URL — and the app must call `files.info` for the file object
+  (docs.slack.dev/reference/objects/file-object, "Slack Connect files"; docs.slack.dev/reference/
+  events/message/file_share, "Slack Connect files"; api.slack.com/apis/channels-between-orgs
+  #check_file_info). `connect="visible"`: files.info gives the whole object, `file_access: "visible"`,
+  whose URLs serve the bot's token like any file. `connect="hidden"`: the other organisation keeps
+  the file from apps — files.info answers `file_not_found` (its documented answer for a file the
+  caller may not see) and no URL of it is ever given out.
 """
 from __future__ import annotations
 
@@ -26,6 +39,7 @@ from urllib.parse import quote, urlparse
 
 LOGIN = "login"
 REFUSALS = (403, 404, LOGIN)
+CONNECT = ("visible", "hidden")
 
 # filetype and pretty_type Slack gives common uploads, by extension
 KINDS = {
@@ -62,6 +76,7 @@ class SharedFile:
     team: str
     refusal: int | str | None = None
     deleted: bool = False
+    connect: str | None = None  # a Slack Connect file: "visible" or "hidden" to the app through files.info
 
 
 @dataclass
@@ -94,18 +109,27 @@ class SlackFiles:
 
     def share(self, name: str, data: bytes, mimetype: str, filetype: str | None = None, *,
               user: str = "UALICE01", title: str | None = None, refuse: int | str | None = None,
-              team: str | None = None) -> dict:
+              team: str | None = None, connect: str | None = None) -> dict:
+        """Register a file; the answer is what a message event's `files` array holds for it (the stub, for
+        a Slack Connect file)."""
+        if connect is not None and connect not in CONNECT:
+            raise ValueError(f"connect must be one of {CONNECT} or None, not {connect!r}")
         extension = PurePosixPath(name).suffix.lower().lstrip(".")
         kind, pretty = KINDS.get(extension, ("binary", "Binary"))
         if filetype and filetype != kind:
             kind, pretty = filetype, next((p for k, p in KINDS.values() if k == filetype), filetype.upper())
         file = SharedFile(f"F0FAKE{next(self._ids):06d}", name, title or name, mimetype, kind, pretty, bytes(data),
-                          user, int(time.time()), team or self.team)
+                          user, int(time.time()), team or self.team, connect=connect)
         with self._lock:
             self.files[file.id] = file
         if refuse is not None:
             self.refuse(file.id, refuse)
-        return self.file_object(file.id)
+        return self.stub(file.id) if connect else self.file_object(file.id)
+
+    def stub(self, file_id: str) -> dict:
+        """A Slack Connect file as message events carry it: call files.info for the rest."""
+        return {"id": file_id, "mode": "file_access", "file_access": "check_file_info", "created": 0,
+                "timestamp": 0, "user": ""}
 
     def file_object(self, file_id: str) -> dict:
         """The file as a message event's `files` array and `files.info` show it."""
@@ -143,7 +167,7 @@ class SlackFiles:
 
     def info(self, file_id: str | None, team: str | None = None) -> dict:
         file = self.files.get(file_id or "")
-        if file is None or (team is not None and file.team != team):
+        if file is None or (team is not None and file.team != team) or file.connect == "hidden":
             return {"ok": False, "error": "file_not_found"}
         if file.deleted:
             return {"ok": False, "error": "file_deleted"}
@@ -162,7 +186,7 @@ class SlackFiles:
         return status, body, headers
 
     def _answer(self, file: SharedFile | None, token: str | None, parts: list[str]):
-        if file is None or file.deleted or file.refusal == 404:
+        if file is None or file.deleted or file.refusal == 404 or file.connect == "hidden":
             return 404, NOT_FOUND_PAGE, {"Content-Type": HTML}
         if not token or not self._accepts(token, file.team) or file.refusal == LOGIN:
             return 200, SIGN_IN_PAGE, {"Content-Type": HTML}

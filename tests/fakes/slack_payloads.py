@@ -3,7 +3,13 @@
 Sources: docs.slack.dev/apis/events-api (the event_callback envelope and its `authorizations`),
 /interactivity/implementing-slash-commands, /reference/interaction-payloads/block_actions-payload,
 /reference/interaction-payloads/shortcuts-interaction-payload, /reference/interaction-payloads/
-view-interactions-payload, /reference/events/app_uninstalled and /reference/events/tokens_revoked.
+view-interactions-payload, /reference/events/app_uninstalled and /reference/events/tokens_revoked;
+a shared or forwarded message as the legacy secondary attachment Slack adds to the sharer's message
+(docs.slack.dev/messaging/formatting-message-text#attachments: `fallback`, `text`, `author_name`,
+`author_link`, `author_icon`, `footer`, `ts`, `mrkdwn_in`; `author_subname` as slack-sdk's
+MessageAttachment type has it, docs.slack.dev/tools/node-slack-sdk/reference/web-api/interfaces/
+MessageAttachment), with the fields real share payloads add (`is_share`, `author_id`, `channel_id`,
+`channel_team`, `from_url`, `message_blocks` with the shared message's rich_text, its `files`).
 Invariants: every payload names its team (and enterprise, for an Enterprise Grid team) where Slack
 puts it; the default team's payloads are exactly what the harness sent before teams existed, plus
 the fields Slack adds (`context_team_id`, `enterprise`, `is_enterprise_install`).
@@ -115,3 +121,25 @@ def app_uninstalled(event_ts: str) -> dict:
 
 def tokens_revoked(bot: list[str], oauth: list[str], event_ts: str) -> dict:
     return {"type": "tokens_revoked", "tokens": {"oauth": list(oauth), "bot": list(bot)}, "event_ts": event_ts}
+
+
+def share_attachment(message: dict, *, team: Team, author_name: str, author_subname: str,
+                     channel_name: str = "general") -> dict:
+    """The attachment Slack adds to a message that shares (or forwards) `message`, a person's message event."""
+    channel, ts, author = message["channel"], message["ts"], message["user"]
+    link = f"https://{team.domain}.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+    words = message.get("text") or ""
+    attachment = {
+        "id": 1, "ts": ts, "author_id": author, "channel_id": channel, "channel_team": team.id,
+        "is_share": True, "is_msg_unfurl": False,
+        "message_blocks": [{"team": team.id, "channel": channel, "ts": ts, "message": {"blocks": [
+            {"type": "rich_text", "block_id": "shr1", "elements": [
+                {"type": "rich_text_section", "elements": [{"type": "text", "text": words}] if words else []}]}]}}],
+        "color": "D0D0D0", "fallback": f"[{time.strftime('%B %d, %Y', time.gmtime(float(ts)))}] {author_subname}: {words}",
+        "text": words, "author_name": author_name, "author_link": f"https://{team.domain}.slack.com/team/{author}",
+        "author_icon": "https://avatars.slack-edge.com/fake_48.png", "author_subname": author_subname,
+        "mrkdwn_in": ["text"], "footer": f"Posted in #{channel_name}", "from_url": link, "original_url": link,
+    }
+    if message.get("files"):
+        attachment["files"] = message["files"]
+    return attachment

@@ -95,7 +95,8 @@ class SlackWorld:
 
     def share_file(self, name: str, data: bytes, mimetype: str, filetype: str | None = None, **options) -> dict:
         """Register a file; the answer is its object as a message event's `files` array holds it.
-        Options: user, title, refuse (403, 404 or "login"), team."""
+        Options: user, title, refuse (403, 404 or "login"), team, connect ("visible" or "hidden": a Slack
+        Connect file, given as its stub; files.info reveals it or answers file_not_found)."""
         if "team" in options:
             options["team"] = self.team(options["team"]).id
         return self.files.share(name, data, mimetype, filetype, **options)

@@ -118,3 +118,25 @@ def test_files_info_answers_from_the_registry_through_slack_sdk(fake):
     with pytest.raises(SlackApiError):
         client.api_call("files.info", params={})
     assert fake.violations == ["files.info: missing ['file']"]
+
+
+def test_a_slack_connect_file_arrives_as_its_stub_and_files_info_gives_the_whole_file(fake):
+    client = WebClient(token=TOKEN, base_url=fake.api_url)
+    stub = fake.share_file("plan.png", PNG, "image/png", connect="visible")
+    assert stub == {"id": stub["id"], "mode": "file_access", "file_access": "check_file_info", "created": 0,
+                    "timestamp": 0, "user": ""}
+    file = client.files_info(file=stub["id"])["file"]
+    assert file["file_access"] == "visible" and file["name"] == "plan.png"
+    assert get(file["url_private_download"])[2] == PNG
+
+
+def test_a_slack_connect_file_kept_from_apps_is_not_found_and_none_of_its_urls_serve(fake):
+    client = WebClient(token=TOKEN, base_url=fake.api_url)
+    stub = fake.share_file("secret.pdf", b"%PDF-1.4", "application/pdf", connect="hidden")
+    with pytest.raises(SlackApiError) as hidden:
+        client.files_info(file=stub["id"])
+    assert hidden.value.response["error"] == "file_not_found" and fake.violations == []
+    guessed = fake.files.file_object(stub["id"])["url_private_download"]  # a URL the app was never given
+    assert get(guessed)[0] == 404
+    with pytest.raises(ValueError):
+        fake.share_file("x.png", PNG, "image/png", connect="maybe")

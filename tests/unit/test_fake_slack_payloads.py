@@ -10,6 +10,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.signature import SignatureVerifier
 
 from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID
+from tests.fakes.slack_payloads import share_attachment
 
 from .fake_slack_helpers import Answer, ScriptedApp, client, refusal, strict_fake
 
@@ -157,3 +158,18 @@ def test_the_default_teams_envelope_is_what_the_harness_always_sent(slack, app):
         "is_ext_shared_channel": False}
     assert sent["authorizations"] == [{"enterprise_id": None, "team_id": TEAM_ID, "user_id": BOT_USER_ID,
                                        "is_bot": True, "is_enterprise_install": False}]
+
+
+def test_a_share_attachment_carries_the_shared_message_its_author_link_blocks_and_files(slack):
+    team = slack.team()
+    files = [{"id": "F1", "name": "a.png"}]
+    message = {"type": "message", "user": "UBOB0001", "text": "ship it", "ts": "1700000000.000100",
+               "channel": "C0OPS0001", "files": files}
+    share = share_attachment(message, team=team, author_name="Bob Builder", author_subname="bob")
+    assert share["is_share"] is True and share["text"] == "ship it" and share["files"] == files
+    assert (share["author_id"], share["author_name"], share["author_subname"]) == ("UBOB0001", "Bob Builder", "bob")
+    assert share["from_url"].endswith("/archives/C0OPS0001/p1700000000000100") and share["ts"] == message["ts"]
+    [shown] = share["message_blocks"]
+    assert (shown["channel"], shown["ts"]) == ("C0OPS0001", message["ts"])
+    assert shown["message"]["blocks"][0]["elements"][0]["elements"] == [{"type": "text", "text": "ship it"}]
+    assert share["fallback"].endswith("bob: ship it") and share["mrkdwn_in"] == ["text"]

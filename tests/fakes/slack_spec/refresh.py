@@ -38,6 +38,7 @@ NEWER = {
 # required (read 2026-12-01); the fake refuses a call without them as it refuses any missing argument.
 DOCUMENTED = {
     "conversations.replies": ["channel", "ts"],
+    "files.info": ["file"],
     "users.info": ["user"],
     "views.update": ["view"],
 }
