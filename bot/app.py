@@ -13,6 +13,7 @@ from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.web import SlackResponse
 
 from .config import TOOLS, Settings
@@ -23,11 +24,13 @@ from .services.access import AccessLists
 from .services.facade import ChannelOptions, Services
 from .services.policy import Policy
 from .services.ports import Chat, Clock, Store
+from .services.workspaces import Workspaces
 from .slack import installs
 from .slack.clients import Installed, OneWorkspace, web_client
 from .slack.downloads import Downloads
 from .slack.file_stubs import FileStubs
 from .slack.gateway import SlackChat
+from .slack.intake import BoltDeliveries
 from .slack.listeners import register
 from .store import Database, open_store, utcnow
 
@@ -73,43 +76,45 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         tools=settings.threadfork_tools,
         tool_max_uses=settings.threadfork_tool_max_uses,
     )
-    policy = Policy(
-        merge_policy=settings.threadfork_merge_policy,
-        fork_token_budget=settings.threadfork_fork_token_budget,
-        compact_at=settings.compact_at,
-        idle_reminder=settings.threadfork_fork_idle_reminder,
-        expiry=settings.threadfork_fork_expiry,
-        expiry_policy=settings.threadfork_fork_expiry_policy,
-        retention=settings.threadfork_retention,
-        lease=settings.claim_ttl,
-        max_file_bytes=settings.threadfork_max_file_bytes,
-        max_fork_depth=settings.threadfork_max_fork_depth,
-        merge_review=settings.threadfork_merge_review,
-        retention_after_uninstall=settings.threadfork_retention_after_uninstall,
-    )
+    policy = policy_of(settings)
     downloads = Downloads(clients, settings.slack_api_url, settings.threadfork_max_file_bytes)
     channels = ChannelOptions(
-        defaults=policy.as_channel_settings(settings.threadfork_model, settings.threadfork_tools),
+        defaults=policy.channel,
         choices=Choices(settings.model_choices, TOOLS),
         lists=AccessLists(frozenset(settings.threadfork_allowed_channels), frozenset(settings.threadfork_allowed_users),
                           frozenset(settings.threadfork_admins)))
-    services = Services(store, Chat.all_in(SlackChat(clients, downloads)), claude, bot_user_id=clients.bot_user_id,
-                        policy=policy, channels=channels)
+    chat = Chat.all_in(SlackChat(clients, downloads))
+    workspaces = Workspaces(store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
     # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the
     # body of a forged request); Socket Mode needs no signature
     if settings.many_workspaces:
-        app = _installable_app(settings, client, clients, db, services, executor)
+        installations = installs.installation_store(settings, db.engine)  # the install flow and uninstalls write
+        app = _installable_app(settings, client, clients, db, installations, workspaces, executor)
+    else:
+        installations, app = None, _one_workspace_app(client, who, executor)
+    services = Services(store, chat, claude, bot_user_id=clients.bot_user_id, policy=policy, channels=channels,
+                        workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers))
+    installs.register_departures(app, installations, services, clients)  # before the others: see installs.py
+    register(app, services, FileStubs(clients))
+    if settings.many_workspaces:
         log.info("Threadfork ready to be installed (model %s)", settings.threadfork_model)
     else:
-        app = _one_workspace_app(client, who, executor)
-        installs.register_departures(app, None, services, clients)
         if who.get("team_id"):  # a token that works again after an uninstall: the workspace is back
-            services.workspaces.installed(who["team_id"])
+            workspaces.installed(who["team_id"])
         log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
-    register(app, services, FileStubs(clients))
     return Wiring(settings, app, services, store, db, executor)
+
+
+def policy_of(settings: Settings) -> Policy:
+    """The one place Settings become the use cases' knobs; a channel's own settings start from
+    `settings.channel_defaults()`."""
+    return Policy(channel=settings.channel_defaults(), compact_at=settings.compact_at,
+                  expiry_policy=settings.threadfork_fork_expiry_policy, retention=settings.threadfork_retention,
+                  lease=settings.claim_ttl, max_file_bytes=settings.threadfork_max_file_bytes,
+                  max_fork_depth=settings.threadfork_max_fork_depth,
+                  retention_after_uninstall=settings.threadfork_retention_after_uninstall)
 
 
 def _who_am_i(client: WebClient) -> SlackResponse:
@@ -134,14 +139,12 @@ def _one_workspace_app(client: WebClient, who: SlackResponse, executor: Drainabl
                listener_executor=executor, **one_token)
 
 
-def _installable_app(settings: Settings, client: WebClient, clients: Installed, db: Database, services: Services,
+def _installable_app(settings: Settings, client: WebClient, clients: Installed, db: Database,
+                     installations: SQLAlchemyInstallationStore, workspaces: Workspaces,
                      executor: DrainableExecutor) -> App:
-    """Bolt with its OAuth flow (bot/slack/installs.py); the uninstall listeners come before the others."""
-    installations = installs.installation_store(settings, db.engine)  # the install flow and uninstalls write
+    """Bolt with its OAuth flow (bot/slack/installs.py)."""
     app = App(client=client, request_verification_enabled=False, listener_executor=executor,
               signing_secret=settings.slack_signing_secret.get_secret_value(),
               authorize=installs.authorize(settings, clients.installations, client),
-              oauth_settings=installs.oauth_settings(settings, installations, db.engine, services.workspaces,
-                                                     clients))
-    installs.register_departures(app, installations, services, clients)
+              oauth_settings=installs.oauth_settings(settings, installations, db.engine, workspaces, clients))
     return app

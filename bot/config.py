@@ -13,7 +13,7 @@ from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_v
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .domain.durations import parse_duration
-from .domain.settings import MAX_BUDGET, MAX_DURATION
+from .domain.settings import MAX_BUDGET, MAX_DURATION, ChannelSettings
 from .domain.sizes import parse_size
 
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
@@ -27,6 +27,14 @@ Bytes = Annotated[int, BeforeValidator(parse_size)]
 
 class ConfigError(Exception):
     pass
+
+
+class ChannelDefault:
+    """Marks a setting as the environment's default of the channel setting (`/threadfork`) named so: a
+    channel whose admins chose nothing follows it (Settings.channel_defaults)."""
+
+    def __init__(self, name: str):
+        self.name = name
 
 
 TOOLS = ("web_search", "web_fetch")
@@ -67,7 +75,7 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     anthropic_api_key: SecretStr
     anthropic_base_url: str | None = None
-    threadfork_model: str = "claude-sonnet-5-5"
+    threadfork_model: Annotated[str, ChannelDefault("model")] = "claude-sonnet-5-5"
     threadfork_models: Names = ()  # the models a channel's admins may choose; empty: THREADFORK_MODEL only
     threadfork_admins: Names = ()  # user ids who may change any channel's settings, beside workspace admins
     threadfork_allowed_channels: Names = ()  # channel ids where Threadfork answers; empty: every channel
@@ -77,13 +85,16 @@ class Settings(BaseSettings):
     threadfork_processes: int = Field(1, gt=0, le=64)  # HTTP mode: worker processes sharing PORT
     threadfork_context_window: int = Field(200_000, gt=0)
     threadfork_compact_at: int | None = Field(None, gt=0)  # default: 80 % of the context window
-    threadfork_fork_token_budget: int | None = Field(None, gt=0, le=MAX_BUDGET)
-    threadfork_merge_policy: Literal["anyone", "owner"] = "anyone"
+    threadfork_fork_token_budget: Annotated[int | None, ChannelDefault("fork_token_budget"),
+                                            Field(gt=0, le=MAX_BUDGET)] = None
+    threadfork_merge_policy: Annotated[Literal["anyone", "owner"], ChannelDefault("merge_policy")] = "anyone"
     threadfork_max_fork_depth: int = Field(3, ge=1, le=10)
-    threadfork_merge_review: bool = False  # on: a merge posts a draft summary to approve, edit or redraft first
+    # on: a merge posts a draft summary to approve, edit or redraft first
+    threadfork_merge_review: Annotated[bool, ChannelDefault("merge_review")] = False
     threadfork_sweep_interval: Seconds = 60.0
-    threadfork_fork_idle_reminder: Annotated[Seconds, Field(le=MAX_DURATION)] = 24 * 3600.0
-    threadfork_fork_expiry: Annotated[Seconds, Field(le=MAX_DURATION)] = 7 * 86400.0
+    threadfork_fork_idle_reminder: Annotated[Seconds, Field(le=MAX_DURATION), ChannelDefault("idle_reminder")] = \
+        24 * 3600.0
+    threadfork_fork_expiry: Annotated[Seconds, Field(le=MAX_DURATION), ChannelDefault("expiry")] = 7 * 86400.0
     threadfork_fork_expiry_policy: Literal["merge", "abandon"] = "merge"
     threadfork_retention: Seconds | None = None  # the sweep deletes turns and closed forks older; None: keep forever
     # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much; capped so that
@@ -92,7 +103,7 @@ class Settings(BaseSettings):
     threadfork_drain_timeout: Seconds = 25.0  # on SIGTERM, how long replies in flight may take to finish
     threadfork_model_timeout: Seconds = 600.0
     threadfork_max_file_bytes: Bytes = 32 * 1024 * 1024  # one shared file; the API's own limits apply too
-    threadfork_tools: ToolNames = ()  # Claude's server tools: web_search, web_fetch
+    threadfork_tools: Annotated[ToolNames, ChannelDefault("tools")] = ()  # Claude's server tools: web_search, web_fetch
     threadfork_tool_max_uses: int = Field(5, gt=0, le=50)  # per request, per tool
     threadfork_retention_after_uninstall: SecondsOrNow = 30 * 86400.0  # a departed workspace's conversations
     database_url: str = DEFAULT_DATABASE_URL
@@ -117,6 +128,14 @@ class Settings(BaseSettings):
         if self.slack_app_token is None and self.slack_signing_secret is None:
             raise ValueError("SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN for Socket Mode)")
         return self
+
+    def channel_defaults(self) -> ChannelSettings:
+        """Every channel's settings where its admins chose nothing: the settings marked ChannelDefault
+        (a channel is on, and has no instructions, unless its admins say otherwise)."""
+        values = {mark.name: getattr(self, name) for name, field in type(self).model_fields.items()
+                  for mark in field.metadata if isinstance(mark, ChannelDefault)}
+        values["fork_token_budget"] = values["fork_token_budget"] or 0  # unset: no budget, as a channel's 0 says
+        return ChannelSettings(instructions=None, enabled=True, **values)
 
     @property
     def model_choices(self) -> tuple[str, ...]:

@@ -40,6 +40,17 @@ class ChannelSettings:
                                   else getattr(self, f.name) for f in fields(self)})
 
 
+# a channel's settings where nobody chose otherwise and the environment sets nothing (Settings' defaults
+# say the same): what the use cases follow when wired without Settings
+BUILT_IN = ChannelSettings(
+    instructions=None, model=None, tools=None,  # None: the Model port's own model and tools
+    fork_token_budget=0,  # 0: no budget
+    merge_policy="anyone",  # or "owner": only the fork's owner may merge or abandon it
+    enabled=True, idle_reminder=24 * 3600.0, expiry=7 * 86400.0,
+    merge_review=False,  # True: a merge gesture first posts a draft summary people approve, edit or redraft
+)
+
+
 LABELS = {"instructions": "instructions", "model": "model", "fork_token_budget": "fork token budget",
           "merge_policy": "merge policy", "enabled": "Threadfork here", "idle_reminder": "idle reminder",
           "expiry": "expiry", "tools": "tools", "merge_review": "summary review"}

@@ -21,7 +21,7 @@ from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
 from .gestures import Gestures
-from .intake import Intake
+from .intake import Deliveries, Intake
 from .lifecycle import Lifecycle
 from .merging import Merging
 from .liveness import Liveness
@@ -45,19 +45,22 @@ class ChannelOptions:
 
 class Services:
     def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None | BotUsers,
-                 policy: Policy = Policy(), channels: ChannelOptions | None = None):
+                 policy: Policy = Policy(), channels: ChannelOptions | None = None,
+                 workspaces: Workspaces | None = None, deliveries: Deliveries | None = None):
         """`chat`: Slack's ports (each service is given the ones it uses); `bot_user_id`: the bot's user id,
         or (many workspaces) a function of the team giving it; `channels`: what channels may choose and who may
-        use Threadfork (default: everyone, one model)."""
+        use Threadfork (default: everyone, one model); `workspaces`: installs and departures (the OAuth flow needs
+        it before the Slack app exists); `deliveries`: the Slack app's replay of kept deliveries (none: the
+        sweep replays nothing, as in the unit tests and the eval)."""
         # without them: the model and tools the Model port was configured with (None), nothing to choose
-        channels = channels or ChannelOptions(policy.as_channel_settings(None, None), Choices((), ()))
+        channels = channels or ChannelOptions(policy.channel, Choices((), ()))
         self.store = store
         self.chat = chat
         self.bot_user_id: BotUsers = bot_user_id if callable(bot_user_id) else (lambda team_id: bot_user_id)
         self.policy = policy
         self.policies = Policies(policy, store, channels.defaults)  # each channel's, its settings over `policy`
         self.liveness = Liveness(store, policy.lease)
-        self.intake = Intake(store, self.liveness)
+        self.intake = Intake(store, self.liveness, deliveries)
         self.compactor = Compactor(store, model, policy)
         self.budgets = Budgets(store, chat.posts, chat.answers, self.policies)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
@@ -65,7 +68,7 @@ class Services:
         merging = Merging(store, chat.posts, model)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
         self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews)
-        self.workspaces = Workspaces(store, policy.retention_after_uninstall)
+        self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
         self.attachments = Attachments(store, chat.shared, model, policy.max_file_bytes)
         self.access = Access(store, chat.answers, chat.people, channels.lists)
         self.lifecycle = Lifecycle(store, chat.replies, chat.posts, self.conversation, self.forks, self.compactor,

@@ -30,10 +30,10 @@ class Deliveries(Protocol):
 
 
 class Intake:
-    def __init__(self, store: Store, liveness: Liveness):
+    def __init__(self, store: Store, liveness: Liveness, deliveries: Deliveries | None = None):
         self.store = store
         self.liveness = liveness
-        self.deliveries: Deliveries | None = None  # attached once the Slack app exists
+        self.deliveries = deliveries  # None without Slack (unit tests, the eval): nothing to replay
 
     def keep(self, key: str, payload: str) -> bool:
         """Record a delivery before it is acknowledged; False: it was kept before (a redelivery).

@@ -1,23 +1,24 @@
-"""The knobs use cases obey, taken from Settings at wiring time; the defaults here are the only ones
-(Settings and the README state the same)."""
+"""The knobs use cases obey, taken from Settings at wiring time (bot/app.py); the defaults here are the
+only ones (Settings and the README state the same).
+
+What a channel's admins may change (`/threadfork`) is a `ChannelSettings` — the environment's values in
+`Policy.channel`, a channel's choices laid over them by `for_channel` — so a new channel setting is named
+in Settings, its ChannelSettings field, the modal and the table, and nowhere here."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from ..domain.errors import NotAllowed
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Channel, Fork
-from ..domain.settings import ChannelSettings
+from ..domain.settings import BUILT_IN, ChannelSettings
 from .ports import Store
 
 
 @dataclass(frozen=True)
 class Policy:
-    merge_policy: str = "anyone"  # or "owner": only the fork's owner may merge or abandon it
-    fork_token_budget: int | None = None
+    channel: ChannelSettings = BUILT_IN  # what a channel follows where its admins chose nothing
     compact_at: int = 160_000
-    idle_reminder: float = 24 * 3600.0
-    expiry: float = 7 * 86400.0
     expiry_policy: str = "merge"
     retention: float | None = None  # seconds turns and closed forks are kept; None: forever
     lease: float = 30.0  # a claim (reply, merge, delivery) outlives its holder's last heartbeat by this much
@@ -25,26 +26,38 @@ class Policy:
     max_file_bytes: int = 32 * 1024 * 1024  # one shared file
     max_fork_depth: int = 3  # forks of forks of forks; 1 = only forks of the channel's conversation
     retention_after_uninstall: float = 30 * 86400.0  # a departed workspace's conversations; 0 = at once
-    merge_review: bool = False  # a merge gesture first posts a draft summary people approve, edit or redraft
+
+    @classmethod
+    def knobs(cls, **values) -> Policy:
+        """A policy from knobs by name, a channel setting's among them: `Policy.knobs(merge_policy="owner",
+        compact_at=1_000)`."""
+        channel = {name: values.pop(name) for name in list(values) if name in _CHANNEL_FIELDS}
+        return cls(channel=replace(BUILT_IN, **channel), **values)
+
+    @property
+    def merge_policy(self) -> str:
+        return self.channel.merge_policy
+
+    @property
+    def fork_token_budget(self) -> int | None:
+        return self.channel.fork_token_budget or None
+
+    @property
+    def idle_reminder(self) -> float:
+        return self.channel.idle_reminder
+
+    @property
+    def expiry(self) -> float:
+        return self.channel.expiry
 
     def reviewed(self, fork: Fork) -> bool:
         """Whether a merge of this fork waits for its draft summary to be approved (the one seam for the
         setting; an idle fork's expiry then drafts too, and waits)."""
-        return self.merge_review
+        return bool(self.channel.merge_review)
 
     def for_channel(self, chosen: ChannelSettings) -> Policy:
         """This policy with what a channel's admins chose over it (a budget of 0: none there)."""
-        budget = self.fork_token_budget if chosen.fork_token_budget is None else (chosen.fork_token_budget or None)
-        return replace(self, fork_token_budget=budget, merge_policy=_chosen(chosen.merge_policy, self.merge_policy),
-                       idle_reminder=_chosen(chosen.idle_reminder, self.idle_reminder),
-                       expiry=_chosen(chosen.expiry, self.expiry), merge_review=_chosen(chosen.merge_review,
-                                                                                         self.merge_review))
-
-    def as_channel_settings(self, model: str | None, tools: tuple[str, ...] | None) -> ChannelSettings:
-        """The defaults a channel's settings start from, as its settings modal shows them."""
-        return ChannelSettings(instructions=None, model=model, fork_token_budget=self.fork_token_budget or 0,
-                               merge_policy=self.merge_policy, enabled=True, idle_reminder=self.idle_reminder,
-                               expiry=self.expiry, tools=tools, merge_review=self.merge_review)
+        return replace(self, channel=chosen.over(self.channel))
 
     def check(self, fork: Fork, user_id: str, verb: str) -> None:
         """Under the `owner` policy only the fork's owner (or the expiry) may close it or raise its budget."""
@@ -72,5 +85,4 @@ class Policies:
                                                                                    expiry or self.base.expiry)
 
 
-def _chosen(value, default):
-    return default if value is None else value
+_CHANNEL_FIELDS = {f.name for f in fields(ChannelSettings)}

@@ -20,7 +20,7 @@ from ..services.facade import Services
 from ..services.ports import Audience
 from ..services.routing import IncomingMessage
 from .file_stubs import FileStubs, MessageFiles
-from .intake import HUMAN_SUBTYPES, BoltDeliveries, Door, delivered, from_person, presser
+from .intake import HUMAN_SUBTYPES, Door, delivered, from_person, presser
 from .review_listeners import register_reviews
 from .settings_listeners import register_settings
 from .shares import shared_files, shared_messages
@@ -37,7 +37,6 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
     def keep_before_ack(req, resp, next):
         return door(req, resp, next)
 
-    services.intake.deliveries = BoltDeliveries(app, services.chat.answers)
     slash_commands = {"/fork": services.commands.fork, "/merge": services.commands.merge,
                       "/context": services.commands.context, "/forks": services.commands.forks_list}
     for name, use_case in slash_commands.items():

@@ -2,6 +2,8 @@
 the environment's default applies. A save replaces the row (one upsert)."""
 from __future__ import annotations
 
+from dataclasses import fields
+
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -42,15 +44,13 @@ class SqlChannelSettings:
         return row[0], row[1]
 
 
+# each setting is the column of its name (tools as text): a new setting needs its column, nothing here
+_SETTINGS = tuple(f.name for f in fields(ChannelSettings))
+
+
 def columns(chosen: ChannelSettings) -> dict:
-    tools = tools_text(chosen.tools)
-    return {"instructions": chosen.instructions, "model": chosen.model, "fork_token_budget": chosen.fork_token_budget,
-            "merge_policy": chosen.merge_policy, "enabled": chosen.enabled, "idle_reminder": chosen.idle_reminder,
-            "expiry": chosen.expiry, "tools": tools, "merge_review": chosen.merge_review}
+    return {**{name: getattr(chosen, name) for name in _SETTINGS}, "tools": tools_text(chosen.tools)}
 
 
 def to_settings(row) -> ChannelSettings:
-    tools = tools_of(row.tools)
-    return ChannelSettings(instructions=row.instructions, model=row.model, fork_token_budget=row.fork_token_budget,
-                           merge_policy=row.merge_policy, enabled=row.enabled, idle_reminder=row.idle_reminder,
-                           expiry=row.expiry, tools=tools, merge_review=row.merge_review)
+    return ChannelSettings(**{**{name: getattr(row, name) for name in _SETTINGS}, "tools": tools_of(row.tools)})

@@ -30,7 +30,7 @@ class UseCases:
         self._ts_lock = threading.Lock()
         self.chat = RecordingChat(self.new_ts)  # one clock: a bot post's ts tells when it came
         self.model = ScriptedModel()
-        self.services = Services(self.store, Chat.all_in(self.chat), self.model, BOT, Policy(**policy))
+        self.services = Services(self.store, Chat.all_in(self.chat), self.model, BOT, Policy.knobs(**policy))
 
     def new_ts(self) -> str:
         with self._ts_lock:
