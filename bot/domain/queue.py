@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from .conditions import Before, Condition, Either, Is, Missing, OneOf
+from .conditions import Before, Both, Condition, Either, Is, Missing, NotAfter, OneOf
 from .model import Session, Turn, TurnStatus
 
 MAX_ATTEMPTS = 3  # answers begun for one turn, merges for one fork, replays of one delivery, before giving up
@@ -70,6 +70,13 @@ def lease_until(now: datetime, seconds: float) -> datetime:
 def lease_lapsed(now: Any) -> Condition:
     """Nobody holds the session's lease (none was taken, or it lapsed)."""
     return Either((Missing("lease_until"), Before("lease_until", now)))
+
+
+def stalled_turn(created_before: Any) -> Condition:
+    """A turn that shows its session needs answering: a reply being streamed, or a turn waiting since
+    before `created_before`. With the session's lease lapsed, nobody is answering it."""
+    return Either((Is("status", TurnStatus.STREAMING),
+                   Both((Is("status", TurnStatus.PENDING), NotAfter("created_at", created_before)))))
 
 
 def lease_takeable(owner: Any, now: Any) -> Condition:

@@ -9,7 +9,7 @@ The merge claim (merge_owner, merge_until) is also how a draft's writing is clai
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -91,9 +91,9 @@ def give_up_merge() -> tuple[Move, Move]:
             Move(None, changes={"merge_until": None, "merge_owner": None, "merge_attempts": 0}))
 
 
-def claims_of(owners: tuple[str, ...]) -> tuple[Condition, ...]:
+def claims_of(owners: Collection[str]) -> tuple[Condition, ...]:
     """The live merge and draft claims these processes hold."""
-    return OneOf("merge_owner", owners), Present("merge_until")
+    return OneOf("merge_owner", tuple(owners)), Present("merge_until")
 
 
 def renewed_claim(now: datetime, seconds: float) -> dict[str, Any]:

@@ -79,14 +79,14 @@ class SqlMerges:
     def renew_merges(self, owners: Collection[str], seconds: float) -> None:
         if owners:
             with self.db.writing() as conn:
-                change_all(conn, transitions.claims_of(tuple(owners)),
+                change_all(conn, transitions.claims_of(owners),
                            transitions.renewed_claim(self.db.now(), seconds))
 
     def release_merges(self, owners: Collection[str]) -> None:
         """Expire their claims at once: the next sweep, anywhere, takes the merges over."""
         if owners:
             with self.db.writing() as conn:
-                change_all(conn, transitions.claims_of(tuple(owners)), transitions.released_claim(self.db.now()))
+                change_all(conn, transitions.claims_of(owners), transitions.released_claim(self.db.now()))
 
     def _make(self, fork_id: int, move: transitions.Move) -> bool:
         with self.db.writing() as conn:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import exists, func, or_, select, update
+from sqlalchemy import exists, func, select, update
 
 from ..domain import transitions
 from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
-from ..domain.queue import lease_lapsed
+from ..domain.queue import lease_lapsed, stalled_turn
 from .database import Database
 from .moves import clause, make, where
 from .rows import append, to_fork, usage_total
@@ -31,10 +31,7 @@ class SqlUpkeep:
 
     def stalled_sessions(self, created_before: datetime) -> list[int]:
         now = self.db.now()
-        waiting = exists().where(
-            turns.c.session_id == sessions.c.id,
-            or_(turns.c.status == TurnStatus.STREAMING.value,
-                (turns.c.status == TurnStatus.PENDING.value) & (turns.c.created_at <= created_before)))
+        waiting = exists().where(turns.c.session_id == sessions.c.id, clause(stalled_turn(created_before), turns))
         with self.db.reading() as conn:
             return list(conn.scalars(
                 select(sessions.c.id).where(waiting, clause(lease_lapsed(now)))

@@ -19,13 +19,13 @@ class MemoryMerges:
 
     def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
                     idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, transitions.begin_merge(user_id, owner, self.m.clock(), lease_seconds, idle_before))
+        return self.m.move(fork_id, transitions.begin_merge(user_id, owner, self.m.clock(), lease_seconds, idle_before))
 
     def cancel_merge(self, fork_id: int) -> bool:
-        return self._move(fork_id, transitions.cancel_merge())
+        return self.m.move(fork_id, transitions.cancel_merge())
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, transitions.abandon(self.m.clock(), idle_before))
+        return self.m.move(fork_id, transitions.abandon(self.m.clock(), idle_before))
 
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
         with self.m.lock:
@@ -35,7 +35,7 @@ class MemoryMerges:
                                  source_fork_id=fork.id)
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
-        self._move(fork_id, transitions.announced(ts))
+        self.m.move(fork_id, transitions.announced(ts))
 
     def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
         with self.m.lock:
@@ -64,13 +64,7 @@ class MemoryMerges:
                 self.m.move(fork_id, move)
 
     def renew_merges(self, owners: Collection[str], seconds: float) -> None:
-        with self.m.lock:
-            self.m.change_all(transitions.claims_of(tuple(owners)), transitions.renewed_claim(self.m.clock(), seconds))
+        self.m.change_all(transitions.claims_of(owners), transitions.renewed_claim(self.m.clock(), seconds))
 
     def release_merges(self, owners: Collection[str]) -> None:
-        with self.m.lock:
-            self.m.change_all(transitions.claims_of(tuple(owners)), transitions.released_claim(self.m.clock()))
-
-    def _move(self, fork_id: int, move: transitions.Move) -> bool:
-        with self.m.lock:
-            return self.m.move(fork_id, move)
+        self.m.change_all(transitions.claims_of(owners), transitions.released_claim(self.m.clock()))

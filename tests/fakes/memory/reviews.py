@@ -13,27 +13,23 @@ class MemoryReviews:
         self.m = memory
 
     def begin_draft(self, fork_id: int, seen_number: int, owner: str, lease_seconds: float) -> int:
-        claimed = self._move(fork_id, transitions.begin_draft(seen_number, owner, self.m.clock(), lease_seconds))
+        claimed = self.m.move(fork_id, transitions.begin_draft(seen_number, owner, self.m.clock(), lease_seconds))
         return seen_number + 1 if claimed else 0
 
     def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage, requested_by: str,
                      owner: str) -> bool:
-        return self._move(fork_id, transitions.record_draft(number, text, seq, usage, requested_by, owner))
+        return self.m.move(fork_id, transitions.record_draft(number, text, seq, usage, requested_by, owner))
 
     def release_draft(self, fork_id: int, owner: str) -> None:
-        self._move(fork_id, transitions.release_draft(owner))
+        self.m.move(fork_id, transitions.release_draft(owner))
 
     def set_draft_ts(self, fork_id: int, number: int, ts: str) -> None:
-        self._move(fork_id, transitions.draft_posted(number, ts))
+        self.m.move(fork_id, transitions.draft_posted(number, ts))
 
     def drop_draft(self, fork_id: int, number: int) -> bool:
-        return self._move(fork_id, transitions.drop_draft(number))
+        return self.m.move(fork_id, transitions.drop_draft(number))
 
     def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool, owner: str,
                 lease_seconds: float) -> bool:
-        return self._move(fork_id, transitions.approve(number, text, user_id, edited, owner, self.m.clock(),
+        return self.m.move(fork_id, transitions.approve(number, text, user_id, edited, owner, self.m.clock(),
                                                        lease_seconds))
-
-    def _move(self, fork_id: int, move: transitions.Move) -> bool:
-        with self.m.lock:
-            return self.m.move(fork_id, move)

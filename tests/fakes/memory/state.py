@@ -103,6 +103,10 @@ class TurnRow:
     source_fork_id: int | None = None
     attempts: int = 0
 
+    @property
+    def status(self) -> TurnStatus:
+        return self.turn.status
+
     def change(self, **values) -> None:
         self.turn = replace(self.turn, **values)
 
@@ -179,20 +183,22 @@ class Memory:
         self.change(session_id, [held_by(owner)], {"lease_owner": None, "lease_until": None})
 
     def change(self, session_id: int, conditions, changes) -> bool:
-        """Change the session's row if every condition holds (as the SQL store's UPDATE … WHERE)."""
-        row = self.sessions[session_id]
-        if not all_hold(conditions, row):
-            return False
-        apply(changes, row)
-        return True
+        """Change the session's row if every condition holds, atomically (as the SQL store's UPDATE … WHERE)."""
+        with self.lock:
+            row = self.sessions[session_id]
+            if not all_hold(conditions, row):
+                return False
+            apply(changes, row)
+            return True
 
     def move(self, fork_id: int, move: Move) -> bool:
         return self.change(fork_id, move.conditions, move.values)
 
     def change_all(self, conditions, changes) -> None:
-        for row in self.sessions.values():
-            if all_hold(conditions, row):
-                apply(changes, row)
+        with self.lock:
+            for row in self.sessions.values():
+                if all_hold(conditions, row):
+                    apply(changes, row)
 
     def forks(self, *conditions) -> list[SessionRow]:
         return [s for s in self.sessions.values() if s.kind == "fork" and all(c(s) for c in conditions)]

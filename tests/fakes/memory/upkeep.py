@@ -6,7 +6,7 @@ from datetime import datetime
 from bot.domain import transitions
 from bot.domain.conditions import all_hold, holds
 from bot.domain.model import Fork, Role, Turn, TurnStatus, Usage
-from bot.domain.queue import lease_lapsed
+from bot.domain.queue import lease_lapsed, stalled_turn
 
 from .state import Memory
 
@@ -22,19 +22,13 @@ class MemoryUpkeep:
             return [r.fork() for r in sorted(rows, key=lambda s: s.id)]
 
     def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
-        with self.m.lock:
-            return self.m.move(fork_id, transitions.remind(self.m.clock(), idle_before))
+        return self.m.move(fork_id, transitions.remind(self.m.clock(), idle_before))
 
     def stalled_sessions(self, created_before: datetime) -> list[int]:
         with self.m.lock:
-            lapsed = lease_lapsed(self.m.clock())
-
-            def waiting(rows) -> bool:
-                return any(r.turn.status is TurnStatus.STREAMING
-                           or (r.turn.status is TurnStatus.PENDING and r.created_at <= created_before) for r in rows)
-
+            lapsed, stalled = lease_lapsed(self.m.clock()), stalled_turn(created_before)
             return [s.id for s in self.m.sessions.values()
-                    if waiting(self.m.rows(s.id)) and holds(lapsed, s)]
+                    if holds(lapsed, s) and any(holds(stalled, r) for r in self.m.rows(s.id))]
 
     def interrupt_streaming(self, session_id: int) -> int:
         with self.m.lock:
