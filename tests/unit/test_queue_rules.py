@@ -13,6 +13,7 @@ from bot.domain.queue import (
     lease_until,
     next_batch,
     one_too_many,
+    stalled_turn,
 )
 
 NOW = datetime(2026, 12, 2, 12, 0)
@@ -91,3 +92,11 @@ def test_only_the_holder_renews_or_releases_a_lease():
     assert holds(held_by("me"), row) and not holds(held_by("other"), row)
     assert holds(held_by_any(["other", "me"]), row) and not holds(held_by_any([]), row)
     assert not holds(held_by("me"), Row(lease_owner=None, lease_until=None))
+
+
+def test_a_session_needs_answering_when_a_reply_streams_or_a_turn_has_waited_too_long():
+    stalled = stalled_turn(NOW)
+    assert holds(stalled, Row(status=TurnStatus.STREAMING, created_at=NOW + timedelta(seconds=5)))
+    assert holds(stalled, Row(status=TurnStatus.PENDING, created_at=NOW))
+    assert not holds(stalled, Row(status=TurnStatus.PENDING, created_at=NOW + timedelta(seconds=1)))
+    assert not holds(stalled, Row(status=TurnStatus.ANSWERED, created_at=NOW - timedelta(hours=1)))
