@@ -1,7 +1,7 @@
 """Merge rules (invariants 5 and 7).
 
-A fork moves open → merging → merged, or open → abandoned. The store performs each move as one
-conditional update, so a fork is merged at most once whatever arrives twice. The summary is one
+A fork moves open → merging → merged, or open → abandoned (bot/domain/transitions.py); the store
+makes each move as one conditional update, so a fork is merged at most once whatever arrives twice. The summary is one
 more turn on the fork's own history, asked for by `merge_prompt`.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from .errors import ForkClosed
 from .model import Fork, ForkStatus
+from .transitions import MERGEABLE_FROM
 
-MERGEABLE_FROM = (ForkStatus.OPEN,)
 EXPIRY_ACTOR = "threadfork:expiry"  # who merged or abandoned a fork closed because it sat idle
 
 MERGE_PROMPT = (

@@ -14,6 +14,7 @@ from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.errors import ForkClosed, ForkNotFound, TooDeep
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
+from ..domain.queue import one_too_many
 from .conversation import Conversation, Speaker
 from .followups import safely
 from .liveness import Liveness
@@ -116,7 +117,7 @@ class Forks:
             if not attempt:
                 return
             fork = self.store.sessions.fork(fork.id)
-            if attempt > MAX_ATTEMPTS:
+            if one_too_many(attempt):
                 self._give_up(fork)
             elif fork.status is ForkStatus.MERGING and fork.draft is not None:
                 log.info("resuming the approved merge of fork %s (attempt %s)", fork.id, attempt)

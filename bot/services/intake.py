@@ -11,6 +11,7 @@ import logging
 from datetime import timedelta
 from typing import Protocol
 
+from ..domain.queue import one_too_many
 from .liveness import Liveness
 from .ports import MAX_ATTEMPTS, Store
 
@@ -57,7 +58,7 @@ class Intake:
                 continue  # another sweeper took it
             self.liveness.hold("delivery", key)  # until the replay is done (Deliveries.replay marks it)
             try:
-                if kept.attempts > MAX_ATTEMPTS:
+                if one_too_many(kept.attempts):
                     log.warning("delivery %s failed %s times; giving up", key, MAX_ATTEMPTS)
                     self.deliveries.give_up(kept.payload)
                     self.done(key)

@@ -11,13 +11,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from datetime import timedelta
 from decimal import Decimal
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Role, TurnStatus, Usage
+from ..domain.queue import lease_until
 from ..domain.settings import ChannelSettings
 from ..services.ports import Adopted
 from . import statements as sql
@@ -56,7 +56,7 @@ class ThreadAdoptions:
                     number=counter.next_fork_number, mode=Mode.INHERIT.value, topic="", owner_id=owner_id,
                     fork_point_seq=fork_point or None, opened_at_seq=counter.next_seq, adopted=True,
                     status=ForkStatus.OPEN.value, root_ts=root_ts, next_seq=OPENING_SEQ, lease_owner=holder,
-                    lease_until=now + timedelta(seconds=lease_seconds), created_at=now, last_activity_at=now,
+                    lease_until=lease_until(now, lease_seconds), created_at=now, last_activity_at=now,
                     **snapshot(conn, channel, None, defaults),
                 ).returning(sessions.c.id)).scalar_one()
                 conn.execute(sql.INDEX, {"team_id": channel.team_id, "channel_id": channel.id, "ts": root_ts,

@@ -1,17 +1,19 @@
-"""The fork state machine: open → merging → merged, or open → abandoned. Each move is one conditional
-UPDATE whose row count says who won; the summary enters the parent in the transaction that marks
-the fork merged, and the raw summary stays on the fork until it has been posted, so a crash cannot
-lose it (`stuck_merges` finds it for the sweep)."""
+"""The fork state machine (bot/domain/transitions.py) in SQL: each move is one conditional UPDATE
+whose row count says who won; the summary enters the parent in the transaction that marks the fork
+merged, and the raw summary stays on the fork until it has been posted, so a crash cannot lose it
+(`stuck_merges` finds it for the sweep)."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import select
 
+from ..domain import transitions
 from ..domain.merge import MergedSummary
-from ..domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
+from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
 from .database import Database
+from .moves import change_all, make, where
 from .rows import append, to_fork
 from .tables import sessions, turns
 
@@ -22,36 +24,26 @@ class SqlMerges:
 
     def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
                     idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, *_idle_since(idle_before),
-                          merged_by=user_id, merge_owner=owner, merge_attempts=1,
-                          merge_until=self.db.now() + timedelta(seconds=lease_seconds))
+        move = transitions.begin_merge(user_id, owner, self.db.now(), lease_seconds, idle_before)
+        return self._make(fork_id, move)
 
     def cancel_merge(self, fork_id: int) -> bool:
-        return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None, merge_until=None,
-                          merge_owner=None)
+        return self._make(fork_id, transitions.cancel_merge())
 
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.ABANDONED, *_idle_since(idle_before),
-                          draft_text=None, closed_at=self.db.now())
+        return self._make(fork_id, transitions.abandon(self.db.now(), idle_before))
 
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
         now = self.db.now()
         with self.db.writing() as conn:
-            moved = conn.execute(
-                update(sessions)
-                .where(sessions.c.id == fork.id, sessions.c.status == ForkStatus.MERGING.value)
-                .values(status=ForkStatus.MERGED.value, summary=summary, summary_tokens=usage.output_tokens,
-                        draft_text=None, closed_at=now)  # a review ends with the merge
-            ).rowcount
-            if moved != 1:
+            if not make(conn, fork.id, transitions.complete_merge(summary, usage, now)):
                 raise RuntimeError(f"fork {fork.id} left the merging state")
             return append(conn, now, fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
                           usage=usage, source_fork_id=fork.id)
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
         with self.db.writing() as conn:
-            conn.execute(update(sessions).where(sessions.c.id == fork_id)
-                         .values(summary_ts=ts, merge_until=None, merge_owner=None))
+            make(conn, fork_id, transitions.announced(ts))
 
     def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
         with self.db.reading() as conn:
@@ -70,58 +62,32 @@ class SqlMerges:
     def stuck_merges(self) -> list[Fork]:
         with self.db.reading() as conn:
             rows = conn.execute(
-                select(sessions).where(
-                    sessions.c.kind == "fork", sessions.c.merge_until < self.db.now(),
-                    or_(sessions.c.status == ForkStatus.MERGING.value,
-                        (sessions.c.status == ForkStatus.MERGED.value) & sessions.c.summary_ts.is_(None)))
+                select(sessions).where(sessions.c.kind == "fork", *where(transitions.stuck_merge(self.db.now())))
             ).all()
             return [to_fork(r) for r in rows]
 
     def reclaim_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
-        now = self.db.now()
         with self.db.writing() as conn:
-            attempt = conn.execute(
-                update(sessions)
-                .where(sessions.c.id == fork_id, sessions.c.merge_until < now,
-                       sessions.c.status.in_([ForkStatus.MERGING.value, ForkStatus.MERGED.value]),
-                       sessions.c.summary_ts.is_(None))
-                .values(merge_until=now + timedelta(seconds=lease_seconds), merge_owner=owner,
-                        merge_attempts=sessions.c.merge_attempts + 1)
-                .returning(sessions.c.merge_attempts)
-            ).scalar()
-        return attempt or 0
+            move = transitions.reclaim_merge(owner, self.db.now(), lease_seconds)
+            return make(conn, fork_id, move, returning=sessions.c.merge_attempts) or 0
 
     def give_up_merge(self, fork_id: int) -> None:
         with self.db.writing() as conn:
-            conn.execute(update(sessions)
-                         .where(sessions.c.id == fork_id, sessions.c.status == ForkStatus.MERGING.value)
-                         .values(status=ForkStatus.OPEN.value, merged_by=None))
-            conn.execute(update(sessions).where(sessions.c.id == fork_id)
-                         .values(merge_until=None, merge_owner=None, merge_attempts=0))
+            for move in transitions.give_up_merge():
+                make(conn, fork_id, move)
 
     def renew_merges(self, owners: Collection[str], seconds: float) -> None:
         if owners:
             with self.db.writing() as conn:
-                conn.execute(update(sessions).where(sessions.c.merge_owner.in_(list(owners)),
-                                                    sessions.c.merge_until.is_not(None))
-                             .values(merge_until=self.db.now() + timedelta(seconds=seconds)))
+                change_all(conn, transitions.claims_of(owners),
+                           transitions.renewed_claim(self.db.now(), seconds))
 
     def release_merges(self, owners: Collection[str]) -> None:
         """Expire their claims at once: the next sweep, anywhere, takes the merges over."""
         if owners:
             with self.db.writing() as conn:
-                conn.execute(update(sessions).where(sessions.c.merge_owner.in_(list(owners)),
-                                                    sessions.c.merge_until.is_not(None))
-                             .values(merge_until=self.db.now() - timedelta(seconds=1), merge_owner=None))
+                change_all(conn, transitions.claims_of(owners), transitions.released_claim(self.db.now()))
 
-    def _move(self, fork_id: int, source: ForkStatus, target: ForkStatus, *conditions, **values) -> bool:
+    def _make(self, fork_id: int, move: transitions.Move) -> bool:
         with self.db.writing() as conn:
-            return conn.execute(
-                update(sessions)
-                .where(sessions.c.id == fork_id, sessions.c.status == source.value, *conditions)
-                .values(status=target.value, **values)
-            ).rowcount == 1
-
-
-def _idle_since(idle_before: datetime | None) -> list:
-    return [sessions.c.last_activity_at <= idle_before] if idle_before else []
+            return make(conn, fork_id, move)

@@ -8,16 +8,18 @@ session row, so a turn submitted concurrently is either in the batch or finds th
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Attachment, Channel, Role, Turn, TurnStatus, Usage
-from ..services.ports import MAX_ATTEMPTS, Batch, Submitted
+from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until, next_batch
+from ..services.ports import Batch, Submitted
 from . import statements as sql
 from .database import Database
 from .history import HistoryCache
+from .moves import change_all
 from .rows import (
     append,
     bump,
@@ -109,24 +111,21 @@ class SqlTurnQueue:
         return self._batch(conn, session_id, owner, now)
 
     def _batch(self, conn, session_id: int, owner: str, now: datetime) -> Batch | None:
-        """The waiting turns, each counted as one more attempt; turns begun MAX_ATTEMPTS times before
-        without an answer being recorded (a crash, a reply the database refused…) fail instead."""
+        """The next batch as the domain decides it (bot/domain/queue.py: next_batch), its turns each
+        counted as one more attempt, a reply reserved for it."""
         row = conn.execute(sql.SESSION, {"session_id": session_id}).one()
         session = to_session(row)
         rows = conn.execute(sql.PENDING, {"session_id": session_id}).all()
-        given_up = [to_turn(r) for r in rows if r.attempts >= MAX_ATTEMPTS]
-        pending = [to_turn(r) for r in rows if r.attempts < MAX_ATTEMPTS]
-        if pending and not session.answerable:
-            settle(conn, pending, TurnStatus.FAILED)
-            pending = []
-        settle(conn, given_up, TurnStatus.FAILED)
-        if not pending:
+        batch = next_batch([Waiting(to_turn(r), r.attempts) for r in rows], session)
+        if batch.failed:
+            settle(conn, batch.failed, TurnStatus.FAILED)
+        if batch.release:
             release_lease(conn, session_id, owner)
-            return Batch(session, [], None, [], given_up) if given_up else None
-        conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in pending]})
+            return Batch(session, [], None, [], batch.given_up) if batch.given_up else None
+        conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in batch.answer]})
         reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
         history = self._history_in(conn, session_id, row.version or 0)
-        return Batch(session, pending, reply, history, given_up)
+        return Batch(session, batch.answer, reply, history, batch.given_up)
 
     def lease(self, session_id: int, owner: str, seconds: float) -> bool:
         with self.db.writing() as conn:
@@ -139,14 +138,12 @@ class SqlTurnQueue:
     def renew_leases(self, owners: Collection[str], seconds: float) -> None:
         if owners:
             with self.db.writing() as conn:
-                conn.execute(update(sessions).where(sessions.c.lease_owner.in_(list(owners)))
-                             .values(lease_until=self.db.now() + timedelta(seconds=seconds)))
+                change_all(conn, [held_by_any(owners)], {"lease_until": lease_until(self.db.now(), seconds)})
 
     def release_leases(self, owners: Collection[str]) -> None:
         if owners:
             with self.db.writing() as conn:
-                conn.execute(update(sessions).where(sessions.c.lease_owner.in_(list(owners)))
-                             .values(lease_owner=None, lease_until=None))
+                change_all(conn, [held_by_any(owners)], {"lease_owner": None, "lease_until": None})
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         with self.db.reading() as conn:
@@ -184,7 +181,7 @@ class SqlTurnQueue:
         with self.db.writing() as conn:
             row = conn.execute(
                 update(turns)
-                .where(turns.c.slack_ts == ts, turns.c.status == TurnStatus.FAILED.value,
+                .where(turns.c.slack_ts == ts, turns.c.status == RETRYABLE.value,
                        turns.c.session_id.in_(select(sessions.c.id).where(in_channel(channel))))
                 .values(status=TurnStatus.PENDING.value, attempts=0)
                 .returning(turns.c.session_id)
@@ -198,4 +195,4 @@ def _renew(conn, session_id: int, owner: str, seconds: float, now: datetime) -> 
     """Renew the holder's lease, stamping the session's activity; locks its row before anything else
     is read. False: the caller no longer holds it."""
     return conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
-                                          "until": now + timedelta(seconds=seconds)}).rowcount == 1
+                                          "until": lease_until(now, seconds)}).rowcount == 1

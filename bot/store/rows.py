@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import and_, exists, insert, or_, select, update
 
@@ -23,6 +23,7 @@ from ..domain.model import (
     TurnStatus,
     Usage,
 )
+from ..domain.queue import lease_until
 from ..domain.settings import ChannelSettings
 from . import statements as sql
 from .tables import channel_settings, sessions, turns
@@ -83,9 +84,8 @@ def settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:
 
 
 def take_lease(conn, session_id: int, owner: str, now: datetime, seconds: float) -> bool:
-    until = now + timedelta(seconds=seconds)
     return conn.execute(sql.TAKE_LEASE, {"session_id": session_id, "owner": owner, "now": now,
-                                         "until": until}).rowcount == 1
+                                         "until": lease_until(now, seconds)}).rowcount == 1
 
 
 def release_lease(conn, session_id: int, owner: str) -> None:

@@ -10,10 +10,13 @@ from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
+from ..domain.conditions import OneOf
 from ..domain.settings import ChannelSettings
+from ..domain.transitions import UNFINISHED
 from ..services.ports import Adopted
 from .adoption import ThreadAdoptions
 from .database import Database
+from .moves import clause
 from .rows import in_channel, index, insert_parent, involves, parent_key, snapshot, to_fork, to_session
 from .tables import messages, sessions, turns
 
@@ -131,7 +134,7 @@ class SqlSessions:
 
     def children_of(self, fork_id: int) -> list[Fork]:
         return self._forks(sessions.c.parent_id == fork_id,
-                           sessions.c.status.in_([ForkStatus.OPEN.value, ForkStatus.MERGING.value]),
+                           clause(OneOf("status", UNFINISHED)),
                            order=(sessions.c.number,))
 
     def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]:

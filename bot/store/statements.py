@@ -5,9 +5,11 @@ are built at import with bind parameters, and only their values change per call.
 """
 from __future__ import annotations
 
-from sqlalchemy import bindparam, insert, or_, select, update
+from sqlalchemy import bindparam, insert, select, update
 
 from ..domain.model import TurnStatus
+from ..domain.queue import held_by, lease_takeable
+from .moves import clause
 from .tables import attachments, claims, files, messages, sessions, turns
 
 _session = sessions.c.id == bindparam("session_id")
@@ -20,15 +22,15 @@ NEXT_SEQ = (update(sessions).where(_session)
 
 INSERT_TURN = insert(turns).returning(turns.c.id)
 
+# the lease rules are the domain's (bot/domain/queue.py), spelled here once with bind parameters
 TAKE_LEASE = (update(sessions)
-              .where(_session, or_(sessions.c.lease_until.is_(None), sessions.c.lease_until < bindparam("now"),
-                                   sessions.c.lease_owner == bindparam("owner")))
+              .where(_session, clause(lease_takeable(bindparam("owner"), bindparam("now"))))
               .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
 
-RENEW_LEASE = (update(sessions).where(_session, sessions.c.lease_owner == bindparam("owner"))
+RENEW_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
                .values(lease_until=bindparam("until"), last_activity_at=bindparam("now")))
 
-RELEASE_LEASE = (update(sessions).where(_session, sessions.c.lease_owner == bindparam("owner"))
+RELEASE_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
                  .values(lease_owner=None, lease_until=None))
 
 SESSION = select(sessions).where(_session)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import exists, func, or_, select, update
+from sqlalchemy import exists, func, select, update
 
-from ..domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
+from ..domain import transitions
+from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
+from ..domain.queue import lease_lapsed, stalled_turn
 from .database import Database
+from .moves import clause, make, where
 from .rows import append, to_fork, usage_total
 from .tables import sessions, turns
 
@@ -17,33 +20,21 @@ class SqlUpkeep:
         self.db = db
 
     def idle_forks(self, idle_before: datetime, unreminded: bool = False) -> list[Fork]:
-        query = select(sessions).where(sessions.c.kind == "fork", sessions.c.status == ForkStatus.OPEN.value,
-                                       sessions.c.last_activity_at <= idle_before)
-        if unreminded:
-            query = query.where(sessions.c.reminded_at.is_(None))
+        query = select(sessions).where(sessions.c.kind == "fork", *where(transitions.idle(idle_before, unreminded)))
         with self.db.reading() as conn:
             return [to_fork(r) for r in conn.execute(query.order_by(sessions.c.id)).all()]
 
     def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
         """At most one reminder per fork, whichever replica gets here first."""
         with self.db.writing() as conn:
-            return conn.execute(
-                update(sessions)
-                .where(sessions.c.id == fork_id, sessions.c.status == ForkStatus.OPEN.value,
-                       sessions.c.reminded_at.is_(None), sessions.c.last_activity_at <= idle_before)
-                .values(reminded_at=self.db.now())
-            ).rowcount == 1
+            return make(conn, fork_id, transitions.remind(self.db.now(), idle_before))
 
     def stalled_sessions(self, created_before: datetime) -> list[int]:
         now = self.db.now()
-        waiting = exists().where(
-            turns.c.session_id == sessions.c.id,
-            or_(turns.c.status == TurnStatus.STREAMING.value,
-                (turns.c.status == TurnStatus.PENDING.value) & (turns.c.created_at <= created_before)))
+        waiting = exists().where(turns.c.session_id == sessions.c.id, clause(stalled_turn(created_before), turns))
         with self.db.reading() as conn:
             return list(conn.scalars(
-                select(sessions.c.id).where(waiting, or_(sessions.c.lease_until.is_(None),
-                                                         sessions.c.lease_until < now))
+                select(sessions.c.id).where(waiting, clause(lease_lapsed(now)))
             ))
 
     def interrupt_streaming(self, session_id: int) -> int:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ...domain.model import Channel, FileKind, Fork, Session, Turn, Usage
+from ...domain.queue import MAX_ATTEMPTS  # noqa: F401 (the services' name for it; the rule is the domain's)
 
 Clock = Callable[[], datetime]  # naive UTC
 BotUsers = Callable[[str], "str | None"]  # team id → the bot's own user id in that workspace
@@ -64,9 +65,6 @@ class Batch:
     reply: Turn | None
     history: list[Turn]
     given_up: list[Turn] = field(default_factory=list)
-
-
-MAX_ATTEMPTS = 3  # answers begun for one turn, or merges for one fork, before it ends as failed
 
 
 @dataclass(frozen=True)

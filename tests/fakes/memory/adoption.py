@@ -3,10 +3,10 @@ lock makes each step atomic, as a transaction is."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import timedelta
 from decimal import Decimal
 
 from bot.domain.model import Channel, ContextSize, Mode, Role, Turn, TurnStatus
+from bot.domain.queue import lease_until
 from bot.domain.settings import ChannelSettings
 from bot.services.ports import Adopted
 
@@ -35,7 +35,7 @@ class MemoryAdoptions:
                              number=parent.next_fork_number, mode=Mode.INHERIT, owner_id=owner_id,
                              fork_point_seq=fork_point or None, opened_at_seq=parent.next_seq, adopted=True,
                              root_ts=root_ts, next_seq=OPENING_SEQ, lease_owner=holder,
-                             lease_until=now + timedelta(seconds=lease_seconds),
+                             lease_until=lease_until(now, lease_seconds),
                              **self.m.snapshot(channel, None, defaults))
             self.m.sessions[row.id] = row
             self.m.index(channel, root_ts, row.id)

@@ -1,11 +1,11 @@
-"""The turn queue, in memory (see bot/store/queue.py for the rules)."""
+"""The turn queue, in memory (see bot/store/queue.py; the rules are bot/domain/queue.py's)."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import timedelta
 
 from bot.domain.model import Channel, Role, Turn, TurnStatus, Usage
-from bot.services.ports import MAX_ATTEMPTS, Batch, Submitted
+from bot.domain.queue import RETRYABLE, Waiting, held_by, held_by_any, lease_until, next_batch
+from bot.services.ports import Batch, Submitted
 
 from .state import Memory
 
@@ -71,28 +71,22 @@ class MemoryTurnQueue:
         return self._batch(session_id, owner) if self._renew(session_id, owner, lease_seconds) else None
 
     def _renew(self, session_id: int, owner: str, lease_seconds: float) -> bool:
-        session = self.m.sessions[session_id]
-        if session.lease_owner != owner:
-            return False
-        session.last_activity_at = self.m.clock()
-        return self.m.take_lease(session_id, owner, lease_seconds)
+        now = self.m.clock()
+        return self.m.change(session_id, [held_by(owner)],
+                             {"lease_until": lease_until(now, lease_seconds), "last_activity_at": now})
 
     def _batch(self, session_id: int, owner: str) -> Batch | None:
         session = self.m.sessions[session_id].session()
         rows = [r for r in self.m.rows(session_id) if r.turn.status is TurnStatus.PENDING]
-        given_up = [r.turn for r in rows if r.attempts >= MAX_ATTEMPTS]
-        pending = [r.turn for r in rows if r.attempts < MAX_ATTEMPTS]
-        if pending and not session.answerable:
-            self.m.settle(pending, TurnStatus.FAILED)
-            pending = []
-        self.m.settle(given_up, TurnStatus.FAILED)
-        if not pending:
+        batch = next_batch([Waiting(r.turn, r.attempts) for r in rows], session)
+        self.m.settle(batch.failed, TurnStatus.FAILED)
+        if batch.release:
             self.m.release_lease(session_id, owner)
-            return Batch(session, [], None, [], given_up) if given_up else None
+            return Batch(session, [], None, [], batch.given_up) if batch.given_up else None
         for row in rows:
             row.attempts += row.turn.status is TurnStatus.PENDING
         reply = self.m.append(session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
-        return Batch(session, pending, reply, self._history(session_id), given_up)
+        return Batch(session, batch.answer, reply, self._history(session_id), batch.given_up)
 
     def lease(self, session_id: int, owner: str, seconds: float) -> bool:
         with self.m.lock:
@@ -104,15 +98,11 @@ class MemoryTurnQueue:
 
     def renew_leases(self, owners: Collection[str], seconds: float) -> None:
         with self.m.lock:
-            for session in self.m.sessions.values():
-                if session.lease_owner in owners:
-                    session.lease_until = self.m.clock() + timedelta(seconds=seconds)
+            self.m.change_all([held_by_any(owners)], {"lease_until": lease_until(self.m.clock(), seconds)})
 
     def release_leases(self, owners: Collection[str]) -> None:
         with self.m.lock:
-            for session in self.m.sessions.values():
-                if session.lease_owner in owners:
-                    session.lease_owner = session.lease_until = None
+            self.m.change_all([held_by_any(owners)], {"lease_owner": None, "lease_until": None})
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         with self.m.lock:
@@ -139,7 +129,7 @@ class MemoryTurnQueue:
     def retry_turn(self, channel: Channel, ts: str) -> int | None:
         with self.m.lock:
             for row in self._user_rows(channel, ts, role=None):
-                if row.turn.status is TurnStatus.FAILED:
+                if row.turn.status is RETRYABLE:
                     row.change(status=TurnStatus.PENDING)
                     row.attempts = 0
                     return row.turn.session_id

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
 from bot.domain.settings import ChannelSettings
+from bot.domain.transitions import UNFINISHED
 from bot.services.ports import Adopted
 
 from .adoption import MemoryAdoptions
@@ -97,7 +98,7 @@ class MemorySessions:
     def children_of(self, fork_id: int) -> list[Fork]:
         with self.m.lock:
             rows = self.m.forks(lambda s: s.parent_id == fork_id,
-                                lambda s: s.status in (ForkStatus.OPEN, ForkStatus.MERGING))
+                                lambda s: s.status in UNFINISHED)
             return [r.fork() for r in sorted(rows, key=lambda s: s.number)]
 
     def fork_counts(self, channel: Channel) -> dict[ForkStatus, int]:

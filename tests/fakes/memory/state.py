@@ -5,10 +5,13 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from bot.domain.conditions import all_hold, apply
 from bot.domain.model import Channel, ContextSize, Draft, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
+from bot.domain.queue import held_by, lease_takeable, lease_until
 from bot.domain.settings import ChannelSettings
+from bot.domain.transitions import Move
 from bot.services.ports import Clock, StoredFile
 
 
@@ -40,7 +43,8 @@ class SessionRow:
     draft_seq: int | None = None
     draft_ts: str | None = None
     draft_by: str | None = None
-    draft_usage: Usage = Usage()  # every draft's, added up
+    draft_input_tokens: int | None = None  # every draft's, added up
+    draft_output_tokens: int | None = None
     summary_edited_by: str | None = None
     instructions: str | None = None
     model: str | None = None
@@ -80,7 +84,11 @@ class SessionRow:
         if self.draft_text is None:
             return None
         return Draft(self.draft_number, self.draft_text, self.draft_seq or 0, self.draft_ts, self.draft_by or "",
-                     Usage(self.draft_usage.input_tokens, self.draft_usage.output_tokens))
+                     self.draft_usage)
+
+    @property
+    def draft_usage(self) -> Usage:
+        return Usage(self.draft_input_tokens or 0, self.draft_output_tokens or 0)
 
     def session(self) -> Session:
         return Session(self.id, self.channel_id, self.team_id, self.fork() if self.kind == "fork" else None,
@@ -94,6 +102,10 @@ class TurnRow:
     deleted: bool = False
     source_fork_id: int | None = None
     attempts: int = 0
+
+    @property
+    def status(self) -> TurnStatus:
+        return self.turn.status
 
     def change(self, **values) -> None:
         self.turn = replace(self.turn, **values)
@@ -163,16 +175,30 @@ class Memory:
                 row.change(status=status)
 
     def take_lease(self, session_id: int, owner: str, seconds: float) -> bool:
-        session, now = self.sessions[session_id], self.clock()
-        if session.lease_until is not None and session.lease_until >= now and session.lease_owner != owner:
-            return False
-        session.lease_owner, session.lease_until = owner, now + timedelta(seconds=seconds)
-        return True
+        now = self.clock()
+        return self.change(session_id, [lease_takeable(owner, now)],
+                           {"lease_owner": owner, "lease_until": lease_until(now, seconds)})
 
     def release_lease(self, session_id: int, owner: str) -> None:
-        session = self.sessions[session_id]
-        if session.lease_owner == owner:
-            session.lease_owner = session.lease_until = None
+        self.change(session_id, [held_by(owner)], {"lease_owner": None, "lease_until": None})
+
+    def change(self, session_id: int, conditions, changes) -> bool:
+        """Change the session's row if every condition holds, atomically (as the SQL store's UPDATE … WHERE)."""
+        with self.lock:
+            row = self.sessions[session_id]
+            if not all_hold(conditions, row):
+                return False
+            apply(changes, row)
+            return True
+
+    def move(self, fork_id: int, move: Move) -> bool:
+        return self.change(fork_id, move.conditions, move.values)
+
+    def change_all(self, conditions, changes) -> None:
+        with self.lock:
+            for row in self.sessions.values():
+                if all_hold(conditions, row):
+                    apply(changes, row)
 
     def forks(self, *conditions) -> list[SessionRow]:
         return [s for s in self.sessions.values() if s.kind == "fork" and all(c(s) for c in conditions)]

@@ -1,9 +1,12 @@
-"""What the sweep looks for, in memory (see bot/store/upkeep.py for the rules)."""
+"""What the sweep looks for, in memory (see bot/store/upkeep.py; the rules are bot/domain's)."""
 from __future__ import annotations
 
 from datetime import datetime
 
-from bot.domain.model import Fork, ForkStatus, Role, Turn, TurnStatus, Usage
+from bot.domain import transitions
+from bot.domain.conditions import all_hold, holds
+from bot.domain.model import Fork, Role, Turn, TurnStatus, Usage
+from bot.domain.queue import lease_lapsed, stalled_turn
 
 from .state import Memory
 
@@ -14,29 +17,18 @@ class MemoryUpkeep:
 
     def idle_forks(self, idle_before: datetime, unreminded: bool = False) -> list[Fork]:
         with self.m.lock:
-            rows = self.m.forks(lambda s: s.status is ForkStatus.OPEN, lambda s: s.last_activity_at <= idle_before,
-                                lambda s: not unreminded or s.reminded_at is None)
+            idle = transitions.idle(idle_before, unreminded)
+            rows = self.m.forks(lambda s: all_hold(idle, s))
             return [r.fork() for r in sorted(rows, key=lambda s: s.id)]
 
     def claim_reminder(self, fork_id: int, idle_before: datetime) -> bool:
-        with self.m.lock:
-            row = self.m.sessions[fork_id]
-            if row.status is not ForkStatus.OPEN or row.reminded_at is not None \
-                    or row.last_activity_at > idle_before:
-                return False
-            row.reminded_at = self.m.clock()
-            return True
+        return self.m.move(fork_id, transitions.remind(self.m.clock(), idle_before))
 
     def stalled_sessions(self, created_before: datetime) -> list[int]:
         with self.m.lock:
-            now = self.m.clock()
-
-            def waiting(rows) -> bool:
-                return any(r.turn.status is TurnStatus.STREAMING
-                           or (r.turn.status is TurnStatus.PENDING and r.created_at <= created_before) for r in rows)
-
+            lapsed, stalled = lease_lapsed(self.m.clock()), stalled_turn(created_before)
             return [s.id for s in self.m.sessions.values()
-                    if waiting(self.m.rows(s.id)) and (s.lease_until is None or s.lease_until < now)]
+                    if holds(lapsed, s) and any(holds(stalled, r) for r in self.m.rows(s.id))]
 
     def interrupt_streaming(self, session_id: int) -> int:
         with self.m.lock:
