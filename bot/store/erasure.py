@@ -56,6 +56,7 @@ class SqlErasure:
                                 .limit(BATCH)).all()
             for session_id, cut in cuts:
                 removed += _remove_prefix(conn, session_id, cut)
+            _drop_old_topics(conn, before)
             return removed
 
     def drop_unused_files(self, kept_before: datetime) -> list[str]:
@@ -108,6 +109,15 @@ def _closed_forks(conn, before: datetime) -> list[int]:
         if not read_by_survivors:
             return sorted(doomed)
         doomed -= read_by_survivors
+
+
+def _drop_old_topics(conn, before: datetime) -> None:
+    """A fork's topic is people's words as old as the fork (its first turn, or an adopted thread's first
+    message): a fork opened before the cut-off loses it, and is shown by its number alone from then on.
+    Its version moves, as when turns go, so no process keeps a cached input that still names it."""
+    conn.execute(update(sessions).where(sessions.c.kind == "fork", sessions.c.topic != "",
+                                        sessions.c.created_at < before)
+                 .values(topic="", version=sessions.c.version + 1))
 
 
 def _remove_prefix(conn, session_id: int, cut: int) -> int:

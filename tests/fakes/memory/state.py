@@ -101,7 +101,7 @@ class TurnRow:
 
 @dataclass
 class InboxRow:
-    payload: str
+    payload: str | None  # None once done
     received_at: datetime
     claimed_until: datetime | None
     attempts: int = 1
