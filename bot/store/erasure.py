@@ -126,10 +126,11 @@ def _remove_prefix(conn, session_id: int, cut: int) -> int:
     prefix = select(turns.c.id).where(turns.c.session_id == session_id, turns.c.seq <= cut)
     conn.execute(delete(attachments).where(attachments.c.turn_id.in_(prefix)))
     removed = conn.execute(delete(turns).where(turns.c.session_id == session_id, turns.c.seq <= cut)).rowcount
-    # a summary under review speaks of the turns just deleted: it goes with them (a merging fork keeps its
-    # approved text until the merge completes)
+    # a summary under review speaks of the turns just deleted: it goes with them, and the expiry may draft
+    # (or abandon) afresh (a merging fork keeps its approved text until the merge completes)
+    open_fork = sessions.c.status == ForkStatus.OPEN.value
     conn.execute(update(sessions).where(sessions.c.id == session_id)
                  .values(pruned_before_seq=cut + 1, version=sessions.c.version + 1,
-                         draft_text=case((sessions.c.status == ForkStatus.OPEN.value, None),
-                                         else_=sessions.c.draft_text)))
+                         draft_text=case((open_fork, None), else_=sessions.c.draft_text),
+                         draft_seq=case((open_fork, None), else_=sessions.c.draft_seq)))
     return removed

@@ -22,9 +22,13 @@ class SqlMerges:
 
     def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
                     idle_before: datetime | None = None) -> bool:
+        """open → merging, unless a live claim (a draft of its summary being written) holds the fork: one
+        summary request at a time per fork, merged or drafted."""
+        now = self.db.now()
         return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, *_idle_since(idle_before),
+                          or_(sessions.c.merge_until.is_(None), sessions.c.merge_until < now),
                           merged_by=user_id, merge_owner=owner, merge_attempts=1,
-                          merge_until=self.db.now() + timedelta(seconds=lease_seconds))
+                          merge_until=now + timedelta(seconds=lease_seconds))
 
     def cancel_merge(self, fork_id: int) -> bool:
         return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, merged_by=None, merge_until=None,

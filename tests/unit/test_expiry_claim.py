@@ -47,3 +47,20 @@ def test_two_replicas_sweeping_during_an_expiry_summary_request_ask_for_it_once(
     after = cases.store.sessions.fork(fork.id)
     posted = [said for chat in (cases.chat, elsewhere) for said in chat.of("draft" if review else "merge_post")]
     assert after.status is (ForkStatus.OPEN if review else ForkStatus.MERGED) and len(posted) == 1
+
+
+def test_an_expiry_draft_a_person_cancelled_is_not_drafted_again_until_the_fork_goes_idle_again():
+    cases = UseCases(merge_review=True)
+    fork = cases.open_fork("idle topic")
+    cases.clock.advance(days=8)
+    cases.services.sweep()
+    [drafted] = cases.chat.of("draft")
+    cases.services.reviews.cancel(fork.id, cases.fork().draft.number, "UALICE01", fork.channel)
+    for _ in range(3):
+        cases.clock.advance(minutes=1)
+        cases.services.sweep()
+    assert summary_requests(cases.model) == 1 and len(cases.chat.of("draft")) == 1
+    cases.say("UBOB0001", "one more thought", thread_ts=fork.root_ts)
+    cases.clock.advance(days=8)
+    cases.services.sweep()
+    assert summary_requests(cases.model) == 2 and len(cases.chat.of("draft")) == 2  # a new idle period

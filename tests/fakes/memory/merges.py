@@ -16,9 +16,13 @@ class MemoryMerges:
 
     def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
                     idle_before: datetime | None = None) -> bool:
-        return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, idle_before, merged_by=user_id,
-                          merge_owner=owner, merge_attempts=1,
-                          merge_until=self.m.clock() + timedelta(seconds=lease_seconds))
+        with self.m.lock:
+            until = self.m.sessions[fork_id].merge_until
+            if until is not None and until >= self.m.clock():
+                return False  # a draft of its summary is being written
+            return self._move(fork_id, ForkStatus.OPEN, ForkStatus.MERGING, idle_before, merged_by=user_id,
+                              merge_owner=owner, merge_attempts=1,
+                              merge_until=self.m.clock() + timedelta(seconds=lease_seconds))
 
     def cancel_merge(self, fork_id: int) -> bool:
         return self._move(fork_id, ForkStatus.MERGING, ForkStatus.OPEN, None, merged_by=None, merge_until=None,
