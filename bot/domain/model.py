@@ -156,6 +156,7 @@ class Fork:
     adopted: bool = False  # a thread people began, adopted as a fork (its root is theirs)
     draft: Draft | None = None  # its summary under review, if one is live
     draft_number: int = 0  # drafts made so far
+    drafted_seq: int | None = None  # the last seq its latest draft summarised, live or cancelled
     summary_edited_by: str | None = None  # who edited its summary under review before approving it
     # its channel's settings at its fork point (a snapshot, DESIGN invariant 9); None: the defaults
     instructions: str | None = None

@@ -47,9 +47,16 @@ def idle_since(idle_before: datetime | None) -> tuple[Condition, ...]:
     return (NotAfter("last_activity_at", idle_before),) if idle_before else ()
 
 
+def no_live_claim(now: datetime) -> tuple[Condition, ...]:
+    """Nobody's claim on the fork is alive (a merge, or a draft of its summary being written): one
+    summary request at a time per fork, merged or drafted."""
+    return (Either((Missing("merge_until"), Before("merge_until", now))),)
+
+
 def begin_merge(user_id: str, owner: str, now: datetime, seconds: float,
                 idle_before: datetime | None = None) -> Move:
-    return Move(MERGEABLE_FROM, MERGING, idle_since(idle_before),
+    """open → merging, unless a live claim holds the fork (no_live_claim)."""
+    return Move(MERGEABLE_FROM, MERGING, idle_since(idle_before) + no_live_claim(now),
                 {"merged_by": user_id, "merge_owner": owner, "merge_attempts": 1,
                  "merge_until": lease_until(now, seconds)})
 
@@ -119,8 +126,7 @@ def remind(now: datetime, idle_before: datetime) -> Move:
 
 def begin_draft(seen_number: int, owner: str, now: datetime, seconds: float) -> Move:
     """Claim the writing of the draft after `seen_number`, unless someone's claim is live."""
-    return Move((OPEN,), None, (Is("draft_number", seen_number),
-                                Either((Missing("merge_until"), Before("merge_until", now)))),
+    return Move((OPEN,), None, (Is("draft_number", seen_number), *no_live_claim(now)),
                 {"merge_owner": owner, "merge_until": lease_until(now, seconds)})
 
 

@@ -11,7 +11,7 @@ import logging
 from dataclasses import replace
 
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
-from ..domain.errors import ForkClosed, ForkNotFound, TooDeep
+from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
 from ..domain.queue import one_too_many
@@ -98,12 +98,15 @@ class Forks:
         ensure_mergeable(fork)
         self.merging.no_open_children(fork, "merge")
         if policy.reviewed(fork):
-            if user_id == EXPIRY_ACTOR and fork.draft is not None and not self.reviews.stale(fork, fork.draft):
-                return fork  # its draft already waits for a person
+            if user_id == EXPIRY_ACTOR and self.reviews.drafted(fork):
+                return fork  # its draft waits for a person, or a person cancelled it: once per idle stretch
             return self.reviews.draft(fork, user_id, guidance)
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
             if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
-                raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
+                now = self.store.sessions.fork(fork.id)
+                if now.status is ForkStatus.OPEN and now.last_activity_at == fork.last_activity_at:
+                    raise ReviewMoved(f"A summary of fork {fork.label} is being written right now.")
+                raise ForkClosed(closed_reason(now))
             merged = self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
         self.reviews.close(fork.draft, merged, "Not used: the fork sat idle past its expiry and was merged."
                            if user_id == EXPIRY_ACTOR else f"Not used: <@{user_id}> merged the fork directly.")

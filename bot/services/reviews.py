@@ -158,6 +158,12 @@ class Reviews:
                      f"✏️ Draft {draft.number} of the summary is now stale: this thread went on after it was "
                      "written. Press *Redraft* on it (or *Edit* it) before merging.")
 
+    def drafted(self, fork: Fork) -> bool:
+        """A draft — waiting, or cancelled by a person — covers the thread as it is: the expiry asks Claude
+        for one summary per idle stretch, not one per sweep."""
+        return fork.drafted_seq is not None and not any(
+            t.seq > fork.drafted_seq and t.role is Role.USER for t in self.store.turns.turns(fork.id))
+
     def stale(self, fork: Fork, draft: Draft) -> bool:
         return any(t.seq > draft.seq and t.role is Role.USER for t in self.store.turns.turns(fork.id))
 

@@ -4,7 +4,8 @@ Each call is one write transaction that deletes what points at a row before the 
 then turns, then the message index, then sessions. Other processes cannot go on serving what was
 deleted: session ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), a deleted
 session reads as empty, and a session that lost turns has its version bumped, which starts every
-process's cache of its history afresh (bot/store/history.py, bot/domain/memo.py).
+process's cache of its history afresh (bot/store/history.py, bot/domain/memo.py). The retention also
+takes the topics of forks opened before its cut-off (people's words as old as the fork).
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ class SqlErasure:
                                 .limit(BATCH)).all()
             for session_id, cut in cuts:
                 removed += _remove_prefix(conn, session_id, cut)
+            _drop_old_topics(conn, before)
             return removed
 
     def drop_unused_files(self, kept_before: datetime) -> list[str]:
@@ -110,15 +112,25 @@ def _closed_forks(conn, before: datetime) -> list[int]:
         doomed -= read_by_survivors
 
 
+def _drop_old_topics(conn, before: datetime) -> None:
+    """A fork's topic is people's words as old as the fork (its first turn, or an adopted thread's first
+    message): a fork opened before the cut-off loses it, and is shown by its number alone from then on.
+    Its version moves, as when turns go, so no process keeps a cached input that still names it."""
+    conn.execute(update(sessions).where(sessions.c.kind == "fork", sessions.c.topic != "",
+                                        sessions.c.created_at < before)
+                 .values(topic="", version=sessions.c.version + 1))
+
+
 def _remove_prefix(conn, session_id: int, cut: int) -> int:
     """Delete the session's turns up to seq `cut`, and record it; returns how many were deleted."""
     prefix = select(turns.c.id).where(turns.c.session_id == session_id, turns.c.seq <= cut)
     conn.execute(delete(attachments).where(attachments.c.turn_id.in_(prefix)))
     removed = conn.execute(delete(turns).where(turns.c.session_id == session_id, turns.c.seq <= cut)).rowcount
-    # a summary under review speaks of the turns just deleted: it goes with them (a merging fork keeps its
-    # approved text until the merge completes)
+    # a summary under review speaks of the turns just deleted: it goes with them, and the expiry may draft
+    # (or abandon) afresh (a merging fork keeps its approved text until the merge completes)
+    open_fork = sessions.c.status == ForkStatus.OPEN.value
     conn.execute(update(sessions).where(sessions.c.id == session_id)
                  .values(pruned_before_seq=cut + 1, version=sessions.c.version + 1,
-                         draft_text=case((sessions.c.status == ForkStatus.OPEN.value, None),
-                                         else_=sessions.c.draft_text)))
+                         draft_text=case((open_fork, None), else_=sessions.c.draft_text),
+                         draft_seq=case((open_fork, None), else_=sessions.c.draft_seq)))
     return removed

@@ -1,8 +1,9 @@
 """The durable inbox: what Slack delivered is recorded here before it is acknowledged.
 
 A kept delivery carries a processing claim (`claimed_until`), renewed by the heartbeat while this
-process works on it; once done it stays a day, so a redelivery (Slack's retry, a replayed request)
-is turned away at the door. One whose claim expired unfinished (its process died) is taken by a
+process works on it; once done (processed, or given up) its body is cleared in the same UPDATE and only
+its key stays, a day, so a redelivery (Slack's retry, a replayed request) is turned away at the door:
+people's words never outlive their processing here, whatever is forgotten later. One whose claim expired unfinished (its process died) is taken by a
 sweep — one taker, by a conditional UPDATE — and replayed."""
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ class SqlInbox:
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:
-            conn.execute(update(inbox).where(inbox.c.key == key).values(done_at=self.db.now(), claimed_until=None))
+            conn.execute(update(inbox).where(inbox.c.key == key)
+                         .values(done_at=self.db.now(), claimed_until=None, payload=None))
 
     def due(self, limit: int = 100) -> list[str]:
         with self.db.reading() as conn:

@@ -152,7 +152,8 @@ def to_fork(row) -> Fork:
         inherited=ContextSize(row.inherited_turns or 0, row.inherited_tokens or 0), origin_ts=row.origin_ts,
         depth=row.depth or 1, parent_number=row.parent_number, parent_root_ts=row.parent_root_ts,
         opened_at_seq=row.opened_at_seq, adopted=bool(row.adopted),
-        draft=to_draft(row), draft_number=row.draft_number or 0, summary_edited_by=row.summary_edited_by,
+        draft=to_draft(row), draft_number=row.draft_number or 0, drafted_seq=row.draft_seq,
+        summary_edited_by=row.summary_edited_by,
         instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
         pruned_before_seq=row.pruned_before_seq or 0,
     )

@@ -146,12 +146,13 @@ markers = Table(
 )
 
 # what Slack delivered and the bot acknowledged, recorded before the ack: processed, or replayed by
-# a sweep once its processing claim expires; kept a day after it is done, to turn away redeliveries
+# a sweep once its processing claim expires; once done its payload is cleared and its key kept a day,
+# to turn away redeliveries
 inbox = Table(
     "inbox",
     metadata,
     Column("key", String(160), primary_key=True),  # event id, or the trigger id of a command or action
-    Column("payload", Text, nullable=False),  # the parsed request body, as JSON
+    Column("payload", Text),  # the parsed request body, as JSON; NULL once done (people's words go)
     Column("received_at", DateTime(), nullable=False),
     Column("claimed_until", DateTime()),  # its processing claim, renewed while someone works on it
     Column("attempts", Integer, nullable=False, default=0),

@@ -242,3 +242,13 @@ def test_a_draft_under_review_goes_with_the_turns_it_summarises(store, clock):
     say(store, fork.id, "a new thought")
     assert store.erasure.prune(clock() - timedelta(days=30)) == 1
     assert store.sessions.fork(fork.id).draft is None and store.sessions.fork(fork.id).status is ForkStatus.OPEN
+
+
+def test_the_retention_takes_the_topics_of_forks_opened_before_its_cut_off_and_leaves_newer_ones(store, clock):
+    old = store.sessions.create_fork(HERE, "U1", Mode.INHERIT, "an old secret plan")
+    say(store, old.id, "an old secret plan", "1.1", HERE)
+    clock.advance(days=4)
+    new = store.sessions.create_fork(HERE, "U1", Mode.INHERIT, "a new plan")
+    store.erasure.prune(clock() - timedelta(days=3))
+    assert store.sessions.fork(old.id).topic == "" and store.sessions.fork(old.id).status is ForkStatus.OPEN
+    assert store.sessions.fork(new.id).topic == "a new plan"

@@ -36,7 +36,8 @@ class Claims(Protocol):
 class Inbox(Protocol):
     def keep(self, key: str, payload: str, claim_seconds: float) -> bool:
         """Record a delivery, claimed for processing by the caller; False if it was kept before."""
-    def done(self, key: str) -> None: ...
+    def done(self, key: str) -> None:
+        """Processed (or given up): its body goes, its key stays to turn redeliveries away."""
     def due(self, limit: int = 100) -> list[str]:
         """Kept deliveries not done whose processing claim expired (their process died)."""
     def take(self, key: str, claim_seconds: float) -> Kept | None:

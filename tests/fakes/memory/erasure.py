@@ -54,7 +54,9 @@ class MemoryErasure:
                     removed += len(rows) - len(self.m.turns[session.id])
                     session.pruned_before_seq = cut + 1
                     if session.status is ForkStatus.OPEN:
-                        session.draft_text = None  # it speaks of the turns just deleted
+                        session.draft_text = session.draft_seq = None  # it speaks of the turns just deleted
+            for fork in self.m.forks(lambda s: s.topic != "", lambda s: s.created_at < before):
+                fork.topic = ""  # people's words, as old as the fork
             return removed
 
     def _delete(self, condition: Callable[[SessionRow], bool]) -> tuple[int, int]:

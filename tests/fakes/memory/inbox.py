@@ -50,7 +50,7 @@ class MemoryInbox:
         with self.m.lock:
             if key in self.m.inbox:
                 row = self.m.inbox[key]
-                row.done_at, row.claimed_until = self.m.clock(), None
+                row.done_at, row.claimed_until, row.payload = self.m.clock(), None, None
 
     def due(self, limit: int = 100) -> list[str]:
         with self.m.lock:

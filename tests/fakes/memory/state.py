@@ -77,7 +77,7 @@ class SessionRow:
                     inherited=self.inherited, origin_ts=self.origin_ts, depth=self.depth,
                     parent_number=self.parent_number, parent_root_ts=self.parent_root_ts,
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
-                    draft_number=self.draft_number, summary_edited_by=self.summary_edited_by,
+                    draft_number=self.draft_number, drafted_seq=self.draft_seq, summary_edited_by=self.summary_edited_by,
                     instructions=self.instructions, model=self.model, tools=self.tools, pruned_before_seq=self.pruned_before_seq)
 
     def draft(self) -> Draft | None:
@@ -113,7 +113,7 @@ class TurnRow:
 
 @dataclass
 class InboxRow:
-    payload: str
+    payload: str | None  # None once done
     received_at: datetime
     claimed_until: datetime | None
     attempts: int = 1
