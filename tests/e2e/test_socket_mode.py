@@ -5,10 +5,14 @@ import time
 
 import pytest
 
+from sqlalchemy import make_url
+
+from ..conftest import fresh_postgres
 from ..fakes.anthropic_api import Script, is_merge_request
 from ..fakes.slack_api import APP_TOKEN
-from ..fakes.socket_actor import UNACKNOWLEDGED, SocketModeSlack
+from ..fakes.socket_actor import SocketModeSlack
 from ..fakes.socket_mode import Envelope, FakeSocketMode
+from ..fakes.tcp_proxy import TcpProxy
 from ..harness import CHANNEL, wait_until
 from ..processes import BotProcess
 
@@ -167,3 +171,26 @@ def test_on_sigterm_a_reply_in_flight_finishes_an_envelope_arriving_meanwhile_is
     assert socket_mode.send(socket_mode.retry_of(late)) is not None  # Slack's retry, to the other process
     wait_until(lambda: len(slack.posts(CHANNEL)) == 2, message="the late mention answered")
     assert len(claude.requests) == 2
+
+
+@pytest.mark.postgres
+def test_an_envelope_whose_delivery_cannot_be_kept_is_not_acknowledged_and_its_retry_is_answered_once(
+        tmp_path, slack, claude, socket_mode, people):
+    url = make_url(fresh_postgres())
+    proxy = TcpProxy(url.host, url.port or 5432)
+    through_proxy = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    bot = BotProcess(tmp_path, slack, claude, through_proxy, slack_app_token=APP_TOKEN)
+    try:
+        socket_mode.wait_connected(timeout=60)
+        proxy.cut()
+        envelope = Envelope("events_api", people.wrapped(mention("kept?", people.new_ts()), "EvKEEP0001"))
+        assert socket_mode.send(envelope, timeout=5) is None  # the database is gone: not kept, not acknowledged
+        assert "could not keep delivery event:EvKEEP0001" in bot.log.read_text()
+        proxy.restore()
+        assert socket_mode.send(socket_mode.retry_of(envelope)) is not None
+        wait_until(lambda: answers(slack), timeout=15, message="the answer")
+        assert len(claude.requests) == 1 and len(answers(slack)) == 1
+    finally:
+        proxy.restore()
+        bot.stop()
+        proxy.stop()
