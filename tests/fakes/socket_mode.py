@@ -11,7 +11,8 @@ envelope's `retry_attempt` and `retry_reason`).
 Invariants:
 - A connection needs a ticket FakeSlack issued from apps.connections.open (`ticket_url`), good for one
   connection; any other handshake is refused (HTTP 403). Each connection gets `hello` first.
-- An envelope goes to the newest open connection and waits there for its ack. An ack must be a JSON
+- An envelope goes to the newest open connection (none open: it is not delivered) and waits there
+  for its ack. An ack must be a JSON
   object naming an envelope that connection holds unacknowledged, with `payload` only where the
   envelope `accepts_response_payload`; anything else is recorded in `violations` (the tests assert
   it empty), as is an ack for an envelope already acknowledged.
@@ -110,10 +111,12 @@ class FakeSocketMode:
 
     def send(self, envelope: Envelope, *, timeout: float = 10.0) -> dict | None:
         """Send an envelope to the newest connection; its ack, or None when none came within `timeout`."""
-        link = self.wait_connected()
         with self._lock:
-            link.held[envelope.envelope_id] = envelope
             self.pending[envelope.envelope_id] = envelope
+            if not self.links:  # nobody to deliver to: it waits for Slack's retry
+                return None
+            link = self.links[-1]
+            link.held[envelope.envelope_id] = envelope
         try:
             link.connection.send(json.dumps(envelope.message()))
         except ConnectionClosed:
