@@ -13,7 +13,8 @@ the connection) and may answer with no HTTP response at all (`drop`: the connect
 
 Its parts: teams, tokens and people (slack_teams.py), the bot's messages (slack_chat.py), OAuth
 installs (slack_oauth.py), modals (slack_views.py), the messages channels hold and
-conversations.replies (slack_history.py), files (slack_files.py) and the HTTP wire (slack_http.py). Made without a bot token the fake is in "any token" mode (slack_teams.py).
+conversations.replies (slack_history.py), files (slack_files.py), the HTTP wire (slack_http.py) and,
+when `socket_mode` is set, the Socket Mode server whose URL apps.connections.open hands out (socket_mode.py). Made without a bot token the fake is in "any token" mode (slack_teams.py).
 """
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ class FakeSlack(SlackWorld):
         self.server = BackgroundServer(SlackHandler)
         self.server.httpd.fake = self
         self.files = self._new_files()
+        self.socket_mode = None  # a FakeSocketMode (socket_mode.py) whose tickets apps.connections.open issues
 
     # control ----------------------------------------------------------------------------
 
@@ -225,8 +227,9 @@ class FakeSlack(SlackWorld):
             return self.history.replies(team.id, args)
         if method in ("views.open", "views.push", "views.update", "views.publish"):
             return getattr(self.views, method.removeprefix("views."))(team, args)
-        if method == "apps.connections.open":
-            return {"ok": True, "url": "ws://127.0.0.1:9/socket-mode-not-served"}
+        if method == "apps.connections.open":  # a ticket for the Socket Mode server, when one runs
+            url = self.socket_mode.ticket_url() if self.socket_mode else "ws://127.0.0.1:9/socket-mode-not-served"
+            return {"ok": True, "url": url}
         if method == "files.info":
             return self.files.info(args.get("file"), team.id)
         if method == "chat.getPermalink":
