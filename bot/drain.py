@@ -29,6 +29,11 @@ class DrainableExecutor(ThreadPoolExecutor):
         _, unfinished = wait(running, timeout=timeout)
         return len(unfinished)
 
+    def in_flight(self) -> int:
+        """How many listeners are queued or running (a delivery is handed over before its ack)."""
+        with self._lock:
+            return len(self._running)
+
     def _forget(self, future: Future) -> None:
         with self._lock:
             self._running.discard(future)

@@ -26,7 +26,7 @@ from .fakes.slack_actor import CHANNEL, SlackActor
 from .fakes.slack_api import APP_ID, BOT_TOKEN, BOT_USER_ID, CLIENT_ID, CLIENT_SECRET, TEAM_ID, FakeSlack
 
 __all__ = ["API_KEY", "APP_ID", "BOT_TOKEN", "BOT_USER_ID", "CHANNEL", "CLIENT_ID", "CLIENT_SECRET", "GENERAL",
-           "SIGNING_SECRET", "TEAM_ID", "Reply", "RunningBot", "answering", "at_once", "sign", "wait_until"]
+           "SIGNING_SECRET", "TEAM_ID", "Reply", "RunningBot", "answering", "at_once", "at_rest", "sign", "wait_until"]
 
 SIGNING_SECRET = "test-signing-secret-not-real"
 API_KEY = "sk-ant-test-key-not-real"
@@ -74,6 +74,16 @@ def answering(engine) -> bool:
     with engine.connect() as conn:
         return bool(conn.exec_driver_sql(
             "SELECT COUNT(*) FROM turns WHERE status IN ('pending', 'streaming')").scalar())
+
+
+def at_rest(engine) -> bool:
+    """For bots in other processes, read straight from their database: every delivery kept in the inbox is
+    done (its listener returned, first time or in a sweep's replay), no answer is in progress and no merge
+    is claimed. Deliveries the bots ignore on purpose are never kept: this says nothing about those."""
+    with engine.connect() as conn:
+        return not answering(engine) and not conn.exec_driver_sql(
+            "SELECT (SELECT COUNT(*) FROM inbox WHERE done_at IS NULL)"
+            " + (SELECT COUNT(*) FROM sessions WHERE merge_owner IS NOT NULL)").scalar()
 
 
 class _ThreadedWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -136,8 +146,22 @@ class RunningBot(SlackActor):
     def busy(self) -> bool:
         return answering(self.db.engine)
 
+    def settled(self, timeout: float = 15.0) -> None:
+        """Wait until the bot is done with every delivery it was sent and no answer is in progress — the
+        signal before checking that nothing more happened.
+
+        Bolt hands a delivery's listener to the bot's listener pool before Slack gets its ack, so once a
+        request has been answered, an empty pool means its listener has returned: a kept delivery is then
+        marked done in the inbox (or failed, for a sweep to replay), one the bot ignores on purpose (chatter,
+        never kept) has been ignored. Answers are written inside the listener of the delivery that holds the
+        session's lease; replays by `services.sweep()` go through the same pool. Not covered: the thinking
+        reaction's Slack calls, on their own small pool (slack/thinking.py) — wait for those calls."""
+        wait_until(lambda: not self.wiring.executor.in_flight() and not self.busy(), timeout=timeout,
+                   message="every delivery to be processed and no answer in progress")
+
     def quiesce(self, quiet: float = 0.3, timeout: float = 15.0) -> None:
-        """Wait until no answer is in progress and neither fake has seen a call for `quiet` seconds."""
+        """Wait until no answer is in progress and neither fake has seen a call for `quiet` seconds: for
+        absences no signal of the bot's covers (prefer `settled`)."""
         wait_until(lambda: not self.busy(), timeout=timeout, message="answers to finish")
         deadline = time.monotonic() + timeout
         last = (-1, -1, -1)

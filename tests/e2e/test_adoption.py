@@ -18,7 +18,7 @@ def talk_in_parent(bot, slack, text, user="UALICE01"):
     before = len(slack.posts(CHANNEL, top_level=True))
     bot.say(user, text, mention=True)
     wait_until(lambda: len(slack.posts(CHANNEL, top_level=True)) == before + 1, message="parent reply")
-    bot.quiesce()
+    bot.settled()
     return slack.posts(CHANNEL, top_level=True)[-1]
 
 
@@ -41,12 +41,12 @@ def test_a_persons_thread_becomes_a_fork_that_knows_the_thread_and_merges_into_t
     plan = slack.share_file("plan.pdf", b"%PDF-1.4 not read", "application/pdf")
     bot.say("UCAROL01", "I'd say yes", thread_ts=root, files=[plan])
     talk_in_parent(bot, slack, "said after the thread began")
-    bot.quiesce()
+    bot.settled()
     assert len(claude.requests) == 2  # the thread's chatter called nobody
 
     bot.say("UDAVE001", "what do you think?", thread_ts=root, mention=True)  # message + app_mention
     wait_until(lambda: answers_in(slack, root), message="the answer in the thread")
-    bot.quiesce()
+    bot.settled()
 
     [read] = slack.calls_under("conversations.")
     assert (read.method, read["channel"], read["ts"]) == ("conversations.replies", CHANNEL, root)
@@ -70,7 +70,7 @@ def test_a_persons_thread_becomes_a_fork_that_knows_the_thread_and_merges_into_t
     bot.react("UALICE01", root)  # ✅ on the thread's root, a person's message
     summary = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True)
                                   if "merged fork #1" in p.get("text", "")], message="the merge post")
-    bot.quiesce()
+    bot.settled()
     assert bot.store.sessions.fork(fork.id).status is ForkStatus.MERGED and summary
     assert [c for c in slack.calls_to("chat.update") if c["ts"] == root] == []  # the root is theirs, untouched
     talk_in_parent(bot, slack, "what did we decide?")
@@ -83,12 +83,12 @@ def test_a_thread_under_a_bot_answer_is_adopted_alike(bot, slack, claude):
     slack.names.update(NAMES)
     answer = talk_in_parent(bot, slack, "draft a launch plan")
     bot.say("UBOB0001", "too long", thread_ts=answer.ts)
-    bot.quiesce()
+    bot.settled()
     assert slack.calls_under("conversations.") == [] and len(claude.requests) == 1
 
     bot.say("UBOB0001", "shorten it", thread_ts=answer.ts, mention=True)
     wait_until(lambda: answers_in(slack, answer.ts), message="the answer in the thread")
-    bot.quiesce()
+    bot.settled()
 
     fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.adopted and fork.root_ts == answer.ts and fork.fork_point_seq == 1
@@ -108,7 +108,7 @@ def test_two_people_mentioning_the_bot_in_a_thread_at_once_make_one_adoption(bot
         return fork is not None and len(bot.store.turns.turns(fork.id)) >= 4
 
     wait_until(answered_twice, message="both mentions answered")
-    bot.quiesce()
+    bot.settled()
 
     assert [f.number for f in bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)] == [1]
     assert len(slack.calls_to("conversations.replies")) == 1 and len(adoption_notes(slack, root)) == 1
@@ -122,10 +122,10 @@ def test_abandoning_an_adopted_thread_leaves_its_root_alone(bot, slack, claude):
     root = bot.say("UBOB0001", "an idea")
     bot.say("UCAROL01", "thoughts?", thread_ts=root, mention=True)
     wait_until(lambda: answers_in(slack, root), message="the answer in the thread")
-    bot.quiesce()
+    bot.settled()
     bot.react("UBOB0001", root, "x")
     wait_until(lambda: bot.store.sessions.fork_by_number(GENERAL, 1).status is ForkStatus.ABANDONED)
-    bot.quiesce()
+    bot.settled()
     assert [c for c in slack.calls_to("chat.update") if c["ts"] == root] == []
     assert any("abandoned this fork" in (p.get("text") or "") for p in thread_posts(slack, root))
 
@@ -138,7 +138,7 @@ def test_a_long_thread_is_read_page_by_page_each_message_once_with_other_apps_na
     bot.other_app_says("deploy 42 finished", username="ci-bot", thread_ts=root)
     bot.say("UDAVE001", "summarise the incident", thread_ts=root, mention=True)
     wait_until(lambda: answers_in(slack, root), message="the answer in the thread")
-    bot.quiesce()
+    bot.settled()
 
     pages = slack.calls_to("conversations.replies")
     assert len(pages) == 2 and "cursor" not in pages[0].args and pages[1]["cursor"]

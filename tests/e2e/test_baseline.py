@@ -47,6 +47,8 @@ def test_the_baseline_posts_at_top_level_streams_in_threads_and_remembers_each_c
             "thread question", "Answer 2", "follow-up without a mention"]
 
         message(bot, 4, "a thread the bot is not in", thread_ts="1699999998.000100")
+        # the baseline bot records nothing and ignores this on its listener pool: no signal says it is
+        # done, so a moment's wait stands in for one
         time.sleep(0.5)
         assert len(claude.requests) == 3
     finally:

@@ -44,7 +44,7 @@ def ask_parent(bot, claude, text="what now?", user="UALICE01"):
     before = len(claude.requests)
     bot.say(user, text, mention=True)
     wait_until(lambda: len(claude.requests) > before, message="the parent's request")
-    bot.quiesce()
+    bot.settled()
     return claude.requests[-1]
 
 
@@ -119,13 +119,13 @@ def test_a_fork_keeps_the_settings_of_its_fork_point_and_the_parent_takes_the_ne
     root = bot.fork_root(1)
     bot.say("UBOB0001", "first fork turn", thread_ts=root)
     wait_until(lambda: any("first fork turn" in t for t in request_texts(claude.requests[-1])))
-    bot.quiesce()
+    bot.settled()
     bot.submit_view(open_settings(bot, slack, user), {"instructions": "New rules.", "model": "claude-haiku-5-5"})
     wait_until(lambda: len(notices(slack)) == 2)
     before = len(claude.requests)
     bot.say("UBOB0001", "second fork turn", thread_ts=root)
     wait_until(lambda: len(claude.requests) > before)
-    bot.quiesce()
+    bot.settled()
     assert system_text(claude.requests[-1]).endswith("\nOld rules.")
     assert claude.requests[-1]["model"] == "claude-sonnet-5-5"  # the fork's model too is a snapshot
     parent = ask_parent(bot, claude, "and the channel?")
@@ -164,7 +164,7 @@ def test_a_channel_turned_off_answers_once_privately_and_calls_no_model(bot, sla
     bot.say("UALICE01", "are you there?", mention=True)  # delivered as message and app_mention
     bot.slash("/fork", "a topic")
     wait_until(lambda: len(slack.calls_to("chat.postEphemeral")) + len(slack.responses) >= 2)
-    bot.quiesce()
+    bot.settled()
     refusals = [c["text"] for c in slack.calls_to("chat.postEphemeral")] + [r["text"] for r in slack.responses]
     assert len(refusals) == 2 and all("turned off in this channel" in t for t in refusals)
     assert not claude.requests and not bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)
@@ -175,7 +175,7 @@ def the_one_refusal(bot, slack, user: str) -> dict:
     """A mention by `user` (delivered as message and app_mention): the one private answer it got."""
     bot.say(user, "hello bot", mention=True)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     [refusal] = slack.calls_to("chat.postEphemeral")
     return refusal
 
@@ -201,7 +201,7 @@ def test_forget_asks_first_then_deletes_the_channels_conversations_and_keeps_its
     bot.slash("/fork", "pricing")
     bot.say("UBOB0001", "fork talk", thread_ts=bot.fork_root(1))
     wait_until(lambda: len(claude.requests) >= 3)
-    bot.quiesce()
+    bot.settled()
     slack.person("UBOB0001", is_admin=False)
     bot.slash("/threadfork", "forget", user="UBOB0001")
     wait_until(lambda: any("Only workspace admins" in r.get("text", "") for r in slack.responses))
@@ -226,7 +226,7 @@ def test_forget_asks_first_then_deletes_the_channels_conversations_and_keeps_its
     assert system_text(request).endswith("\nKeep me.")
     bot.click("threadfork_forget", answer, user=user)  # the same button again, from a client not yet updated
     wait_until(lambda: any("already answered" in r.get("text", "") for r in slack.responses))
-    bot.quiesce()
+    bot.settled()
     assert len([p for p in slack.posts(CHANNEL) if "made Threadfork forget" in p.get("text", "")]) == 1
     assert len(claude.requests) == before_again and stored_turns(bot) == 2  # nothing was deleted again
 
@@ -248,7 +248,7 @@ def test_a_forget_question_expires_and_keep_it_deletes_nothing(bot, slack, claud
     bot.clock.advance(minutes=16)
     bot.click("threadfork_forget", answer, user=user)
     wait_until(lambda: any("expired" in r.get("text", "") for r in slack.responses))
-    bot.quiesce()
+    bot.settled()
     assert stored_turns(bot) == 2
 
 
@@ -265,7 +265,7 @@ def test_after_a_forget_the_sweep_deletes_the_shared_files_contents_here_and_in_
     notes = slack.share_file("notes.txt", b"secret launch code 1234\n", "text/plain", "text")
     bot.say("UALICE01", "read these", mention=True, files=[image, notes])
     wait_until(lambda: claude.requests)
-    bot.quiesce()
+    bot.settled()
     [upload] = claude.files.uploads
     bot.slash("/threadfork", "forget", user=user)
     [question] = wait_until(lambda: [r for r in slack.responses if r.get("blocks")])
@@ -278,7 +278,7 @@ def test_after_a_forget_the_sweep_deletes_the_shared_files_contents_here_and_in_
     assert claude.files.files[upload.file_id].deleted
     bot.say("UALICE01", "again", mention=True, files=[image])  # shared again: downloaded and uploaded anew
     wait_until(lambda: len(claude.files.uploads) == 2)
-    bot.quiesce()
+    bot.settled()
     assert len(slack.downloads_of(image["id"])) == 2
 
 
@@ -287,7 +287,7 @@ def test_when_slack_wont_say_who_is_asking_the_settings_stay_closed_and_the_pers
     slack.fail("users.info", "fatal_error", times=10)
     bot.slash("/threadfork", "", user="UADMIN01")
     wait_until(lambda: any("Slack refused the request (fatal_error)" in r.get("text", "") for r in slack.responses))
-    bot.quiesce()
+    bot.settled()
     assert not slack.calls_to("views.open")
 
 
@@ -298,14 +298,14 @@ def test_a_fork_keeps_the_environments_model_and_tools_of_its_fork_point_across_
         root = first.fork_root(1)
         first.say("UBOB0001", "first fork turn", thread_ts=root)
         wait_until(lambda: claude.requests)
-        first.quiesce()
+        first.settled()
     finally:
         first.stop()
     second = RunningBot(slack, claude, sqlite_url, threadfork_model="claude-haiku-5-5", threadfork_tools="web_search")
     try:
         second.say("UBOB0001", "second fork turn", thread_ts=root)
         wait_until(lambda: len(claude.requests) == 2)
-        second.quiesce()
+        second.settled()
         assert claude.requests[-1]["model"] == "claude-sonnet-5-5" and "tools" not in claude.requests[-1]
         parent = ask_parent(second, claude, "and the channel?")
         assert parent["model"] == "claude-haiku-5-5" and [t["name"] for t in parent["tools"]] == ["web_search"]

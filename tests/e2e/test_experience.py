@@ -28,7 +28,7 @@ def parent_talk(bot, slack, *texts):
         before = len(slack.posts(CHANNEL, top_level=True))
         stamps.append(bot.say("UALICE01", text, mention=True))
         wait_until(lambda: len(slack.posts(CHANNEL, top_level=True)) == before + 1)
-        bot.quiesce()
+        bot.settled()
     return stamps
 
 
@@ -56,7 +56,7 @@ def test_merge_this_fork_on_a_thread_message_merges_it(bot, slack, claude):
     bot.slash("/fork", "topic")
     root = bot.fork_root()
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
-    bot.quiesce()
+    bot.settled()
     reply = slack.posts(CHANNEL, top_level=False)[0]
     shortcut(bot, "merge_this_fork", reply.ts, thread_ts=root)
     wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
@@ -76,7 +76,7 @@ def test_slash_forks_lists_open_forks_with_details_and_counts(bot, slack, claude
     bot.fork_root(2)
     bot.slash("/fork", "--fresh third")
     root_three = bot.fork_root(3)
-    bot.quiesce()
+    bot.settled()
     bot.react("UALICE01", root_three, "x")
     wait_until(lambda: bot.store.sessions.fork_by_number(GENERAL, 3).status.value == "abandoned")
     bot.slash("/forks")
@@ -95,12 +95,12 @@ def test_the_home_tab_shows_my_open_forks_and_the_token_economy(bot, slack, clau
     bot.slash("/fork", "--fresh merged one", user="UALICE01")
     root = bot.fork_root(1)
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
-    bot.quiesce()
+    bot.settled()
     bot.react("UALICE01", root)
     wait_until(lambda: bot.store.sessions.fork(bot.store.sessions.fork_by_number(GENERAL, 1).id).status.value == "merged")
     bot.slash("/fork", "--fresh still open", user="UALICE01", channel="C0OTHER001")
     bot.fork_root(1, channel="C0OTHER001")
-    bot.quiesce()
+    bot.settled()
     bot.event({"type": "app_home_opened", "user": "UALICE01", "channel": "D0HOME001", "tab": "home",
                "event_ts": "1.2"})
     [publish] = wait_until(lambda: slack.calls_to("views.publish"))
@@ -114,9 +114,9 @@ def test_the_home_tab_never_shows_a_channel_the_person_took_no_part_in(bot, slac
     bot.say("UALICE01", "a private thought", channel="D0ALICE01", channel_type="im")
     bot.slash("/fork", "--fresh secret plans", user="UALICE01", channel="G0PRIVATE1")
     bot.fork_root(1, channel="G0PRIVATE1")
-    bot.quiesce()
+    bot.settled()
     bot.say("UBOB0001", "hello", mention=True)
-    bot.quiesce()
+    bot.settled()
     bot.event({"type": "app_home_opened", "user": "UBOB0001", "channel": "D0HOME002", "tab": "home",
                "event_ts": "1.3"})
     [publish] = wait_until(lambda: slack.calls_to("views.publish"))
@@ -133,7 +133,7 @@ def test_an_edited_message_changes_its_stored_turn(bot, slack, claude):
                         "edited": {"user": "UALICE01", "ts": bot.new_ts()}},
             "previous_message": {"type": "message", "user": "UALICE01", "text": "budget is 10k", "ts": ts}}
     assert bot.event(edit).status == 200
-    bot.quiesce()
+    bot.settled()
     assert len(claude.requests) == 1  # the edit itself calls no model
     parent_talk(bot, slack, "and now?")
     texts = request_texts(claude.requests[-1])
@@ -146,7 +146,7 @@ def test_a_deleted_message_leaves_the_future_context(bot, slack, claude):
                 "ts": bot.new_ts(), "deleted_ts": ts, "event_ts": bot.new_ts(), "channel_type": "channel",
                 "previous_message": {"type": "message", "user": "UALICE01", "text": "secret", "ts": ts}}
     assert bot.event(deletion).status == 200
-    bot.quiesce()
+    bot.settled()
     assert len(claude.requests) == 2
     parent_talk(bot, slack, "after the deletion")
     assert not any("secret" in t for t in request_texts(claude.requests[-1]))

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, at_rest, wait_until
 from ..processes import BotProcess
 
 FAST = {"threadfork_sweep_interval": "1s", "threadfork_lease": "4s"}
@@ -47,19 +47,17 @@ def summaries(slack):
     return [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")]
 
 
-def quiet(slack, claude, database_url: str, seconds: float = 0.5, timeout: float = 30) -> None:
-    """Wait until nothing waits to be answered and neither fake has seen a call for `seconds`."""
-    wait_until(lambda: not any(t["status"] in ("pending", "streaming") for t in turn_rows(database_url)),
-               timeout=timeout, interval=0.05, message="answers to finish")
-    last, since, deadline = None, time.monotonic(), time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        now = (len(slack.calls), len(claude.requests))
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= seconds:
-            return
-        time.sleep(0.05)
-    raise AssertionError("the bots never went quiet")
+def settled(database_url: str, timeout: float = 30) -> None:
+    """Wait until every delivery the replicas kept is done, no answer is in progress and no merge is
+    claimed — what the bots record when their work is over (the work of a killed one included: its
+    claims lapse and a sweep replays or resumes it)."""
+    from sqlalchemy import create_engine
+
+    engine = create_engine(database_url)
+    try:
+        wait_until(lambda: at_rest(engine), timeout=timeout, interval=0.05, message="the replicas to finish")
+    finally:
+        engine.dispose()
 
 
 def open_fork(replica, slack, topic: str) -> str:
@@ -86,7 +84,7 @@ def test_two_replicas_answer_every_turn_once_in_order_and_merge_once(tmp_path, s
         if n % 2 == 0:
             assert replicas[(n + 1) % 2].event(event, f"EvREP{n}") == 200
         wait_until(lambda: any(r["text"] == f"message {n}" for r in turn_rows(database_url)), timeout=15)
-    quiet(slack, claude, database_url)
+    settled(database_url)
     rows = turn_rows(database_url)
     users = [r for r in rows if r["role"] == "user"]
     assert [r["text"] for r in users] == [f"message {n}" for n in range(6)]  # kept, in order
@@ -107,7 +105,7 @@ def test_two_replicas_answer_every_turn_once_in_order_and_merge_once(tmp_path, s
     for t in threads:
         t.join()
     wait_until(lambda: summaries(slack), timeout=15)
-    quiet(slack, claude, database_url)
+    settled(database_url)
     assert len(summaries(slack)) == 1 and sum(1 for r in claude.requests if is_merge_request(r)) == 1
 
 
@@ -133,7 +131,7 @@ def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_withi
                                                 for m in slack.posts(CHANNEL, top_level=True)),
                timeout=TAKEOVER_LIMIT + 10, interval=0.2, message="the takeover")
     assert time.monotonic() - killed_at < TAKEOVER_LIMIT
-    quiet(slack, claude, database_url)
+    settled(database_url)
     assert len(summaries(slack)) == 1 and summaries(slack)[0]["blocks"][1]["text"].startswith("Summary of the fork")
     assert sum(1 for r in claude.requests if is_merge_request(r)) == 2  # the lost call, then one more
     assert any("interrupted" in (m.get("text") or "") for m in slack.posts(CHANNEL))
@@ -154,7 +152,7 @@ def test_an_answer_that_takes_longer_than_the_lease_is_answered_once_without_a_f
     replicas[0].event(mention("UALICE01", "take your time", "1700000300.000001"), "EvSLOW1")
     wait_until(lambda: any("steady answer" in m.shown for m in slack.posts(CHANNEL)),
                timeout=30)
-    quiet(slack, claude, database_url, seconds=3)  # three more sweeps on each replica
+    settled(database_url)  # 8 s on a 3 s lease: a sweep that took over would have asked Claude again
     assert len(claude.requests) == 1 and len(slack.posts(CHANNEL)) == 1
     assert not any("interrupted" in (m.get("text") or "") for m in slack.posts(CHANNEL))
 
@@ -212,5 +210,5 @@ def test_on_sigterm_a_reply_that_outlasts_the_drain_is_handed_back_and_another_r
                                                 for m in slack.posts(CHANNEL, top_level=True)),
                timeout=30, interval=0.2, message="the other replica to resume")
     assert time.monotonic() - handed_back_at < 10  # at once: no lease had to expire
-    quiet(slack, claude, database_url)
+    settled(database_url)
     assert len(summaries(slack)) == 1

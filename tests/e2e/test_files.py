@@ -20,7 +20,7 @@ def test_an_image_with_no_words_is_a_turn_read_as_an_image_downloaded_and_upload
     image = slack.share_file("screenshot.png", png(40, 30), "image/png", "png")
     bot.say("UALICE01", "", mention=True, files=[image])  # arrives as message and app_mention, both with files
     wait_until(lambda: slack.posts(CHANNEL))
-    bot.quiesce()
+    bot.settled()
     [request] = claude.requests
     [upload] = claude.files.uploads
     assert kinds(request) == ["image", "text"]
@@ -48,7 +48,7 @@ def test_a_pdf_with_a_question_is_a_document_before_the_words(bot, slack, claude
 def test_a_text_file_in_a_fork_is_read_as_text_and_never_reaches_the_parent(bot, slack, claude):
     bot.slash("/fork", "--inherit the outage")
     root = bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     log = slack.share_file("server.log", b"12:01 ERROR disk full on db-2\n", "text/plain", "text")
     bot.say("UBOB0001", "here is the log", thread_ts=root, files=[log])
     wait_until(lambda: len(claude.requests) == 2)
@@ -57,7 +57,7 @@ def test_a_text_file_in_a_fork_is_read_as_text_and_never_reaches_the_parent(bot,
     assert claude.files.uploads == []  # text is read, not uploaded
     bot.react("UCAROL01", root)
     wait_until(lambda: any("merged fork" in p.get("text", "") for p in slack.posts(CHANNEL, top_level=True)))
-    bot.quiesce()
+    bot.settled()
     bot.say("UALICE01", "so what broke?", mention=True)
     wait_until(lambda: request_texts(claude.requests[-1])[-1].endswith("so what broke?"))
     parent_request = json.dumps(claude.requests[-1])  # the fake's summary quotes "here is the log", not the file
@@ -72,7 +72,7 @@ def test_files_claude_cannot_take_get_one_private_notice_and_the_rest_is_answere
     fine = slack.share_file("fine.png", png(), "image/png", "png")
     bot.say("UALICE01", "look at these", mention=True, files=[movie, huge, locked, fine])
     wait_until(lambda: claude.requests)
-    bot.quiesce()
+    bot.settled()
     [notice] = slack.calls_to("chat.postEphemeral")
     assert notice["user"] == "UALICE01"
     for name in ("demo.mp4", "huge.png", "locked.pdf"):
@@ -86,11 +86,11 @@ def test_a_deleted_file_is_never_sent_again_and_the_turns_words_stay(bot, slack,
     secret = slack.share_file("secret.png", png(), "image/png", "png")
     message = bot.said("UALICE01", "what is on this slide?", mention=True, files=[secret])
     wait_until(lambda: claude.requests)
-    bot.quiesce()
+    bot.settled()
     deletion = slack.delete_file(secret["id"], message)
     assert bot.event(deletion.file_deleted).status == 200
     assert bot.event(deletion.message_changed).status == 200  # its message now shows a tombstone
-    bot.quiesce()
+    bot.settled()
     bot.say("UALICE01", "and now?", mention=True)
     wait_until(lambda: len(claude.requests) == 2)
     assert "image" not in kinds(claude.requests[1])
@@ -102,7 +102,7 @@ def test_a_session_with_files_sends_the_same_bytes_for_its_history_every_turn(bo
         kind = ("image/png", "png") if n == 0 else ("application/pdf", "pdf")
         bot.say("UALICE01", f"file {n}", mention=True, files=[slack.share_file(f"f{n}", data, *kind)])
         wait_until(lambda: len(claude.requests) == n + 1)
-        bot.quiesce()
+        bot.settled()
     bot.say("UALICE01", "last question", mention=True)
     wait_until(lambda: len(claude.requests) == 3)
     bot.slash("/fork", "--inherit a side question")

@@ -12,7 +12,7 @@ def talk_in_parent(bot, slack, *texts):
         before = len(slack.posts(CHANNEL, top_level=True))
         bot.say("UALICE01", text, mention=True)
         wait_until(lambda: len(slack.posts(CHANNEL, top_level=True)) == before + 1, message="parent reply")
-        bot.quiesce()  # the reply is posted at its first token; let it complete
+        bot.settled()  # the reply is posted at its first token; let it complete
 
 
 def root_post(slack):
@@ -45,7 +45,7 @@ def test_a_topic_is_the_forks_first_turn_and_is_answered_in_the_thread(bot, slac
 def test_without_a_topic_nothing_is_asked_until_someone_writes(bot, slack, claude):
     bot.slash("/fork", "--fresh")
     bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     assert claude.requests == []
 
 
@@ -122,7 +122,7 @@ def test_an_inherited_forks_first_request_reuses_the_parents_cached_prefix(bot, 
 def test_an_unknown_flag_gets_the_usage_and_creates_nothing(bot, slack, claude):
     bot.slash("/fork", "--frsh oops")
     [answer] = wait_until(lambda: slack.responses)
-    bot.quiesce()
+    bot.settled()
     assert answer["response_type"] == "ephemeral" and "--frsh" in answer["text"] and "/merge" in answer["text"]
     assert slack.posts() == [] and claude.requests == []
     assert bot.store.sessions.fork_by_number(GENERAL, 1) is None
@@ -131,7 +131,7 @@ def test_an_unknown_flag_gets_the_usage_and_creates_nothing(bot, slack, claude):
 def test_fork_help_shows_usage_and_opens_nothing(bot, slack, claude):
     bot.slash("/fork", "help")
     [answer] = wait_until(lambda: slack.responses)
-    bot.quiesce()
+    bot.settled()
     assert "/fork [--fresh|--inherit] [topic]" in answer["text"]
     assert slack.posts() == [] and claude.requests == []
 
@@ -141,7 +141,7 @@ def test_fork_in_a_channel_the_bot_is_not_in_explains_and_leaves_no_open_fork(bo
     bot.slash("/fork", "topic")
     [answer] = wait_until(lambda: slack.responses)
     assert "/invite" in answer["text"]
-    bot.quiesce()
+    bot.settled()
     assert bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN) == [] and claude.requests == []
 
 

@@ -6,7 +6,7 @@ from ..harness import CHANNEL, GENERAL, wait_until
 def talk(bot, slack, text, *, thread_ts=None, mention=False, user="UBOB0001"):
     """Say something and wait for the bot to be done with it."""
     bot.say(user, text, thread_ts=thread_ts, mention=mention)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
 
 
 def fork_of(bot, slack, parent_root, text, number):
@@ -23,7 +23,7 @@ def test_forks_of_forks_nest_three_deep_and_their_summaries_bubble_up_one_level_
     talk(bot, slack, "we are choosing a database", mention=True)
     bot.slash("/fork", "databases")
     one = bot.fork_root(1)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     talk(bot, slack, "compare postgres and sqlite", thread_ts=one)
     parent_fork_request = claude.requests[-1]
     two = fork_of(bot, slack, one, "--inherit try postgres in depth", 2)
@@ -43,7 +43,7 @@ def test_forks_of_forks_nest_three_deep_and_their_summaries_bubble_up_one_level_
     bot.react("UALICE01", one)  # fork #1 still has fork #2 open
     wait_until(lambda: [c for c in slack.calls_to("chat.postEphemeral") if c["user"] == "UALICE01"],
                message="the refusal")  # nothing is stored first: a quiet moment is no sign it was handled
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     [blocked] = [c for c in slack.calls_to("chat.postEphemeral") if c["user"] == "UALICE01"]
     assert "#2" in blocked["text"] and "still open" in blocked["text"]
     buttons = [e for b in blocked["blocks"] if b["type"] == "actions" for e in b["elements"]]
@@ -55,7 +55,7 @@ def test_forks_of_forks_nest_three_deep_and_their_summaries_bubble_up_one_level_
         claude.script(Script(text=f"SUMMARY OF FORK {number}"))
         bot.react("UALICE01", root)
         [post] = wait_until(lambda: merged(slack, number), message=f"fork #{number}'s summary")
-        bot.quiesce(quiet=0.1)
+        bot.settled()
         assert post.get("thread_ts") == into  # the parent fork's thread, or the channel's top level
     merge_of_two = [r for r in claude.requests if is_merge_request(r)][1]
     assert any("SUMMARY OF FORK 3" in t for t in request_texts(merge_of_two))  # #2 knew #3's outcome
@@ -68,7 +68,7 @@ def test_forks_of_forks_nest_three_deep_and_their_summaries_bubble_up_one_level_
 def test_forks_lists_the_tree(bot, slack, claude):
     bot.slash("/fork", "top")
     top = bot.fork_root(1)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     fork_of(bot, slack, top, "child", 2)
     bot.slash("/forks")
     [listing] = wait_until(lambda: [r for r in slack.responses if "Open forks" in r.get("text", "")])
@@ -82,16 +82,16 @@ def test_a_second_fork_from_one_point_is_asked_about_the_first_and_its_conflicts
     one = bot.fork_root(1)
     bot.slash("/fork", "postgres")
     two = bot.fork_root(2)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     claude.script(Script(text="Decision: Redis streams."))
     bot.react("UALICE01", one)
     wait_until(lambda: merged(slack, 1))
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     claude.script(Script(text="Decision: a Postgres table.\n\n## Conflicts\n- Fork #1: we chose Postgres, "
                               "fork #1 chose Redis streams"))
     bot.react("UALICE01", two)
     [post] = wait_until(lambda: merged(slack, 2))
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     first, second = [r for r in claude.requests if is_merge_request(r)]
     assert "Conflicts" not in last_user_text(first)
     asked = last_user_text(second)

@@ -53,7 +53,7 @@ def test_a_hostile_4000_character_topic_is_harmless_and_accepted_everywhere_it_a
     bot.slash("/fork", LONG_TOPIC)
     root = bot.fork_root()
     wait_until(lambda: [m for m in slack.posts(CHANNEL, top_level=False) if "budget" in m.get("text", "")])
-    bot.quiesce()
+    bot.settled()
     assert request_texts(claude.requests[0])[-1].endswith("\n" + LONG_TOPIC)  # Claude reads it whole
     [posted] = slack.posts(CHANNEL, top_level=True)
     assert " ".join(LONG_TOPIC.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
@@ -65,13 +65,13 @@ def test_a_hostile_4000_character_topic_is_harmless_and_accepted_everywhere_it_a
     bot.event({"type": "app_home_opened", "user": "UALICE01", "channel": "D0HOME001", "tab": "home",
                "event_ts": "1.2"})
     wait_until(lambda: len(slack.responses) == 2 and slack.calls_to("views.publish"))
-    bot.quiesce()
+    bot.settled()
     bot.clock.advance(hours=25)
     bot.services.sweep()  # the idle reminder
     wait_until(lambda: [m for m in slack.posts(CHANNEL, top_level=False) if "quiet" in m.get("text", "")])
     bot.react("UCAROL01", root)
     wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
-    bot.quiesce()
+    bot.settled()
     bot.slash("/merge", "1")  # refused: already merged, naming it
     wait_until(lambda: len(slack.responses) == 3)
     assert "already merged" in slack.responses[-1]["text"]
@@ -82,12 +82,12 @@ def test_a_hostile_4000_character_topic_is_harmless_and_accepted_everywhere_it_a
 def test_long_and_escaped_topics_give_block_kit_slack_accepts(bot, slack, claude, topic):
     bot.slash("/fork", f"--fresh {topic}")
     root = bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     bot.react("UCAROL01", root)
     wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
     bot.slash("/forks")
     wait_until(lambda: slack.responses)
-    bot.quiesce()
+    bot.settled()
     assert_harmless(slack)  # and the fixture checks that Slack accepted every payload
 
 
@@ -98,12 +98,12 @@ def test_claudes_hostile_words_ping_nobody_and_show_mentioned_people_by_name(bot
     bot.slash("/fork", "--fresh a side topic")  # streamed into the thread
     root = bot.fork_root()
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
-    bot.quiesce()
+    bot.settled()
     claude.default_script = None
     claude.script(Script(text=f"Summary. {HOSTILE} Decided with <@{BOSS}>."))
     bot.react("UCAROL01", root)
     [summary] = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
-    bot.quiesce()
+    bot.settled()
     assert_harmless(slack)
     answers = [p.shown for p in slack.posts(CHANNEL) if p.shown.startswith("Sure.")]
     assert len(answers) == 2 and all(f"@{ZWSP}the boss" in a for a in answers)

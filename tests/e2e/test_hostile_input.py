@@ -18,7 +18,7 @@ def test_nul_bytes_in_a_message_a_topic_and_the_models_answer_are_dropped_and_an
     wait_until(lambda: slack.posts(CHANNEL))
     bot.slash("/fork", "to\x00pic\x00 with a NUL")
     bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     parent = bot.store.sessions.parent_id(GENERAL)
     assert [t.text for t in bot.store.turns.turns(parent)] == ["hello there \ufffd", "answer one"]
     fork = bot.store.sessions.fork_by_number(GENERAL, 1)
@@ -37,6 +37,6 @@ def test_a_signed_slash_command_replayed_byte_for_byte_does_nothing_the_second_t
     for _ in range(2):
         assert bot.post(body, "application/x-www-form-urlencoded", headers=headers, signed=False).status == 200
     bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     assert [f.number for f in bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)] == [1]
     assert len([p for p in slack.posts(CHANNEL, top_level=True) if p.get("text", "").startswith("Fork #")]) == 1

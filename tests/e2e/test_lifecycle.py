@@ -9,9 +9,9 @@ from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
 def talk_in_fork(bot, slack, text="an idea", topic="idle topic"):
     bot.slash("/fork", topic)
     root = bot.fork_root()
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     bot.say("UBOB0001", text, thread_ts=root)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     return root
 
 
@@ -52,7 +52,7 @@ def test_two_sweepers_on_one_database_remind_and_expire_once(bot, slack, claude,
             t.start()
         for t in threads:
             t.join()
-        bot.quiesce()
+        bot.settled()
         assert sum(1 for r in claude.requests if is_merge_request(r)) == 1
         assert len(summaries(slack)) == 1
     finally:
@@ -73,7 +73,7 @@ def test_after_the_expiry_a_fork_is_merged_like_any_merge(bot, slack, claude):
 def test_an_idle_fork_nobody_wrote_in_is_closed_at_expiry_not_retried_every_sweep(bot, slack, claude):
     bot.slash("/fork", "--fresh")  # a topic would be its first turn
     root = bot.fork_root()
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     bot.clock.advance(days=7, seconds=1)
     bot.services.sweep()
     fork = bot.store.sessions.fork_by_number(GENERAL, 1)
@@ -95,7 +95,7 @@ def test_under_the_abandon_policy_expiry_calls_no_model_and_neither_do_later_mes
     assert bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "abandoned"
     bot.say("UBOB0001", "anyone?", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     assert len(claude.requests) == calls
     assert "Abandoned" in str(slack.calls_to("chat.update")[-1]["blocks"])
 
@@ -104,7 +104,7 @@ def test_a_fork_that_became_active_again_is_not_expired(bot, slack, claude):
     root = talk_in_fork(bot, slack)
     bot.clock.advance(days=6)
     bot.say("UBOB0001", "still on it", thread_ts=root)
-    bot.quiesce()
+    bot.settled()
     bot.clock.advance(days=2)
     bot.services.sweep()
     assert bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "open"
@@ -117,7 +117,7 @@ def test_a_summary_whose_post_failed_is_announced_once_by_the_sweep(bot, slack, 
     slack.fail("chat.postMessage", "ratelimited", times=50, status=429, retry_after=0)
     bot.react("UCAROL01", root)
     wait_until(lambda: bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "merged")
-    bot.quiesce(quiet=1.5)  # the SDK's rate-limit retries give up
+    bot.settled()  # the SDK's rate-limit retries give up
     slack.clear_failures()
     assert summaries(slack) == []
     bot.services.sweep()  # the merge lease has not expired: nobody takes over yet
@@ -147,19 +147,19 @@ def test_a_parent_over_its_budget_is_compacted_keeping_recent_turns_verbatim(bot
     for n in range(5):
         claude.script(Script(text=f"reply {n}", usage={"input_tokens": 800 * (n + 1)}))  # under 5,000
         bot.say("UALICE01", f"constraint {n}: keep it under {n} ms", mention=True)
-        bot.quiesce(quiet=0.1)
+        bot.settled()
     bot.slash("/fork", "--inherit side")
     root = bot.fork_root()
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     fork_before = request_texts(claude.requests[-1])
     claude.script(Script(text="big reply", usage={"input_tokens": 6_000}),
                   Script(text="COMPACTED: constraints 0-4 kept verbatim", usage={"output_tokens": 300}))
     bot.say("UALICE01", "push it over", mention=True)
     wait_until(lambda: any("[Compaction request]" in str(r["messages"][-1]) for r in claude.requests))
-    bot.quiesce()
+    bot.settled()
     compaction = next(r for r in claude.requests if "[Compaction request]" in str(r["messages"][-1]))
     bot.say("UALICE01", "after compaction", mention=True)
-    bot.quiesce()
+    bot.settled()
     texts = request_texts(claude.requests[-1])
     assert any(t.endswith("COMPACTED: constraints 0-4 kept verbatim") for t in texts)
     assert not any("constraint 0" in t for t in texts)  # the oldest turns were replaced
@@ -168,7 +168,7 @@ def test_a_parent_over_its_budget_is_compacted_keeping_recent_turns_verbatim(bot
     assert texts[-3:] == ["[person-ce01 <@UALICE01>]\npush it over", "big reply",
                           "[person-ce01 <@UALICE01>]\nafter compaction"]
     bot.say("UBOB0001", "fork still sees what it inherited", thread_ts=root)
-    bot.quiesce()
+    bot.settled()
     fork_after = request_texts(claude.requests[-1])
     assert fork_after[: len(fork_before)] == fork_before
     assert sum(1 for r in claude.requests if "[Compaction request]" in str(r["messages"][-1])) == 1
@@ -187,7 +187,7 @@ def test_a_fork_past_its_budget_says_so_and_asks_to_merge_abandon_or_continue(bo
     calls = len(claude.requests)
     kept_ts = bot.say("UBOB0001", "one more?", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     found = slack.calls_to("chat.postEphemeral")
     assert len(found) == 1, [c.args for c in found]  # once, for this message
     [refusal] = found
@@ -202,12 +202,12 @@ def test_a_fork_past_its_budget_says_so_and_asks_to_merge_abandon_or_continue(bo
 
 def test_slash_context_reports_size_budget_merged_forks_and_tokens_kept_out(bot, slack, claude):
     bot.say("UALICE01", "parent", mention=True)
-    bot.quiesce()
+    bot.settled()
     claude.script(Script(text="fork reply", usage={"input_tokens": 80_000, "output_tokens": 500}),
                   Script(text="summary", usage={"output_tokens": 1_200}))
     bot.slash("/fork", "--fresh pricing")
     root = bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     bot.react("UCAROL01", root)
     wait_until(lambda: summaries(slack))
     bot.slash("/context")
@@ -224,7 +224,7 @@ def test_under_the_owner_policy_others_are_refused_privately(bot, slack, claude)
     root = talk_in_fork(bot, slack)  # opened by UALICE01
     bot.react("UCAROL01", root)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     found = slack.calls_to("chat.postEphemeral")
     assert len(found) == 1, [c.args for c in found]
     [refusal] = found
@@ -239,11 +239,11 @@ def test_a_failed_answer_is_retried_with_the_repeat_reaction(bot, slack, claude)
     ts = bot.say("UALICE01", "please answer", mention=True)
     [notice] = wait_until(lambda: slack.posts(CHANNEL))
     assert "🔁" in notice["text"]
-    bot.quiesce()
+    bot.settled()
     bot.react("UALICE01", ts, "repeat")
     wait_until(lambda: len(slack.posts(CHANNEL)) == 2)
-    bot.quiesce()
+    bot.settled()
     assert slack.posts(CHANNEL)[1].shown == "Answer 4"
     bot.react("UALICE01", ts, "repeat")  # already answered: nothing happens
-    bot.quiesce()
+    bot.settled()
     assert len(claude.requests) == 4

@@ -13,7 +13,7 @@ def open_fork_with_talk(bot, slack, topic="pricing", user="UALICE01"):
     before = len(slack.posts(CHANNEL, top_level=False))
     bot.say("UBOB0001", "constraint: must stay under $20/month", thread_ts=root)
     wait_until(lambda: len(slack.posts(CHANNEL, top_level=False)) == before + 1)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     return root
 
 
@@ -31,7 +31,7 @@ def test_a_check_reaction_on_the_root_merges_the_fork(bot, slack, claude):
     claude.script(Script(text="Decision: tiered pricing.", usage={"output_tokens": 42}))
     bot.react("UCAROL01", root)
     [post] = wait_until(lambda: summaries(slack), message="the summary post")
-    bot.quiesce()
+    bot.settled()
     assert "thread_ts" not in post.args and "reply_broadcast" not in post.args
     header = post["blocks"][0]["text"]["text"]
     assert "<@UCAROL01> merged fork #1" in header and "pricing" in header
@@ -114,7 +114,7 @@ def test_mention_merge_in_the_thread_merges_with_guidance(bot, slack, claude):
     root = open_fork_with_talk(bot, slack)
     bot.say("UBOB0001", "merge focus on risks", thread_ts=root, mention=True)
     wait_until(lambda: summaries(slack))
-    bot.quiesce()
+    bot.settled()
     assert len(merge_requests(claude)) == 1
     assert "focus on risks" in last_user_text(merge_requests(claude)[0])
 
@@ -127,7 +127,7 @@ def test_one_event_delivered_three_times_merges_once(bot, slack, claude):
                     "item": {"type": "message", "channel": CHANNEL, "ts": root}, "event_ts": "1.1"}
         assert bot.event(reaction, event_id="EvSAME0001", headers=headers).status == 200
     wait_until(lambda: summaries(slack))
-    bot.quiesce()
+    bot.settled()
     assert_merged_once(bot, slack, claude)
 
 
@@ -138,7 +138,7 @@ def test_two_checks_and_a_slash_merge_at_once_merge_once(bot, slack, claude):
                 lambda: bot.slash("/merge", "1", user="UALICE01")]
     at_once(*gestures)
     wait_until(lambda: summaries(slack))
-    bot.quiesce()
+    bot.settled()
     assert_merged_once(bot, slack, claude)
 
 
@@ -159,7 +159,7 @@ def test_merging_an_already_merged_fork_is_refused_privately_with_the_open_forks
     bot.slash("/merge", "1", user="UCAROL01")
     answer = wait_until(lambda: [r for r in slack.responses if "already merged" in r.get("text", "")])[0]
     assert answer["response_type"] == "ephemeral" and "#2" in answer["text"] and "still open topic" in answer["text"]
-    bot.quiesce()
+    bot.settled()
     assert len(summaries(slack)) == 1
 
 
@@ -170,7 +170,7 @@ def test_merge_with_no_open_fork_or_an_unknown_number_says_which(bot, slack, cla
     texts = sorted(r["text"] for r in slack.responses)
     assert any("no open fork" in t for t in texts) and any("no fork #7" in t for t in texts)
     assert all("There are no open forks in this channel." in t for t in texts)
-    bot.quiesce()
+    bot.settled()
     assert claude.requests == [] and slack.posts() == []
 
 
@@ -178,7 +178,7 @@ def test_a_second_check_after_the_merge_gets_a_private_notice(bot, slack, claude
     root = open_fork_with_talk(bot, slack)
     bot.react("UCAROL01", root)
     wait_until(lambda: summaries(slack))
-    bot.quiesce()
+    bot.settled()
     bot.react("UBOB0001", root)
     [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
     assert notice["user"] == "UBOB0001" and "already merged" in notice["text"]
@@ -188,11 +188,11 @@ def test_a_message_in_a_merged_thread_gets_a_notice_and_no_model_call(bot, slack
     root = open_fork_with_talk(bot, slack)
     bot.react("UCAROL01", root)
     wait_until(lambda: summaries(slack))
-    bot.quiesce()
+    bot.settled()
     calls = len(claude.requests)
     bot.say("UBOB0001", "one more idea", thread_ts=root)
     [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     assert "merged" in notice["text"] and notice["thread_ts"] == root
     assert len(claude.requests) == calls
 
@@ -202,7 +202,7 @@ def test_a_fork_with_no_turns_is_not_merged(bot, slack, claude):
     root = bot.fork_root()
     bot.react("UCAROL01", root)
     [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     assert "nothing to merge" in notice["text"] and claude.requests == []
     assert bot.store.sessions.fork_by_number(GENERAL, 1).status.value == "open"
 
@@ -229,7 +229,7 @@ def test_abandon_by_reaction_closes_the_fork_and_adds_nothing_to_the_parent(bot,
     assert bot.store.turns.turns(fork.parent_id) == []
     bot.say("UBOB0001", "hello?", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     assert not merge_requests(claude) and len(claude.requests) == 2
 
 
@@ -243,5 +243,5 @@ def test_the_merge_and_abandon_buttons_act_in_one_click(bot, slack, claude):
     wait_until(lambda: summaries(slack))
     wait_until(lambda: bot.store.sessions.fork(two.id).status.value == "abandoned")
     assert bot.click("fork_merge", "not-a-number").status == 200
-    bot.quiesce()
+    bot.settled()
     assert len(summaries(slack)) == 1

@@ -79,7 +79,7 @@ def test_a_message_sent_while_postgresql_is_unreachable_is_answered_once_on_slac
     assert bot.event(mention(ts), event_id="EvDOWN01", headers=retry(1)).status == 200
     assert bot.event(mention(ts), event_id="EvDOWN01", headers=retry(2)).status == 200  # already kept
     wait_until(lambda: replies(slack), message="the answer")
-    bot.quiesce()
+    bot.settled()
     assert len(replies(slack)) == 1 and len(claude.requests) == 1
     assert bot.get("/healthz").status == 200
 
@@ -93,7 +93,7 @@ def test_a_slash_command_that_cannot_be_recorded_is_answered_at_once_privately(p
     assert reply.status == 200
     assert json.loads(reply.body) == {"response_type": "ephemeral", "text": NOT_SAVED}
     proxy.restore()
-    bot.quiesce(quiet=0.2)
+    bot.settled()
     assert slack.posts(CHANNEL) == [] and claude.requests == []  # nothing half-done
 
 
@@ -104,7 +104,7 @@ def test_a_merge_and_a_button_during_an_outage_are_kept_or_told_and_the_fork_mer
     bot.slash("/fork", "--fresh pricing")
     root = bot.fork_root()
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
-    bot.quiesce()
+    bot.settled()
     fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     proxy.cut()
     reaction = {"type": "reaction_added", "user": "UCAROL01", "reaction": "white_check_mark",
@@ -116,7 +116,7 @@ def test_a_merge_and_a_button_during_an_outage_are_kept_or_told_and_the_fork_mer
     proxy.restore()
     assert bot.event(reaction, event_id="EvMERGE01", headers=retry(1)).status == 200
     wait_until(lambda: bot.store.sessions.fork(fork.id).status.value == "merged", message="the merge")
-    bot.quiesce()
+    bot.settled()
     assert sum(1 for r in claude.requests if is_merge_request(r)) == 1
 
 
@@ -142,6 +142,6 @@ def test_a_message_sent_while_sqlite_has_a_full_disk_is_answered_once_when_space
     assert bot.get("/healthz").status == 200
     assert bot.event(mention(ts), event_id="EvFULL01", headers=retry(1)).status == 200
     wait_until(lambda: replies(slack), message="the answer")
-    bot.quiesce()
+    bot.settled()
     assert len(replies(slack)) == 1 and len(claude.requests) == 1
     assert bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN) == []

@@ -9,7 +9,7 @@ from ..harness import CHANNEL, GENERAL, wait_until
 def test_a_mention_is_answered_once_at_the_channel_top_level(bot, slack, claude):
     bot.say("UALICE01", "What is 2+2?", mention=True)  # delivered as message and as app_mention
     wait_until(lambda: slack.posts(CHANNEL), message="a reply")
-    bot.quiesce()
+    bot.settled()
     [reply] = slack.posts(CHANNEL)
     assert "thread_ts" not in reply.args and reply.shown == "Answer 1"
     assert len(claude.requests) == 1
@@ -32,13 +32,13 @@ def test_the_model_named_in_settings_is_used_unchanged(bot, claude):
 def test_every_message_in_a_dm_is_a_parent_turn(bot, slack, claude):
     bot.say("UALICE01", "no mention needed here", channel="D0DM00001", channel_type="im")
     wait_until(lambda: slack.posts("D0DM00001"))
-    bot.quiesce()
+    bot.settled()
     assert len(claude.requests) == 1 and "thread_ts" not in slack.posts("D0DM00001")[0].args
 
 
 def test_channel_chatter_without_a_mention_is_ignored(bot, slack, claude):
     bot.say("UALICE01", "just talking among ourselves")
-    bot.quiesce()
+    bot.settled()
     assert claude.requests == [] and slack.posts() == []
 
 
@@ -71,14 +71,14 @@ def test_bots_edits_and_deletions_never_call_the_model(bot, slack, claude):
         assert bot.event(event).status == 200
     # the bot's own post re-delivered under a new event id is still ignored
     assert bot.event(deliveries[0]).status == 200
-    bot.quiesce()
+    bot.settled()
     assert claude.requests == [] and slack.posts() == []
 
 
 def test_a_mention_with_no_words_gets_a_hint_and_no_model_call(bot, slack, claude):
     bot.say("UALICE01", "", mention=True)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     assert claude.requests == []
     assert "empty" in slack.calls_to("chat.postEphemeral")[0]["text"]
 
@@ -87,7 +87,7 @@ def test_merge_mentioned_in_a_thread_that_is_not_a_fork_is_told_so(bot, slack, c
     root = bot.say("UBOB0001", "an ordinary thread")
     bot.say("UALICE01", "merge", thread_ts=root, mention=True)  # any other mention adopts it (test_adoption.py)
     wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     assert claude.requests == [] and slack.posts() == [] and slack.calls_under("conversations.") == []
     [told] = slack.calls_to("chat.postEphemeral")
     assert "isn't a fork, so there is nothing to merge" in told["text"] and told["thread_ts"] == root
@@ -112,7 +112,7 @@ def test_a_claude_error_is_reported_where_the_reply_would_go_and_the_turn_is_kep
     assert "overloaded" in notice["text"] and "kept" in notice["text"] and "thread_ts" not in notice.args
     bot.say("UALICE01", "second question", mention=True)
     wait_until(lambda: len(slack.posts(CHANNEL)) == 2)
-    bot.quiesce()
+    bot.settled()
     assert request_texts(claude.requests[-1])[1:] == [
         "[person-ce01 <@UALICE01>]\nfirst question", "[person-ce01 <@UALICE01>]\nsecond question"]
     assert slack.posts(CHANNEL)[1].shown.startswith("Answer")
@@ -125,7 +125,7 @@ def test_token_usage_of_every_reply_is_stored(bot, slack, claude):
                                            "cache_read_input_tokens": 900, "cache_creation_input_tokens": 50}))
     bot.say("UALICE01", "count me", mention=True)
     wait_until(lambda: slack.posts())
-    bot.quiesce()
+    bot.settled()
     parent = bot.store.sessions.parent_id(GENERAL)
     reply = bot.store.turns.turns(parent)[-1]
     assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cache_read_tokens,
@@ -134,18 +134,18 @@ def test_token_usage_of_every_reply_is_stored(bot, slack, claude):
 
 def test_one_channels_content_never_reaches_another_channel_or_a_dm(bot, slack, claude):
     bot.say("UALICE01", "ALPHA-SECRET in channel A", mention=True, channel="C0CHANNELA")
-    bot.quiesce()
+    bot.settled()
     bot.slash("/fork", "ALPHA-FORK topic", channel="C0CHANNELA")
     bot.fork_root(1, channel="C0CHANNELA")
-    bot.quiesce()
+    bot.settled()
     before = len(claude.requests)
     bot.say("UALICE01", "hello B", mention=True, channel="C0CHANNELB")
-    bot.quiesce()
+    bot.settled()
     bot.say("UALICE01", "hello DM", channel="D0DIRECT01", channel_type="im")
-    bot.quiesce()
+    bot.settled()
     bot.slash("/fork", "B fork", channel="C0CHANNELB")
     bot.fork_root(1, channel="C0CHANNELB")
-    bot.quiesce()
+    bot.settled()
     for request in claude.requests[before:]:
         assert "ALPHA" not in str(request["messages"])
 
@@ -154,7 +154,7 @@ def test_a_rate_limited_reply_is_posted_again_from_what_was_generated(bot, slack
     slack.fail("chat.postMessage", "ratelimited", times=1, status=429, retry_after=1)
     bot.say("UALICE01", "answer me", mention=True)
     [reply] = wait_until(lambda: slack.posts(CHANNEL))
-    bot.quiesce()
+    bot.settled()
     assert reply.shown == "Answer 1" and len(claude.requests) == 1
     attempts = slack.calls_to("chat.postMessage")
     assert len(attempts) == 2 and attempts[1].at - attempts[0].at >= 0.9  # Retry-After honoured
@@ -170,7 +170,7 @@ def test_each_kind_of_claude_failure_is_retried_then_explained(bot, slack, claud
     claude.script(*[Script(status=status, error_type=kind)] * 3)
     bot.say("UALICE01", "hello", mention=True)
     [notice] = wait_until(lambda: slack.posts(CHANNEL), timeout=20)
-    bot.quiesce()
+    bot.settled()
     assert len(claude.requests) == 3  # the first try and two retries with backoff
     assert words in notice["text"] and "kept" in notice["text"] and "🔁" in notice["text"]
     parent = bot.store.sessions.parent_id(GENERAL)
@@ -204,7 +204,7 @@ def test_a_file_only_message_in_a_fork_whose_file_slack_will_not_give_is_explain
              "ts": ts, "thread_ts": root, "channel_type": "channel", "files": [{"id": "F1", "name": "a.png"}]}
     assert bot.event(event).status == 200
     [notice] = wait_until(lambda: slack.calls_to("chat.postEphemeral"))
-    bot.quiesce()
+    bot.settled()
     # a file without its download URL is asked for once (files.info), Slack does not know it: named privately
     assert "*a.png* (Slack would not let me download it)" in notice["text"] and claude.requests == []
     assert [c["file"] for c in slack.calls_to("files.info")] == ["F1"]

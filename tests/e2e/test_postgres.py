@@ -19,7 +19,7 @@ def test_parent_fork_and_merge_work_the_same_on_postgresql(pg_bot, slack, claude
                 lambda: bot.slash("/merge", "1", user="UALICE01")]
     at_once(*gestures)
     wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
-    bot.quiesce()
+    bot.settled()
     assert sum(1 for r in claude.requests if is_merge_request(r)) == 1
     bot.say("UALICE01", "and now?", mention=True)
     wait_until(lambda: not is_merge_request(claude.requests[-1]) and len(claude.requests) == 4)

@@ -68,8 +68,8 @@ def run(bot, slack, claude, steps):
             bot.react("UBOB0001", "0.0", event_id=last_event)
         elif kind == "fail_next":
             claude.script(*[Script(status=529, error_type="overloaded_error")] * 3)
-        bot.quiesce(quiet=0.05)
-    bot.quiesce(quiet=0.2)
+        bot.settled()
+    bot.settled()
     check(bot, claude, parent_words, fork_words)
 
 

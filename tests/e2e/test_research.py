@@ -36,11 +36,11 @@ def test_without_threadfork_tools_requests_carry_no_tools_at_all(bot, slack, cla
 def test_in_a_fork_each_search_and_fetch_is_a_task_card_and_the_answer_ends_with_its_sources(bot, slack, claude):
     bot.slash("/fork", "--fresh databases")
     root = bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     claude.script(researched())
     bot.say("UBOB0001", "what's new? see https://docs.example.org/notes", thread_ts=root)
     wait_until(lambda: len(claude.requests) == 2)
-    bot.quiesce()
+    bot.settled()
     assert claude.tools_sent[1] == [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3},
                                     {"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 3}]
     cards = chunks_of(slack, "task_update")
@@ -68,7 +68,7 @@ def test_at_the_top_level_a_status_line_shows_the_research_until_the_answer_is_w
     claude.script(script)
     bot.say("UALICE01", "what's new in postgres? https://docs.example.org/notes", mention=True)
     wait_until(lambda: claude.requests)
-    bot.quiesce()
+    bot.settled()
     shown = [c.get("markdown_text") or "".join(b.get("text", "") for b in c.get("blocks") or [] if b["type"] == "markdown")
              for c in slack.calls if c.method in ("chat.postMessage", "chat.update")]
     assert any("🔎 Searching the web for “postgres 18 release”…" in t or "🔎 Reading docs.example.org/notes…" in t
@@ -82,13 +82,13 @@ def test_context_counts_research_and_feedback_pressed_twice_counts_once(bot, sla
     claude.script(researched())
     bot.say("UALICE01", "research it https://docs.example.org/notes", mention=True)
     wait_until(lambda: claude.requests)
-    bot.quiesce()
+    bot.settled()
     [answer] = slack.posts(CHANNEL, top_level=True)
     [buttons] = [b for b in answer["blocks"] if b["type"] == "context_actions"]
     assert buttons["elements"][0]["type"] == "feedback_buttons"
     for user, value in (("UALICE01", "good"), ("UALICE01", "good"), ("UALICE01", "bad"), ("UBOB0001", "bad")):
         assert press_feedback(bot, slack, user, answer.ts, value).status == 200
-    bot.quiesce()
+    bot.settled()
     bot.slash("/context")
     [report] = wait_until(lambda: slack.responses)
     assert "1 searches · 1 fetches" in report["text"] and "👍 1 · 👎 1" in report["text"]
@@ -117,7 +117,7 @@ def test_a_research_turn_claude_pauses_is_handed_back_and_finished_as_one_answer
     claude.script(paused, Script(text="Version 18 shipped. It adds async I/O."))  # no citation: the found page
     bot.say("UALICE01", "what's new in postgres?", mention=True)
     wait_until(lambda: len(claude.requests) == 2)
-    bot.quiesce()
+    bot.settled()
     resumed = claude.requests[1]["messages"][-1]
     assert resumed["role"] == "assistant"
     assert [b["type"] for b in resumed["content"]] == ["text", "server_tool_use", "web_search_tool_result"]

@@ -13,13 +13,13 @@ NOTE = "[Earlier turns of this conversation were removed under the workspace's r
 
 def mention(bot, text):
     bot.say("UALICE01", text, mention=True)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
 
 
 def open_fork(bot, number, topic):
     bot.slash("/fork", topic)
     root = bot.fork_root(number)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     return root
 
 
@@ -29,7 +29,7 @@ def test_after_the_retention_the_sweep_deletes_old_turns_and_forks_and_each_sess
     mention(bot, "an old question")
     merged = open_fork(bot, 1, "an old idea")
     bot.react("UBOB0001", merged)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     still_open = open_fork(bot, 2, "a long-running side topic")
     bot.clock.advance(days=2)
     mention(bot, "a recent question")
@@ -43,7 +43,7 @@ def test_after_the_retention_the_sweep_deletes_old_turns_and_forks_and_each_sess
     assert not [t for t in parent_request if "an old" in t or "Summary" in t]
     assert [t for t in parent_request if "a recent question" in t] and "and now?" in parent_request[-1]
     bot.say("UBOB0001", "still here?", thread_ts=still_open)
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     fork_request = request_texts(claude.requests[-1])
     assert fork_request[1] == NOTE and fork_request.count(NOTE) == 1
     assert "background from the channel" in fork_request[2] and "still here?" in fork_request[-1]

@@ -29,7 +29,7 @@ def drafted(bot, slack, claude, text="Draft: tiered pricing.", user="UCAROL01"):
     claude.script(Script(text=text, usage={"output_tokens": 30}))
     bot.react(user, root)
     [draft] = wait_until(lambda: drafts(slack, root), message="the draft in the thread")
-    bot.quiesce()
+    bot.settled()
     return root, draft
 
 
@@ -37,7 +37,7 @@ def parent_texts_after_asking(bot, claude):
     before = len(claude.requests)
     bot.say("UALICE01", "what did we decide?", mention=True)
     wait_until(lambda: len(claude.requests) == before + 1)
-    bot.quiesce()
+    bot.settled()
     return request_texts(claude.requests[-1])
 
 
@@ -53,7 +53,7 @@ def test_merge_as_is_posts_the_draft_as_the_summary_with_no_second_request(bot, 
     root, draft = drafted(bot, slack, claude)
     bot.click("draft_merge", message_ts=draft.ts, user="UDAVE001")
     [post] = wait_until(lambda: summaries(slack), message="the merge post")
-    bot.quiesce()
+    bot.settled()
     assert "<@UDAVE001> merged fork #1" in post["blocks"][0]["text"]["text"] and "edited" not in post["text"]
     assert post["blocks"][1] == {"type": "markdown", "text": "Draft: tiered pricing."}
     assert len(merge_requests(claude)) == 1
@@ -70,7 +70,7 @@ def test_edit_opens_a_modal_with_the_draft_and_the_saved_text_is_what_enters_the
     reply = bot.submit_view(modal, {"summary_1": "Decision: tiers, capped at $20."})
     assert reply.status == 200 and not reply.body
     [post] = wait_until(lambda: summaries(slack), message="the merge post")
-    bot.quiesce()
+    bot.settled()
     assert "summary edited by <@UERIN001>" in post["text"]
     assert post["blocks"][1]["text"] == "Decision: tiers, capped at $20."
     assert len(merge_requests(claude)) == 1
@@ -85,7 +85,7 @@ def test_an_empty_edit_is_refused_inside_the_modal_and_nothing_changes(bot, slac
     [modal] = wait_until(lambda: slack.opened_views("threadfork_edit_summary"))
     reply = bot.submit_view(modal, {"summary_1": "   "})
     assert reply.json()["response_action"] == "errors" and "can't be empty" in reply.json()["errors"]["summary_1"]
-    bot.quiesce()
+    bot.settled()
     assert not summaries(slack) and buttons(slack.message(draft.ts, CHANNEL)) == BUTTONS
 
 
@@ -97,7 +97,7 @@ def test_redraft_asks_for_guidance_and_one_new_request_replaces_the_draft(bot, s
     claude.script(Script(text="Draft two: tiers, shorter."))
     bot.submit_view(modal, {"guidance": "shorter please"})
     wait_until(lambda: len(drafts(slack, root)) == 2, message="the second draft")
-    bot.quiesce()
+    bot.settled()
     requests = merge_requests(claude)
     assert len(requests) == 2 and "Their guidance for the summary: shorter please" in request_texts(requests[1])[-1]
     old, new = drafts(slack, root)
@@ -112,7 +112,7 @@ def test_cancel_leaves_the_fork_open_and_merges_nothing(bot, slack, claude):
     root, draft = drafted(bot, slack, claude)
     bot.click("draft_cancel", message_ts=draft.ts)
     wait_until(lambda: "Cancelled" in slack.message(draft.ts, CHANNEL)["text"])
-    bot.quiesce()
+    bot.settled()
     assert not summaries(slack) and not buttons(slack.message(draft.ts, CHANNEL))
     before = len(claude.requests)
     bot.say("UBOB0001", "still exploring", thread_ts=root)
@@ -125,7 +125,7 @@ def test_two_people_pressing_merge_as_is_at_once_merge_once(bot, slack, claude):
     at_once(lambda: bot.click("draft_merge", message_ts=draft.ts, user="UALICE01"),
             lambda: bot.click("draft_merge", message_ts=draft.ts, user="UBOB0001"))
     wait_until(lambda: summaries(slack))
-    bot.quiesce()
+    bot.settled()
     assert len(summaries(slack)) == 1 and len(merge_requests(claude)) == 1
     texts = parent_texts_after_asking(bot, claude)
     assert sum(1 for t in texts if t.startswith("[Merged fork #1")) == 1
@@ -135,7 +135,7 @@ def test_a_turn_after_the_draft_makes_it_stale_and_says_so(bot, slack, claude):
     root, draft = drafted(bot, slack, claude)
     bot.say("UBOB0001", "wait, one more constraint", thread_ts=root)
     [note] = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=False) if "stale" in p.get("text", "")])
-    bot.quiesce()
+    bot.settled()
     assert note["thread_ts"] == root
     bot.click("draft_merge", message_ts=draft.ts)
     wait_until(lambda: any("is stale" in r.get("text", "") for r in slack.responses))
@@ -151,7 +151,7 @@ def test_a_long_draft_saved_untouched_merges_byte_for_byte_and_is_not_called_edi
     assert len(boxes) == 4 and all(len(b["element"]["initial_value"]) <= 3000 for b in boxes)
     assert bot.submit_view(modal, {}).status == 200
     [post] = wait_until(lambda: summaries(slack))
-    bot.quiesce()
+    bot.settled()
     assert "edited" not in post["text"]
     parent = parent_texts_after_asking(bot, claude)
     assert any(t.endswith("\n" + text) for t in parent)

@@ -10,8 +10,9 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from sqlalchemy import create_engine
 
-from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, sign, wait_until
+from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, at_rest, sign, wait_until
 from ..processes import BotProcess, clean_env, free_port, worker_pids
 
 LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
@@ -91,7 +92,11 @@ def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker
             assert bot.event({"type": "app_mention", "channel": channel, "user": "UALICE01",
                               "text": f"<@UBOT0001> question {n}", "ts": ts, "event_ts": ts}, f"EvMP{n:04d}") == 200
         wait_until(lambda: all(slack.posts(c) for c in channels), timeout=60)
-        time.sleep(0.5)
+        engine = create_engine(database_url)
+        try:  # each mention kept in the inbox is done: no answer of it is still to come
+            wait_until(lambda: at_rest(engine), timeout=30, message="every mention to be done")
+        finally:
+            engine.dispose()
         assert [len(slack.posts(c)) for c in channels] == [1] * 12  # each answered once
         assert len(claude.requests) == 12
 
@@ -168,7 +173,7 @@ def test_requests_without_a_valid_signature_are_rejected_and_change_nothing(bot,
         headers = sign(body, secret="not-the-secret")
     reply = bot.post(body, "application/json", headers=headers, signed=False)
     assert reply.status == 401
-    bot.quiesce(quiet=0.2)
+    bot.settled()
     assert claude.requests == [] and slack.posts() == []
     assert bot.store.claims.claim("event:EvFORGED01") is True  # the forged id was never recorded
     assert bot.store.inbox.keep("event:EvFORGED01", "{}", 30) is True  # nor kept
@@ -197,7 +202,7 @@ def test_an_unauthenticated_body_of_any_shape_or_size_gets_401_and_one_short_log
     assert reply.status == 401
     logged = "\n".join(f"{r.levelname} {r.name}: {r.getMessage()}" for r in caplog.records)
     assert len(logged.encode()) <= 300 and "forged line" not in logged and "Traceback" not in logged, logged
-    bot.quiesce(quiet=0.1)
+    bot.settled()
     assert claude.requests == [] and slack.calls_to("chat.postMessage") == []
 
 
@@ -206,7 +211,7 @@ def test_every_event_delivery_is_acknowledged_even_unknown_ones(bot, slack, clau
                   {"type": "reaction_removed", "user": "U1", "reaction": "x", "item": {"type": "message"}},
                   {"type": "message", "subtype": "channel_join", "channel": CHANNEL, "user": "U1", "ts": "2.1"}):
         assert bot.event(event).status == 200
-    bot.quiesce(quiet=0.2)
+    bot.settled()
     assert claude.requests == []
 
 
@@ -226,7 +231,7 @@ def test_a_body_over_the_size_limit_is_refused_and_changes_nothing(bot, slack, c
     body = json.dumps({"type": "event_callback", "event_id": "EvHUGE0001", "team_id": "T0TEAM001",
                        "event": event}).encode()
     assert bot.post(body, "application/json").status == 413
-    bot.quiesce(quiet=0.2)
+    bot.settled()
     assert claude.requests == [] and slack.posts() == []
 
 
@@ -249,7 +254,7 @@ def test_a_validly_signed_malformed_body_gets_a_4xx_and_the_process_goes_on(bot,
 
 def test_unknown_actions_and_shortcuts_are_acknowledged_and_change_nothing(bot, slack, claude):
     assert bot.click("some_unknown_action", "x").status == 200
-    bot.quiesce(quiet=0.2)
+    bot.settled()
     assert claude.requests == [] and slack.posts() == []
 
 

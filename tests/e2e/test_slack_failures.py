@@ -17,7 +17,7 @@ SCRIPT = Script(text=ANSWER, chunks=5, chunk_delay=0.5)
 def open_fork(bot) -> str:
     bot.slash("/fork", "--fresh", user="UALICE01")
     root = bot.fork_root()
-    bot.quiesce()
+    bot.settled()
     return root
 
 
@@ -46,7 +46,7 @@ def assert_in_context_once(bot, slack, claude, thread_ts: str | None, answer: st
     before = len(claude.requests)
     ask(bot, thread_ts, "and then?")
     wait_until(lambda: len(claude.requests) > before)
-    bot.quiesce()
+    bot.settled()
     assert sum(text.count(answer) for text in request_texts(claude.requests[before])) == 1
 
 
@@ -77,7 +77,7 @@ def test_a_fork_answer_is_shown_once_whole_whatever_a_stream_method_does(bot, sl
                **{k: v for k, v in how.items() if k != "error"})
     ask(bot, thread_ts)
     wait_until(lambda: slack.calls_to(method), timeout=15, message=f"a call to {method}")
-    bot.quiesce()
+    bot.settled()
     assert len(slack.calls_to(method)) >= times  # every scripted failure was met
     messages = assert_shown_once(slack, thread_ts, ANSWER)
     assert len(messages) == 1
@@ -108,7 +108,7 @@ def test_a_top_level_answer_is_shown_once_whole_whatever_posting_or_updating_doe
     slack.fail(method, "internal_error", times=times, **how)
     ask(bot, None)
     wait_until(lambda: slack.calls_to(method), timeout=15, message=f"a call to {method}")
-    bot.quiesce()
+    bot.settled()
     assert len(slack.calls_to(method)) >= times
     assert_shown_once(slack, None, ANSWER)
     assert_in_context_once(bot, slack, claude, None, ANSWER)
@@ -122,13 +122,13 @@ def test_a_rate_limited_start_stream_is_not_waited_for_the_answer_is_posted_and_
     [message] = wait_until(lambda: messages_in(slack, thread_ts), timeout=5)
     assert message.method == "chat.postMessage"
     assert message.created - claude.first_delta_at[0] < 1.0  # Retry-After (30 s) is not waited out
-    bot.quiesce()
+    bot.settled()
     assert_shown_once(slack, thread_ts, ANSWER)
     assert message.updates  # posted at the first words, then updated like a top-level answer
 
     ask(bot, thread_ts, "again")  # within Retry-After: no second refusal is asked for
     wait_until(lambda: len(messages_in(slack, thread_ts)) == 2, timeout=5)
-    bot.quiesce()
+    bot.settled()
     assert len(slack.calls_to("chat.startStream")) == 1
     second = messages_in(slack, thread_ts)[1]
     assert visible_text(second) == "The second answer, also at once."
@@ -142,7 +142,7 @@ def test_a_stream_whose_message_cannot_be_rewritten_goes_on_after_what_it_shows(
     slack.fail("chat.update", status=500, times=3)  # the rewrite of the broken stream, and its retries
     ask(bot, thread_ts)
     wait_until(lambda: slack.calls_to("chat.appendStream"), timeout=15)
-    bot.quiesce()
+    bot.settled()
     streamed, rest = assert_shown_once(slack, thread_ts, ANSWER)
     assert streamed.method == "chat.startStream" and rest.method == "chat.postMessage"
     fork = bot.store.sessions.fork_by_message(GENERAL, thread_ts)
@@ -157,7 +157,7 @@ def test_a_stream_that_cannot_start_is_posted_even_when_posting_fails_once(bot, 
     slack.fail("chat.postMessage", status=500)
     ask(bot, thread_ts)
     wait_until(lambda: messages_in(slack, thread_ts), timeout=15)
-    bot.quiesce()
+    bot.settled()
     [message] = assert_shown_once(slack, thread_ts, ANSWER)
     assert message.method == "chat.postMessage"
     assert_in_context_once(bot, slack, claude, thread_ts, ANSWER)
@@ -177,7 +177,7 @@ def test_a_long_fork_answer_whose_first_page_cannot_be_stopped_continues_posted_
     slack.fail("chat.stopStream", status=500, times=3)  # the first page's stop, with its retries
     ask(bot, thread_ts)
     wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
-    bot.quiesce()
+    bot.settled()
     messages = messages_in(slack, thread_ts)
     assert messages[0].method == "chat.startStream" and len(messages) >= 4
     assert all(len(visible_text(m).encode()) <= 4000 for m in messages)  # the rewrite fits chat.update
@@ -193,7 +193,7 @@ def test_a_long_top_level_answer_survives_failed_posts_and_updates(bot, slack, c
     slack.fail("chat.update", status=503, times=3)
     ask(bot, None)
     wait_until(lambda: slack.posts(CHANNEL, top_level=True), timeout=20)
-    bot.quiesce()
+    bot.settled()
     assert len(slack.calls_to("chat.postMessage")) >= 4 and len(slack.calls_to("chat.update")) >= 3
     messages = slack.posts(CHANNEL, top_level=True)
     assert len(messages) >= 8 and all(len(visible_text(m).encode()) <= 4000 for m in messages)
@@ -205,5 +205,5 @@ def test_a_private_answer_to_a_slash_command_is_retried_after_a_server_error(bot
     slack.fail("response_url", status=500)
     bot.slash("/forks")
     [answer] = wait_until(lambda: slack.responses, timeout=10)
-    bot.quiesce()
+    bot.settled()
     assert slack.responses == [answer] and "fork" in answer["text"].lower()

@@ -3,6 +3,8 @@ chat.update; a thinking reaction while no text is visible; long answers continue
 fall back."""
 import json
 
+from bot.slack.thinking import THINKING_DELAY
+
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, GENERAL, wait_until
 
@@ -24,7 +26,7 @@ def test_a_fork_reply_streams_to_the_person_whose_turn_it_answers(bot, slack, cl
     claude.script(Script(text="streamed answer in several chunks", chunks=6))
     bot.say("UBOB0001", "question from bob", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.stopStream"))
-    bot.quiesce()
+    bot.settled()
     [start] = slack.calls_to("chat.startStream")
     assert start["thread_ts"] == root
     assert start["recipient_user_id"] == "UBOB0001" and start["recipient_team_id"] == "T0TEAM001"
@@ -48,7 +50,8 @@ def test_the_thinking_reaction_shows_while_claude_is_slow_to_start_and_goes_with
     claude.script(Script(text="a slow start then words", chunks=4, chunk_delay=1.0))
     ts = bot.say("UBOB0001", "think about it", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
-    bot.quiesce()
+    bot.settled()
+    wait_until(lambda: slack.calls_to("reactions.remove"), message="the reaction's removal")  # its own pool
     order = [c.method for c in slack.calls if c.method in
              ("reactions.add", "chat.startStream", "chat.stopStream", "reactions.remove")]
     assert order == ["reactions.add", "chat.startStream", "reactions.remove", "chat.stopStream"]
@@ -60,7 +63,9 @@ def test_a_fast_answer_gets_no_thinking_reaction(bot, slack, claude):
     root = open_fork(bot)
     bot.say("UBOB0001", "quick one", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.stopStream"))
-    bot.quiesce()
+    # no signal says "no reaction will come": it would come THINKING_DELAY after the reply began, on a
+    # timer of its own, so this absence still needs a quiet window
+    bot.quiesce(quiet=THINKING_DELAY)
     assert not [c for c in slack.calls if c.method.startswith("reactions.")]
 
 
@@ -69,7 +74,8 @@ def test_a_failed_reply_that_showed_no_text_removes_the_thinking_reaction(bot, s
     claude.script(*[Script(status=529, error_type="overloaded_error")] * 3)
     bot.say("UBOB0001", "are you there?", mention=True)
     wait_until(lambda: [p for p in slack.posts(CHANNEL) if "overloaded" in p.get("text", "")], timeout=15)
-    bot.quiesce()
+    bot.settled()
+    wait_until(lambda: slack.calls_to("reactions.remove"), message="the reaction's removal")  # its own pool
     assert [c.method for c in slack.calls if c.method.startswith("reactions.")] == ["reactions.add",
                                                                                    "reactions.remove"]
 
@@ -78,7 +84,7 @@ def test_a_top_level_reply_appears_at_the_first_token_and_updates_about_once_a_s
     claude.script(Script(text="token " * 60, chunks=30, chunk_delay=0.12))  # ~3.6 s of streaming
     bot.say("UALICE01", "long answer please", mention=True)
     wait_until(lambda: slack.posts(CHANNEL, top_level=True), timeout=15)
-    bot.quiesce()
+    bot.settled()
     [message] = slack.posts(CHANNEL, top_level=True)
     assert message.created - claude.first_delta_at[0] < 1.0
     assert message.shown == "token " * 60
@@ -90,7 +96,7 @@ def test_a_long_top_level_answer_continues_in_further_messages_under_the_update_
     claude.script(Script(text=LONG, chunks=40))
     bot.say("UALICE01", "write a lot", mention=True)
     wait_until(lambda: slack.posts(CHANNEL, top_level=True), timeout=20)
-    bot.quiesce()
+    bot.settled()
     pages = [m.shown for m in slack.posts(CHANNEL, top_level=True)]
     assert len(pages) >= 8
     assert all(len(p.encode()) <= 4000 for p in pages)
@@ -104,7 +110,7 @@ def test_a_long_fork_answer_continues_in_further_streamed_messages(bot, slack, c
     claude.script(Script(text=LONG, chunks=40))
     bot.say("UBOB0001", "write a lot", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=20)
-    bot.quiesce()
+    bot.settled()
     pages = [m.shown for m in slack.posts(CHANNEL, top_level=False)]
     assert len(pages) >= 3 and all(len(p) <= 12_000 for p in pages)
     assert all(p.count("```") % 2 == 0 for p in pages)
@@ -119,7 +125,7 @@ def test_a_refused_stream_still_delivers_the_whole_answer(bot, slack, claude):
     claude.script(Script(text="the answer must arrive", chunks=5))
     bot.say("UBOB0001", "hello", thread_ts=root)
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
-    bot.quiesce()
+    bot.settled()
     [message] = [m for m in slack.posts(CHANNEL, top_level=False)]
     assert message.method == "chat.postMessage" and message.shown == "the answer must arrive"
 
@@ -129,7 +135,7 @@ def test_a_streamed_answers_last_words_ride_on_stop_stream_and_survive_its_refus
     claude.script(Script(text="first part, then the final words", chunks=2, chunk_delay=0.8))
     bot.say("UBOB0001", "go", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
-    bot.quiesce()
+    bot.settled()
     [stop] = slack.calls_to("chat.stopStream")
     assert "final words" in json.dumps(stop.args.get("chunks"))
     assert not slack.calls_to("chat.appendStream")  # start at the first token, stop with the rest
@@ -140,7 +146,7 @@ def test_a_streamed_answers_last_words_ride_on_stop_stream_and_survive_its_refus
     claude.script(Script(text="second answer, whose ending must not be lost", chunks=2, chunk_delay=0.8))
     bot.say("UBOB0001", "again", thread_ts=root)
     wait_until(lambda: len(slack.calls_to("chat.stopStream")) == 2, timeout=15)
-    bot.quiesce()
+    bot.settled()
     texts = [m.shown for m in slack.posts(CHANNEL, top_level=False)][1:]
     assert "".join(texts) == "second answer, whose ending must not be lost"
 
@@ -150,7 +156,7 @@ def test_an_overload_in_the_middle_of_a_stream_says_so_and_keeps_the_turn(bot, s
     claude.script(Script(text="partial answer that breaks", chunks=5, error_after=2))
     bot.say("UBOB0001", "try me", thread_ts=root)
     wait_until(lambda: slack.posts(CHANNEL, top_level=False))
-    bot.quiesce()
+    bot.settled()
     [message] = slack.posts(CHANNEL, top_level=False)
     assert "kept" in message.shown and not message.streaming
     fork = bot.store.sessions.fork_by_message(GENERAL, root)

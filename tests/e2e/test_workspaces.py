@@ -57,7 +57,7 @@ def stored_turns(bot) -> int:
 
 def answered(bot, slack, team, count: int = 1) -> None:
     wait_until(lambda: len(slack.posts(CHANNEL, team=team)) >= count, message=f"{count} answers in {team.id}")
-    bot.quiesce()
+    bot.settled()
 
 
 def test_two_workspaces_using_the_same_channel_id_never_mix_and_each_is_answered_with_its_own_token(
@@ -99,7 +99,7 @@ def test_a_fork_its_file_and_its_merge_in_an_installed_workspace_all_use_that_wo
     installable.react("UCAROL01", root, team=team)
     wait_until(lambda: any("merged fork" in p.get("text", "") for p in slack.posts(CHANNEL, team=team)),
                message="the summary")
-    installable.quiesce()
+    installable.settled()
     assert "12:01 ERROR disk full" in " ".join(request_texts(claude.requests[1]))
     assert [d.token for d in slack.downloads_of(log["id"])] == [team.bot_token]
     assert {c.token for c in slack.calls[calls:] if c.method != "oauth.v2.access"} == {team.bot_token}
@@ -118,7 +118,7 @@ def test_an_event_from_a_workspace_with_no_installation_changes_nothing(installa
     calls = len(slack.calls)
     installable.say("UALICE01", "is anyone there?", mention=True)  # the fake's default team: never installed
     installable.say("UALICE01", "in a DM", channel="D0DM00001", channel_type="im")
-    installable.quiesce()
+    installable.settled()
     assert claude.requests == [] and stored_turns(installable) == 0 and slack.posts() == []
     assert [c.method for c in slack.calls[calls:] if c.method != "auth.test"] == []
 
@@ -162,7 +162,7 @@ def test_an_uninstall_removes_the_installation_records_the_departure_and_a_reins
     assert kept_bodies(installable) == [None] * 4
     departures = installable.store.departures
     installable.say("UALICE01", "still there?", mention=True, team=team)
-    installable.quiesce()
+    installable.settled()
     assert len(claude.requests) == 1  # a workspace that left is not answered
 
     again = installable.install(team.id)
@@ -205,7 +205,7 @@ def test_a_revoked_user_token_alone_leaves_the_workspace_installed(installable, 
     done = installable.install()
     assert installable.tokens_revoked(done.team, bot=[], oauth=["UINSTALL1"]).status == 200
     wait_until(lambda: installations(installable, done.team.id) == 1, message="the installer's row gone")
-    installable.quiesce()
+    installable.settled()
     assert installable.store.departures.departed_before(installable.clock()) == []
     assert installations(installable, done.team.id) == 1  # the bot's stays: the workspace is still installed
 
@@ -231,7 +231,7 @@ def test_with_a_bot_token_client_credentials_in_the_environment_change_nothing(s
     try:
         running.say("UALICE01", "hi", mention=True)
         wait_until(lambda: slack.posts(CHANNEL), message="an answer")
-        running.quiesce()
+        running.settled()
         assert len(claude.requests) == 1 and running.get("/slack/install").status == 404
     finally:
         running.stop()
@@ -241,7 +241,7 @@ def test_with_a_bot_token_client_credentials_in_the_environment_change_nothing(s
 def test_with_a_bot_token_an_uninstall_is_recorded_and_the_sweep_deletes_the_conversations(bot, slack, claude):
     bot.say("UALICE01", "hello", mention=True)
     wait_until(lambda: claude.requests)
-    bot.quiesce()
+    bot.settled()
     bot.store.channel_settings.save(Channel("T0TEAM001", CHANNEL), ChannelSettings(instructions="x"), "U1")
     assert bot.uninstall().status == 200
     wait_until(lambda: undone_deliveries(bot) == [], message="the deliveries done")
