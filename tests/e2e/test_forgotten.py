@@ -37,14 +37,14 @@ def converse(bot, slack, claude, database_url) -> list[str]:
     claude.script(*[Script(text=f"Claude says {answer} ({n})") for n in range(3)])
     bot.say("UALICE01", f"remember {mention}", mention=True)
     wait_until(lambda: len(claude.requests) >= 1, message="the parent's answer")
-    bot.quiesce()
+    bot.settled()
     bot.slash("/fork", f"about {topic}")
     root = bot.fork_root(1)
     wait_until(lambda: len(claude.requests) >= 2, message="the topic's answer")
-    bot.quiesce()
+    bot.settled()
     bot.say("UBOB0001", f"and {fork_turn}", thread_ts=root)
     wait_until(lambda: len(claude.requests) >= 3, message="the fork turn's answer")
-    bot.quiesce()
+    bot.settled()
     wait_until(lambda: undone(bot) == 0, message="every delivery processed")
     assert set(holding(database_url, *words)) == set(words)  # stored: the scan below can fail
     return words
@@ -63,7 +63,7 @@ def test_after_a_forget_no_table_holds_the_channels_words(running, slack, claude
     [question] = wait_until(lambda: [r for r in slack.responses if r.get("blocks") and "forget" in r["text"]])
     bot.click("threadfork_forget", question["blocks"][-1]["elements"][0]["value"], user=user)
     wait_until(lambda: any("made Threadfork forget" in p.get("text", "") for p in slack.posts(CHANNEL)))
-    bot.quiesce()
+    bot.settled()
     wait_until(lambda: undone(bot) == 0, message="the forget's delivery done")
     assert holding(database_url, *words) == {}
 
