@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy import bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..services.ports import Kept
 from .database import Database
 from .tables import inbox
 
+# every delivery's two writes, built once: kept before the ack, done (its body cleared) after
 _KEEP = insert(inbox)
+_DONE = (update(inbox).where(inbox.c.key == bindparam("done_key"))
+         .values(done_at=bindparam("now"), claimed_until=None, payload=None))
 
 
 class SqlInbox:
@@ -36,8 +39,7 @@ class SqlInbox:
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:
-            conn.execute(update(inbox).where(inbox.c.key == key)
-                         .values(done_at=self.db.now(), claimed_until=None, payload=None))
+            conn.execute(_DONE, {"done_key": key, "now": self.db.now()})
 
     def due(self, limit: int = 100) -> list[str]:
         with self.db.reading() as conn:
