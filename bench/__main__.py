@@ -1,10 +1,10 @@
-"""`python -m bench`: Threadfork's benchmarks (see the Benchmarks section of the README).
+"""`python -m bench`: Threadfork's benchmarks (see docs/benchmarks.md).
 
 Starts the bot in HTTP mode (a real `python -m bot` process) against the test suite's fake Slack
 and fake Anthropic servers, drives it with signed requests, then does the same to the baseline
 (`python -m bench.baseline`, a plain Bolt bot with no database) on fakes of its own, one process
 each. Prints two tables and writes them to bench/RESULTS.md with the machine's description (and,
-after a full run, the comparison into the README between its marks). Times are medians, p99,
+after a full run, the comparison into docs/benchmarks.md between its marks). Times are medians, p99,
 means and ratios; nothing here is asserted: the test suite never depends on a machine's speed.
 """
 from __future__ import annotations
@@ -115,7 +115,7 @@ def main() -> int:
               f"{against_targets}\n\n## Against a plain Bolt bot\n\n{BASELINE_NOTE}\n\n{against_baseline}\n")
     (ROOT / "bench" / "RESULTS.md").write_text(report)
     if not args.quick:
-        update_readme(ROOT / "README.md", f"Full run of {when} ([`bench/RESULTS.md`](bench/RESULTS.md)):\n\n"
+        update_readme(ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md)):\n\n"
                       + against_baseline)
     return 0
 

@@ -145,7 +145,7 @@ def ratio(value: float, base: float) -> str:
 
 
 def update_readme(readme: Path, table: str) -> None:
-    """Replace the comparison table between the README's marks (if it has them) with `table`."""
+    """Replace the comparison table between the page's marks (if it has them) with `table`."""
     text = readme.read_text()
     start, end = README_MARKS
     if start in text and end in text:

@@ -1,5 +1,5 @@
 """The recall eval: does a parent session that explored in merged forks remember its early context
-better than one that explored inline? (`python -m bot.eval`; README: "Does the parent remember?")
+better than one that explored inline? (`python -m bot.eval`; docs/eval.md)
 
 One scenario (bot/eval/scenarios/*.json) is played three ways — arms — each on a database of its
 own, through Threadfork's real use cases (bot.services over bot.store and the bot.llm adapter), with
