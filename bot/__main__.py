@@ -1,7 +1,6 @@
 """`python -m bot`: Socket Mode (bot/socket_mode.py) when SLACK_APP_TOKEN is set, else HTTP on HOST:PORT
-under gunicorn
-(THREADFORK_PROCESSES worker processes). Exit codes: 2 for a bad setting, 3 when the bot cannot
-start (bad Slack token, unusable database), 0 after SIGTERM."""
+under gunicorn (THREADFORK_PROCESSES worker processes). Exit codes: 2 for a bad setting, 3 when the bot
+cannot start (bad Slack token, unusable database), 0 after SIGTERM."""
 from __future__ import annotations
 
 import logging
