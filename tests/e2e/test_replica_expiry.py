@@ -1,13 +1,14 @@
 """Two real `python -m bot` processes on one SQLite file expire the same idle forks (issue 19): each
 fork gets one reminder, one summary request and one summary post, whatever the number of replicas."""
 import json
+import time
 
 import pytest
 
 from ..fakes.anthropic_api import Script, is_merge_request
 from ..harness import CHANNEL, wait_until
 from ..processes import BotProcess
-from .test_faults import open_fork, processes, quiet  # noqa: F401 - `processes` is a fixture
+from .test_faults import open_fork, processes, settled  # noqa: F401 - `processes` is a fixture
 
 EXPIRING = {"threadfork_sweep_interval": "1s", "threadfork_fork_idle_reminder": "4s",
             "threadfork_fork_expiry": "12s"}
@@ -40,7 +41,11 @@ def test_two_processes_sweeping_one_sqlite_file_remind_request_and_post_each_idl
     posted = summary_posts if merge_review == "false" else drafts
     expired = lambda: len(posted(slack)) >= FORKS  # noqa: E731
     wait_until(expired, timeout=60, interval=0.2, message="every fork to expire")
-    quiet(slack, claude, sqlite_url, seconds=3)  # three more sweeps on each replica
+    settled(sqlite_url)
+    # what is checked is that later sweeps do nothing more, and a sweep in another process leaves no trace
+    # when it finds nothing to do: three sweep intervals is the window, on each replica
+    time.sleep(3 * 1.0)
+    settled(sqlite_url)
     topics = [f"idle topic {n}" for n in range(FORKS)]
     # a fresh fork's request opens with its topic (later ones also quote earlier merges, to find conflicts)
     asked = [json.dumps(r["messages"][0]) for r in claude.requests if is_merge_request(r)]
