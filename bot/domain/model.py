@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from . import text
+from .connectors import Connector
 
 LABEL_TOPIC = 80  # characters of a topic shown in a fork's label (notices, refusals, lists)
 
@@ -161,6 +162,7 @@ class Fork:
     instructions: str | None = None
     model: str | None = None
     tools: tuple[str, ...] | None = None
+    connectors: tuple[Connector, ...] = ()  # names, URLs, allowed tools: never a token
     pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
 
     @property

@@ -1,5 +1,6 @@
 """What each channel's admins chose in `/threadfork`: one row per channel of a workspace, NULL where
-the environment's default applies. A save replaces the row (one upsert)."""
+the environment's default applies. A save replaces the row (one upsert), and the channel's connectors
+rows in the same transaction (connectors.py)."""
 from __future__ import annotations
 
 from sqlalchemy import bindparam, func, select
@@ -7,6 +8,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
+from . import connectors
 from .database import Database
 from .rows import tools_of, tools_text
 from .tables import channel_settings
@@ -24,7 +26,8 @@ class SqlChannelSettings:
     def of(self, channel: Channel) -> ChannelSettings:
         with self.db.reading() as conn:
             row = conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first()
-        return to_settings(row) if row else ChannelSettings()
+            chosen = connectors.read(conn, channel) if row is not None and row.connectors_chosen else None
+        return to_settings(row, chosen) if row else ChannelSettings()
 
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
         values = {"team_id": channel.team_id, "channel_id": channel.id, **columns(chosen), "updated_by": by,
@@ -34,6 +37,7 @@ class SqlChannelSettings:
             statement = dialect.insert(channel_settings).values(**values)
             conn.execute(statement.on_conflict_do_update(
                 index_elements=list(_KEY), set_={k: v for k, v in values.items() if k not in _KEY}))
+            connectors.write(conn, channel, chosen.connectors)
 
     def shortest(self) -> tuple[float | None, float | None]:
         with self.db.reading() as conn:
@@ -46,11 +50,13 @@ def columns(chosen: ChannelSettings) -> dict:
     tools = tools_text(chosen.tools)
     return {"instructions": chosen.instructions, "model": chosen.model, "fork_token_budget": chosen.fork_token_budget,
             "merge_policy": chosen.merge_policy, "enabled": chosen.enabled, "idle_reminder": chosen.idle_reminder,
-            "expiry": chosen.expiry, "tools": tools, "merge_review": chosen.merge_review}
+            "expiry": chosen.expiry, "tools": tools, "merge_review": chosen.merge_review,
+            "connectors_chosen": True if chosen.connectors is not None else None}
 
 
-def to_settings(row) -> ChannelSettings:
+def to_settings(row, chosen_connectors=None) -> ChannelSettings:
     tools = tools_of(row.tools)
     return ChannelSettings(instructions=row.instructions, model=row.model, fork_token_budget=row.fork_token_budget,
                            merge_policy=row.merge_policy, enabled=row.enabled, idle_reminder=row.idle_reminder,
-                           expiry=row.expiry, tools=tools, merge_review=row.merge_review)
+                           expiry=row.expiry, tools=tools, merge_review=row.merge_review,
+                           connectors=chosen_connectors)
