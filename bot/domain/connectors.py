@@ -19,6 +19,7 @@ NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 TOOL = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 URL_LIMIT = 2_000
 TOKEN_LIMIT = 4_000
+NO_KEY = "Nothing was saved: keeping a token needs THREADFORK_SECRET_KEY set to a Fernet key (README, “Connectors”)."
 LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".intranet", ".corp")
 
 
@@ -149,3 +150,27 @@ def read_connectors(rows: list[ConnectorRow], block) -> tuple[ConnectorForm, dic
         if len(connectors) > MAX_CONNECTORS:
             errors[block(row.index, "name")] = f"A channel may have at most {MAX_CONNECTORS} connectors."
     return ConnectorForm(tuple(connectors), new_tokens, kept), errors
+
+
+FIELDS = ("name", "url", "token", "tools")
+_BLOCK = re.compile(r"connector_(\d+)_(name|url|token|tools)")
+
+
+def block_id(index: int, field: str) -> str:
+    """The settings modal's block_id of one connector input: `connector_0_url`."""
+    return f"connector_{index}_{field}"
+
+
+def submitted_rows(values: dict, shown: tuple[Connector, ...]) -> list[ConnectorRow] | None:
+    """The connector slots a submitted modal holds (None: it has no connectors section); slot i showed
+    `shown[i]`, whose token it keeps unless a new one is typed."""
+    indexes = sorted({int(m.group(1)) for key in values if (m := _BLOCK.fullmatch(key))})
+    if not indexes:
+        return None
+
+    def text(index: int, field: str) -> str:
+        value = values.get(block_id(index, field))
+        return value if isinstance(value, str) else ""
+
+    return [ConnectorRow(i, text(i, "name"), text(i, "url"), text(i, "token"), text(i, "tools"),
+                         shown[i].name if i < len(shown) else None) for i in indexes]

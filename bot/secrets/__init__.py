@@ -12,12 +12,11 @@ import logging
 
 from cryptography.fernet import Fernet, InvalidToken
 
+from ..domain.connectors import NO_KEY
 from ..domain.errors import NoSecretKey
 
 log = logging.getLogger(__name__)
 
-NO_KEY = ("Nothing was saved: keeping a connector's token needs THREADFORK_SECRET_KEY (a Fernet key; make one "
-          "with `python -c \"from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())\"`).")
 
 
 class Vault:

@@ -13,7 +13,8 @@ class ReplyEvents(Protocol):
     def tool_started(self, tool_id: str, name: str, detail: str) -> None:
         """Claude began a web search (`detail`: the query) or fetch (the URL), or called a connector's tool
         (`name`: "connector · tool")."""
-    def tool_finished(self, tool_id: str, sources: list[Source], failed: bool) -> None: ...
+    def tool_finished(self, tool_id: str, sources: list[Source], failed: bool, output: str = "") -> None:
+        """It ended (`output`: a one-line result, for a connector's call)."""
 
 
 class ReplyWriter(ReplyEvents, Protocol):
