@@ -192,6 +192,7 @@ class ForkStats:
     turns: int
     burned: Usage
     summary_tokens: int = 0
+    connector_calls: tuple[tuple[str, int], ...] = ()  # (connector, MCP tool calls) in its answers
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,7 @@ class ContextReport:
     merged: list[ForkListing]
     open: list[Fork]
     economy: ChannelEconomy | None = None
+    connector_calls: dict[int, dict[str, int]] | None = None  # fork number (0: the channel's) → connector → calls
 
     @property
     def kept_out(self) -> int:

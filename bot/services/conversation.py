@@ -122,6 +122,8 @@ class Conversation:
             posted = []
         following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
                                             session.channel if session.fork else None, owner, self.lease)
+        if completion.connector_calls:
+            self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
 
     def _tell_given_up(self, batch: Batch) -> None:
@@ -134,6 +136,13 @@ class Conversation:
                                       GIVEN_UP)
                 except Exception:
                     log.exception("could not tell %s that their message was given up", turn.author_id)
+
+    def _count_calls(self, session: Session, calls: dict[str, int]) -> None:
+        """Counted for /context and App Home; a count lost to a store failure loses no answer."""
+        try:
+            self.store.connector_use.record(session.channel, session.fork.number if session.fork else 0, calls)
+        except Exception:
+            log.exception("connector calls of session %s were not counted", session.id)
 
     @staticmethod
     def _safely_fail(writer, notice: str) -> None:

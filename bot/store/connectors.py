@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sqlalchemy import delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.connectors import Connector
 from ..domain.model import Channel
 from .database import Database
 from .rows import tools_of, tools_text
-from .tables import connectors
+from .tables import connector_calls, connectors
 
 
 def _of(channel: Channel):
@@ -57,3 +58,31 @@ class SqlConnectorTokens:
             for name, token in sealed.items():
                 conn.execute(update(connectors).where(_of(channel), connectors.c.name == name)
                              .values(sealed_token=token))
+
+
+class SqlConnectorUse:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def record(self, channel: Channel, fork_number: int, calls: Mapping[str, int]) -> None:
+        dialect = postgresql if self.db.engine.dialect.name == "postgresql" else sqlite
+        with self.db.writing() as conn:
+            for connector, count in calls.items():
+                statement = dialect.insert(connector_calls).values(
+                    team_id=channel.team_id, channel_id=channel.id, fork_number=fork_number, connector=connector,
+                    calls=count)
+                conn.execute(statement.on_conflict_do_update(
+                    index_elements=["team_id", "channel_id", "fork_number", "connector"],
+                    set_={"calls": connector_calls.c.calls + count}))
+
+    def in_channel(self, channel: Channel) -> dict[int, dict[str, int]]:
+        with self.db.reading() as conn:
+            rows = conn.execute(select(connector_calls.c.fork_number, connector_calls.c.connector,
+                                       connector_calls.c.calls)
+                                .where(connector_calls.c.team_id == channel.team_id,
+                                       connector_calls.c.channel_id == channel.id)
+                                .order_by(connector_calls.c.fork_number, connector_calls.c.connector))
+            counts: dict[int, dict[str, int]] = {}
+            for row in rows:
+                counts.setdefault(row.fork_number, {})[row.connector] = row.calls
+            return counts

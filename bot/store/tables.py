@@ -242,6 +242,17 @@ connectors = Table(
     Column("sealed_token", Text),
 )
 
+# MCP tool calls Claude made through each connector, per fork (number 0: the channel's conversation)
+connector_calls = Table(
+    "connector_calls",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("channel_id", String(32), primary_key=True),
+    Column("fork_number", Integer, primary_key=True),
+    Column("connector", String(64), primary_key=True),
+    Column("calls", Integer, nullable=False),
+)
+
 # a workspace that uninstalled the app (or revoked its bot token); its conversations are deleted
 # THREADFORK_RETENTION_AFTER_UNINSTALL later, unless it installs again first
 departures = Table(

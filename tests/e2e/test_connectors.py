@@ -181,3 +181,24 @@ def test_threadfork_connectors_gives_every_channel_its_default_set_with_the_envi
     modal = open_settings(bot, slack, admin(slack))
     assert element(modal, "connector_0_url")["initial_value"] == "https://wiki.example/mcp"
     assert "env-token-for-the-test" not in json.dumps(modal.view)
+
+
+@pytest.mark.settings(**KEYED)
+def test_context_and_the_home_tab_count_calls_per_connector_per_fork(bot, slack, claude):
+    add_tracker(bot, slack, "")
+    claude.script(Script(text="One in the channel.", mcp=[McpCall("tracker", "search")]))
+    ask_parent(bot, claude, "anything open?")
+    bot.slash("/fork", "--fresh triage", user="UALICE01")
+    root = bot.fork_root()
+    bot.quiesce()
+    claude.script(Script(text="Two in the fork.", mcp=[McpCall("tracker", "search"), McpCall("tracker", "get_issue")]))
+    bot.say("UALICE01", "dig in", thread_ts=root)
+    wait_until(lambda: len(claude.requests) == 2)
+    bot.quiesce()
+    bot.slash("/context")
+    [report] = wait_until(lambda: slack.responses)
+    assert "Connector calls: this conversation: tracker 1; #1: tracker 2." in report["text"]
+    bot.event({"type": "app_home_opened", "user": "UALICE01", "channel": "D0HOME001", "tab": "home",
+               "event_ts": "1.2"})
+    [publish] = wait_until(lambda: slack.calls_to("views.publish"))
+    assert "connector calls: tracker 2" in json.dumps(publish["view"])

@@ -66,3 +66,15 @@ def test_a_fork_keeps_the_connectors_in_force_when_it_opened_and_its_child_keeps
     assert store.sessions.fork(fork.id).connectors == (TRACKER,) and child.connectors == (TRACKER,)
     assert later.connectors == ()
     assert store.sessions.fork(plain.id).connectors == (WIKI,)
+
+
+def test_connector_calls_add_up_per_fork_and_go_with_the_channel_and_the_workspace(store):
+    store.connector_use.record(GENERAL, 0, {"tracker": 1})
+    store.connector_use.record(GENERAL, 2, {"tracker": 2, "wiki": 1})
+    store.connector_use.record(GENERAL, 2, {"tracker": 3})
+    store.connector_use.record(Channel("T2", "C1"), 1, {"wiki": 4})
+    assert store.connector_use.in_channel(GENERAL) == {0: {"tracker": 1}, 2: {"tracker": 5, "wiki": 1}}
+    store.erasure.forget_channel(GENERAL)
+    assert store.connector_use.in_channel(GENERAL) == {}
+    store.erasure.forget_team("T2")
+    assert store.connector_use.in_channel(Channel("T2", "C1")) == {}

@@ -12,7 +12,7 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
 - `ChannelSettingsStore`: what each channel's admins chose in `/threadfork`; `ConnectorTokens`: their
-  connectors' tokens, sealed;
+  connectors' tokens, sealed; `ConnectorUse`: their calls per fork;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
 - `Departures`: workspaces that uninstalled the app, until their conversations are deleted.
@@ -31,6 +31,7 @@ from .store import (
     ChannelSettingsStore,
     Claims,
     ConnectorTokens,
+    ConnectorUse,
     Departures,
     Erasure,
     Feedback,
@@ -64,7 +65,7 @@ from .values import (
 )
 
 __all__ = ["Adopted", "Adoptions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Chat",
-           "Claims", "Clock", "ConnectorTokens", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
+           "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
            "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Merges", "Model", "People", "Place",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Sessions",
            "Shared", "SharedFile", "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",

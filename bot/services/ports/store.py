@@ -238,6 +238,15 @@ class ConnectorTokens(Protocol):
         """Set the tokens of the channel's connectors: those named in `sealed` get theirs, the others none."""
 
 
+class ConnectorUse(Protocol):
+    """How many MCP tool calls Claude made through each connector, per fork (`/context`, App Home)."""
+
+    def record(self, channel: Channel, fork_number: int, calls: Mapping[str, int]) -> None:
+        """Add an answer's calls (fork number 0: the channel's conversation)."""
+    def in_channel(self, channel: Channel) -> dict[int, dict[str, int]]:
+        """Fork number (0: the channel's conversation) → connector → calls."""
+
+
 class Erasure(Protocol):
     """Real deletes, for people's control over their data: forgetting a channel or a workspace, and the
     retention policy. Every cache of another process notices (the rows it keyed on are gone or their
@@ -294,6 +303,7 @@ class Store:
     feedback: Feedback
     channel_settings: ChannelSettingsStore
     connector_tokens: ConnectorTokens
+    connector_use: ConnectorUse
     erasure: Erasure
     departures: Departures
     clock: Clock

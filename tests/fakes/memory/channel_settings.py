@@ -43,3 +43,21 @@ class MemoryConnectorTokens:
         with self.m.lock:
             names = {c.name for c in self.m.settings.get(channel, ChannelSettings()).connectors or ()}
             self.m.tokens[channel] = {n: t for n, t in sealed.items() if n in names}
+
+
+class MemoryConnectorUse:
+    """MCP tool calls per connector and fork, in memory (see bot/store/connectors.py)."""
+
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def record(self, channel: Channel, fork_number: int, calls) -> None:
+        with self.m.lock:
+            counts = self.m.connector_calls.setdefault(channel, {}).setdefault(fork_number, {})
+            for connector, count in calls.items():
+                counts[connector] = counts.get(connector, 0) + count
+
+    def in_channel(self, channel: Channel) -> dict[int, dict[str, int]]:
+        with self.m.lock:
+            return {number: dict(sorted(counts.items()))
+                    for number, counts in sorted(self.m.connector_calls.get(channel, {}).items())}

@@ -21,6 +21,7 @@ class MemoryErasure:
             deleted = self._delete(lambda s: s.channel == channel)
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0] != channel}
             self.m.tokens.pop(channel, None)
+            self.m.connector_calls.pop(channel, None)
             if parent and parent.next_fork_number:  # a fresh parent that only carries the fork numbering on
                 now = self.m.clock()
                 fresh = SessionRow(self.m.new_id(), "parent", channel.id, channel.team_id, now, now,
@@ -34,6 +35,8 @@ class MemoryErasure:
             self.m.settings = {channel: chosen for channel, chosen in self.m.settings.items()
                                if channel.team_id != team_id}
             self.m.tokens = {channel: kept for channel, kept in self.m.tokens.items() if channel.team_id != team_id}
+            self.m.connector_calls = {channel: kept for channel, kept in self.m.connector_calls.items()
+                                      if channel.team_id != team_id}
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0].team_id != team_id}
             return deleted[0]
 

@@ -125,6 +125,7 @@ class Memory:
     messages: dict[tuple[str, str], int] = field(default_factory=dict)  # (channel, ts) → session id
     settings: dict[Channel, ChannelSettings] = field(default_factory=dict)  # what /threadfork saved
     tokens: dict[Channel, dict[str, str]] = field(default_factory=dict)  # connectors' sealed tokens
+    connector_calls: dict[Channel, dict[int, dict[str, int]]] = field(default_factory=dict)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:

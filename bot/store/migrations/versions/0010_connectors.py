@@ -1,4 +1,4 @@
-"""connectors: a channel's remote MCP connectors (tokens sealed), and forks' snapshots of them
+"""connectors: a channel's remote MCP connectors (tokens sealed), forks' snapshots of them, calls per fork
 
 Revision ID: 0010
 Revises: 0008
@@ -26,6 +26,15 @@ def upgrade() -> None:
         sa.Column('sealed_token', sa.Text(), nullable=True),
         sa.PrimaryKeyConstraint('team_id', 'channel_id', 'name'),
     )
+    op.create_table(
+        'connector_calls',
+        sa.Column('team_id', sa.String(length=32), nullable=False),
+        sa.Column('channel_id', sa.String(length=32), nullable=False),
+        sa.Column('fork_number', sa.Integer(), nullable=False),
+        sa.Column('connector', sa.String(length=64), nullable=False),
+        sa.Column('calls', sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint('team_id', 'channel_id', 'fork_number', 'connector'),
+    )
     with op.batch_alter_table('channel_settings', schema=None) as batch_op:
         batch_op.add_column(sa.Column('connectors_chosen', sa.Boolean(), nullable=True))
     with op.batch_alter_table('sessions', schema=None) as batch_op:
@@ -37,4 +46,5 @@ def downgrade() -> None:
         batch_op.drop_column('connectors')
     with op.batch_alter_table('channel_settings', schema=None) as batch_op:
         batch_op.drop_column('connectors_chosen')
+    op.drop_table('connector_calls')
     op.drop_table('connectors')
