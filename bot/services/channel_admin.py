@@ -120,7 +120,7 @@ class ChannelAdmin:
         """The shown connectors that have a token (the modal says so, and never shows it)."""
         own = self.store.connector_tokens.sealed(channel)
         return frozenset(c.name for c in effective.connectors or ()
-                         if c.name in own or (c.name not in own and self.connections.has_default_token(c)))
+                         if c.name in own or self.connections.has_default_token(c))
 
     def ask_to_forget(self, command: SlashCommand) -> None:
         if not self.access.is_admin(command.team_id, command.user_id):
