@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from bot.store.tables import connectors, metadata
 
-from ..fakes.anthropic_api import McpCall, Script
+from ..fakes.anthropic_api import McpCall, Script, is_merge_request
 from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
 from .test_channel_settings import admin, ask_parent, element, open_settings
 
@@ -202,3 +202,21 @@ def test_context_and_the_home_tab_count_calls_per_connector_per_fork(bot, slack,
                "event_ts": "1.2"})
     [publish] = wait_until(lambda: slack.calls_to("views.publish"))
     assert "connector calls: tracker 2" in json.dumps(publish["view"])
+
+
+@pytest.mark.settings(**KEYED)
+def test_a_merge_keeps_the_connector_calls_conclusions_and_never_their_raw_results(bot, slack, claude):
+    add_tracker(bot, slack, "")
+    bot.slash("/fork", "--fresh triage")
+    root = bot.fork_root()
+    bot.quiesce()
+    raw = "RAW-RESULT-" + secrets.token_hex(8)
+    claude.script(Script(text="Conclusion: bug 12 blocks the release.", mcp=[McpCall("tracker", "search", {}, raw)]))
+    bot.say("UBOB0001", "what blocks the release?", thread_ts=root)
+    wait_until(lambda: len(claude.requests) == 2)
+    bot.quiesce()
+    bot.react("UALICE01", root)
+    [summary_request] = wait_until(lambda: [r for r in claude.requests if is_merge_request(r)])
+    sent = json.dumps(summary_request)
+    assert "Conclusion: bug 12 blocks the release." in sent
+    assert raw not in sent and "mcp_tool_result" not in sent
