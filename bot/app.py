@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
@@ -20,6 +20,7 @@ from .config import TOOLS, Settings
 from .domain.settings import Choices
 from .drain import DrainableExecutor
 from .llm import Claude
+from .secrets import Vault
 from .services.access import AccessLists
 from .services.facade import ChannelOptions, Services
 from .services.policy import Policy
@@ -78,11 +79,15 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     )
     policy = policy_of(settings)
     downloads = Downloads(clients, settings.slack_api_url, settings.threadfork_max_file_bytes)
+    key = settings.threadfork_secret_key
     channels = ChannelOptions(
-        defaults=policy.channel,
+        defaults=replace(policy.channel, connectors=tuple(c.connector for c in settings.threadfork_connectors)),
         choices=Choices(settings.model_choices, TOOLS),
         lists=AccessLists(frozenset(settings.threadfork_allowed_channels), frozenset(settings.threadfork_allowed_users),
-                          frozenset(settings.threadfork_admins)))
+                          frozenset(settings.threadfork_admins)),
+        secrets=Vault(key.get_secret_value() if key else None),
+        connector_tokens={c.connector.name: c.token.get_secret_value() for c in settings.threadfork_connectors
+                          if c.token})
     chat = Chat.all_in(SlackChat(clients, downloads))
     workspaces = Workspaces(store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once

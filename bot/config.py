@@ -7,14 +7,18 @@ Secrets are SecretStr, so they never appear in a repr, a log line or an error.
 """
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from .domain.connectors import MAX_CONNECTORS, Connector, check_name, check_url, parse_tools as parse_tool_names
 from .domain.durations import parse_duration
 from .domain.settings import MAX_BUDGET, MAX_DURATION, ChannelSettings
 from .domain.sizes import parse_size
+from .secrets import check_key
 
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
 MAX_CLAIM_TTL = 30.0  # seconds
@@ -61,6 +65,51 @@ def parse_list(value) -> tuple[str, ...]:
 Names = Annotated[tuple[str, ...], NoDecode, BeforeValidator(parse_list)]
 
 
+@dataclass(frozen=True)
+class ConfiguredConnector:
+    """A default connector of every channel (THREADFORK_CONNECTORS); its token stays in the environment."""
+
+    connector: Connector
+    token: SecretStr | None = None
+
+
+def parse_connectors(value) -> tuple[ConfiguredConnector, ...]:
+    """`[{"name": …, "url": "https://…", "token": …, "allowed_tools": […]}]`, checked as the settings modal
+    checks a channel's; a refusal names the entry, never its token."""
+    try:
+        entries = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        raise ValueError("not a JSON list like [{\"name\": \"tracker\", \"url\": \"https://…\"}]") from None
+    if isinstance(entries, tuple) and all(isinstance(e, ConfiguredConnector) for e in entries):
+        return entries  # the default, or parsed already
+    if not isinstance(entries, list):
+        raise ValueError("not a JSON list of connectors")
+    if len(entries) > MAX_CONNECTORS:
+        raise ValueError(f"at most {MAX_CONNECTORS} connectors")
+    out, names = [], set()
+    for n, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not isinstance(entry.get("url"), str):
+            raise ValueError(f"connector {n} needs a \"name\" and a \"url\"")
+        problem = check_name(entry["name"]) or check_url(entry["url"]) or (
+            "its name is used twice" if entry["name"] in names else None)
+        if problem:
+            raise ValueError(f"connector {n}: {problem}")
+        names.add(entry["name"])
+        tools = entry.get("allowed_tools")
+        if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
+            raise ValueError(f"connector {n}: allowed_tools must be a list of tool names")
+        token = entry.get("token")
+        if token is not None and not isinstance(token, str):
+            raise ValueError(f"connector {n}: its token must be a string")
+        allowed = parse_tool_names(",".join(tools)) if tools else None
+        out.append(ConfiguredConnector(Connector(entry["name"], entry["url"], allowed),
+                                       SecretStr(token) if token else None))
+    return tuple(out)
+
+
+Connectors = Annotated[tuple[ConfiguredConnector, ...], NoDecode, BeforeValidator(parse_connectors)]
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore",
                                       case_sensitive=False)
@@ -105,6 +154,14 @@ class Settings(BaseSettings):
     threadfork_max_file_bytes: Bytes = 32 * 1024 * 1024  # one shared file; the API's own limits apply too
     threadfork_tools: Annotated[ToolNames, ChannelDefault("tools")] = ()  # Claude's server tools: web_search, web_fetch
     threadfork_tool_max_uses: int = Field(5, gt=0, le=50)  # per request, per tool
+    threadfork_connectors: Connectors = ()  # every channel's default MCP connectors
+    threadfork_secret_key: SecretStr | None = None  # Fernet key sealing connectors' tokens in the database
+
+    @model_validator(mode="after")
+    def _secret_key_is_a_fernet_key(self) -> Settings:
+        if self.threadfork_secret_key is not None:
+            check_key(self.threadfork_secret_key.get_secret_value())
+        return self
     threadfork_retention_after_uninstall: SecondsOrNow = 30 * 86400.0  # a departed workspace's conversations
     database_url: str = DEFAULT_DATABASE_URL
     port: int = Field(3000, ge=0, le=65535)

@@ -23,9 +23,10 @@ them), and at most MAX_BREAKPOINTS breakpoints are set, the system prompt's incl
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
+from .connectors import Connector
 from .memo import IdentityMemo
 from .model import Attachment, FileKind, Fork, Mode, Role, Turn, TurnStatus
 from .settings import system_prompt
@@ -76,11 +77,16 @@ class ModelInput:
     blocks: tuple[Block, ...]
     model: str | None = None  # the channel's choice; None: the configured model
     tools: tuple[str, ...] | None = None  # the channel's server tools; None: the configured ones
+    connectors: tuple[Connector, ...] = ()  # the MCP servers Claude may call
+    # their tokens by connector name, read as the request is made: never shown, compared or kept
+    tokens: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
-    def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None) -> ModelInput:
+    def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None,
+                   connectors: tuple[Connector, ...] = ()) -> ModelInput:
         """This input as a channel's settings make it: its instructions after Threadfork's own text, its
-        model and tools."""
-        return replace(self, system=system_prompt(SYSTEM_PROMPT, instructions), model=model, tools=tools)
+        model, tools and connectors."""
+        return replace(self, system=system_prompt(SYSTEM_PROMPT, instructions), model=model, tools=tools,
+                       connectors=connectors)
 
     @property
     def breakpoints(self) -> int:

@@ -47,3 +47,7 @@ class ChatUnavailable(ThreadforkError):
 
 class ReviewMoved(ThreadforkError):
     """A summary draft is already waiting, being written, replaced, or no longer live."""
+
+
+class NoSecretKey(ThreadforkError):
+    """A connector's token can't be kept: THREADFORK_SECRET_KEY is not set."""

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from . import text
+from .connectors import Connector
 
 LABEL_TOPIC = 80  # characters of a topic shown in a fork's label (notices, refusals, lists)
 
@@ -162,6 +163,7 @@ class Fork:
     instructions: str | None = None
     model: str | None = None
     tools: tuple[str, ...] | None = None
+    connectors: tuple[Connector, ...] = ()  # names, URLs, allowed tools: never a token
     pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
 
     @property
@@ -191,6 +193,7 @@ class ForkStats:
     turns: int
     burned: Usage
     summary_tokens: int = 0
+    connector_calls: tuple[tuple[str, int], ...] = ()  # (connector, MCP tool calls) in its answers
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,7 @@ class ContextReport:
     merged: list[ForkListing]
     open: list[Fork]
     economy: ChannelEconomy | None = None
+    connector_calls: dict[int, dict[str, int]] | None = None  # fork number (0: the channel's) → connector → calls
 
     @property
     def kept_out(self) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from . import text
+from .connectors import Connector
 from .durations import parse_duration
 
 INSTRUCTIONS_LIMIT = 3_000  # characters: one modal text box, and a system prompt kept short
@@ -28,6 +29,7 @@ class ChannelSettings:
     expiry: float | None = None
     tools: tuple[str, ...] | None = None  # () = no tools here
     merge_review: bool | None = None
+    connectors: tuple[Connector, ...] | None = None  # () = none here; tokens are never part of settings
 
     def over(self, defaults: ChannelSettings) -> ChannelSettings:
         """These settings where set, the defaults elsewhere."""
@@ -53,7 +55,8 @@ BUILT_IN = ChannelSettings(
 
 LABELS = {"instructions": "instructions", "model": "model", "fork_token_budget": "fork token budget",
           "merge_policy": "merge policy", "enabled": "Threadfork here", "idle_reminder": "idle reminder",
-          "expiry": "expiry", "tools": "tools", "merge_review": "summary review"}
+          "expiry": "expiry", "tools": "tools", "merge_review": "summary review",
+          "connectors": "connectors"}
 
 
 def shown(name: str, value) -> str:
@@ -66,6 +69,8 @@ def shown(name: str, value) -> str:
         return _duration(value)
     if name == "tools":
         return ", ".join(value) if value else "none"
+    if name == "connectors":
+        return ", ".join(c.name for c in value) if value else "none"
     if name == "instructions":
         return "updated" if value else "removed"
     return str(value)

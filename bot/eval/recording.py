@@ -50,7 +50,7 @@ class RecordingReply:
     def tool_started(self, tool_id: str, name: str, detail: str) -> None:
         self.tools.append(("started", tool_id, name, detail))
 
-    def tool_finished(self, tool_id: str, sources, failed: bool) -> None:
+    def tool_finished(self, tool_id: str, sources, failed: bool, output: str = "") -> None:
         self.tools.append(("finished", tool_id, list(sources), failed))
 
     def finish(self) -> list[str]:

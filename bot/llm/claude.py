@@ -13,11 +13,25 @@ from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..services.ports import Completion, ReplyEvents
 from .reading import Reading
-from .request import RequestEncoder, server_tools
+from .request import MCP_BETA, RequestEncoder, server_tools
 
 log = logging.getLogger(__name__)
 
 MAX_RESUMES = 3
+
+
+class _NoRequestBodies(logging.Filter):
+    """The SDK logs each request's options at DEBUG, its body included — connectors' tokens and people's
+    words: those lines are dropped, the SDK's other lines kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (isinstance(record.msg, str) and record.msg.startswith("Request options"))
+
+
+def _quiet_request_bodies() -> None:
+    sdk = logging.getLogger("anthropic._base_client")
+    if not any(isinstance(f, _NoRequestBodies) for f in sdk.filters):
+        sdk.addFilter(_NoRequestBodies())
 
 
 def _with_answer_so_far(body: bytes, content: list[dict]) -> bytes:
@@ -34,18 +48,21 @@ class Claude:
         self.model = model
         self.max_tokens = max_tokens
         self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses)
+        _quiet_request_bodies()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries)
 
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None) -> Completion:
         body = self.encoder.encode(model_input)
         reading = Reading(events)
+        # the body holds connectors' tokens: it is never logged, kept or put in an error
+        headers = {"anthropic-beta": MCP_BETA} if model_input.connectors else {}
         try:
-            self._stream(body, reading)
+            self._stream(body, reading, headers)
             for _ in range(MAX_RESUMES):  # a long research turn pauses; handing it back resumes it
                 if reading.stop_reason != "pause_turn":
                     break
-                self._stream(_with_answer_so_far(body, reading.resume()), reading)
+                self._stream(_with_answer_so_far(body, reading.resume()), reading, headers)
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
@@ -55,13 +72,13 @@ class Claude:
             raise ModelUnavailable("Claude could not be reached") from None
         return reading.completion()
 
-    def _stream(self, body: bytes, reading: Reading) -> None:
+    def _stream(self, body: bytes, reading: Reading, headers: dict[str, str]) -> None:
         # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses the
         # SSE events, but no longer copies and re-encodes a history of hundreds of KB. The events are
         # read as they come instead of through MessageStream, whose snapshot building re-creates a
         # pydantic generic class per message (~2 ms, and garbage).
         with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
-                               stream_cls=Stream[RawMessageStreamEvent]) as stream:
+                               stream_cls=Stream[RawMessageStreamEvent], options={"headers": headers}) as stream:
             for event in stream:
                 reading.read(event)
 

@@ -5,6 +5,12 @@ Events arrive as the Messages API streams them: a `server_tool_use` block (its i
 JSON), then its `web_search_tool_result` or `web_fetch_tool_result` block, then text blocks whose
 `citations_delta` events name the pages relied on; `message_delta` carries the final usage, with
 `server_tool_use` counts. Raw search results never leave this module: only the sources do.
+
+The MCP connector's calls come the same way: an `mcp_tool_use` block {id, name, server_name, input}
+(its input streamed as JSON), then its `mcp_tool_result` {tool_use_id, is_error, content}. They are
+shown as "connector · tool" with a one-line result and counted per connector; the result's content
+never leaves this module (the answer's text is what is kept), and a connector whose call failed is
+named in the completion so the answer can say so.
 """
 from __future__ import annotations
 
@@ -31,6 +37,9 @@ class Reading:
         self.stop_reason: str | None = None
         self.earlier_content: list[dict] = []  # earlier rounds' blocks, when Claude paused and resumed
         self.earlier_usage = Usage()
+        self.connector_calls: dict[str, int] = {}  # connector → MCP tool calls in this answer
+        self.failed_connectors: dict[str, str] = {}  # connector → what went wrong, first failure only
+        self._calls: dict[str, str] = {}  # MCP tool use id → its connector
 
     def read(self, event) -> None:
         kind = event.type
@@ -80,6 +89,19 @@ class Reading:
         self.blocks[index] = block.to_dict()
         if block.type == "server_tool_use":
             self._tools[index] = (block.id, block.name, [])
+        elif block.type == "mcp_tool_use":
+            server = storable(str(getattr(block, "server_name", "") or "?"))
+            self._calls[block.id] = server
+            self.connector_calls[server] = self.connector_calls.get(server, 0) + 1
+            self._tools[index] = (block.id, f"{server} · {storable(str(block.name))}", [])
+        elif block.type == "mcp_tool_result":
+            failed = bool(getattr(block, "is_error", False))
+            line = _first_line(getattr(block, "content", None))
+            server = self._calls.get(getattr(block, "tool_use_id", ""), "?")
+            if failed:
+                self.failed_connectors.setdefault(server, line or "an error")
+            if self.events:
+                self.events.tool_finished(block.tool_use_id, [], failed, line)
         elif block.type in ("web_search_tool_result", "web_fetch_tool_result"):
             pages, failed = _pages(block.content)
             self.found.extend(pages)
@@ -88,7 +110,8 @@ class Reading:
 
     def completion(self) -> Completion:
         usage = self.earlier_usage + Usage(**self.counts)
-        return Completion("".join(self.parts), usage, _sources(self.cited, self.found))
+        return Completion("".join(self.parts), usage, _sources(self.cited, self.found),
+                          tuple(self.connector_calls.items()), tuple(self.failed_connectors.items()))
 
 
 def _counts(usage) -> dict[str, int]:
@@ -115,8 +138,20 @@ def _detail(name: str, raw_input: str) -> str:
         arguments = json.loads(raw_input or "{}")
     except ValueError:
         return ""
-    value = arguments.get("query" if name == "web_search" else "url", "") if isinstance(arguments, dict) else ""
-    return storable(str(value))
+    if name not in ("web_search", "web_fetch") or not isinstance(arguments, dict):
+        return ""  # a connector's call is shown by its name
+    return storable(str(arguments.get("query" if name == "web_search" else "url", "")))
+
+
+def _first_line(content) -> str:
+    """An MCP result's first line of text, short: what its task card says it found."""
+    if isinstance(content, str):
+        text = content
+    else:
+        texts = [b.get("text") if isinstance(b, dict) else getattr(b, "text", None) for b in content or ()]
+        text = next((t for t in texts if t), "")
+    line = storable(str(text)).strip().split("\n", 1)[0]
+    return line if len(line) <= 120 else line[:119] + "…"
 
 
 def _pages(content) -> tuple[list[Source], bool]:

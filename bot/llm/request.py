@@ -22,6 +22,33 @@ def server_tools(names: tuple[str, ...], max_uses: int) -> list[dict]:
     return [{"type": SERVER_TOOLS[name], "name": name, "max_uses": max_uses} for name in names]
 
 
+# the Messages API's MCP connector (platform.claude.com "MCP connector"): the API calls the remote
+# servers itself during the answer; the request names them and says which of their tools Claude may use
+MCP_BETA = "mcp-client-2026-09-15"
+
+
+def mcp_servers(model_input: ModelInput) -> list[dict]:
+    """`mcp_servers`: each connector with its token, if it has one (read just now, never stored)."""
+    servers = []
+    for connector in model_input.connectors:
+        server = {"type": "url", "url": connector.url, "name": connector.name}
+        token = model_input.tokens.get(connector.name)
+        servers.append({**server, "authorization_token": token} if token else server)
+    return servers
+
+
+def mcp_toolsets(model_input: ModelInput) -> list[dict]:
+    """One `mcp_toolset` per connector: every tool, or only the allowed ones (all off, those on)."""
+    toolsets = []
+    for connector in model_input.connectors:
+        toolset = {"type": "mcp_toolset", "mcp_server_name": connector.name}
+        if connector.allowed_tools is not None:
+            toolset["default_config"] = {"enabled": False}
+            toolset["configs"] = {name: {"enabled": True} for name in connector.allowed_tools}
+        toolsets.append(toolset)
+    return toolsets
+
+
 def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: list[dict] | None = None,
                   tool_max_uses: int = 5) -> dict:
     """The request as a dict (the reference RequestEncoder's bytes are checked against); a channel's
@@ -35,6 +62,9 @@ def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: l
         "messages": model_input.messages(),
         "stream": True,
     }
+    tools = [*(tools or ()), *mcp_toolsets(model_input)]
+    if model_input.connectors:
+        request["mcp_servers"] = mcp_servers(model_input)
     return {**request, "tools": tools} if tools else request
 
 
@@ -90,8 +120,10 @@ class RequestEncoder:
             kept_blocks, kept_bytes = ends[-2]
             self._keep(_Encoded(blocks[:kept_blocks], history[:kept_bytes], tuple(ends[:-1])))
         tools = self.tools if model_input.tools is None else server_tools(model_input.tools, self.tool_max_uses)
+        tools = [*(tools or ()), *mcp_toolsets(model_input)]
+        servers = {"mcp_servers": mcp_servers(model_input)} if model_input.connectors else {}
         head = orjson.dumps({"model": model_input.model or self.model, "max_tokens": self.max_tokens, "stream": True,
-                             "system": _system(model_input), **({"tools": tools} if tools else {})})
+                             "system": _system(model_input), **({"tools": tools} if tools else {}), **servers})
         return b"".join((head[:-1], b',"messages":[', history, b"]}"))
 
     def _reusable(self, blocks: tuple[Block, ...]) -> _Encoded:

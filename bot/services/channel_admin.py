@@ -11,11 +11,15 @@ import logging
 import uuid
 from datetime import timezone
 
-from ..domain.errors import ThreadforkError
+from dataclasses import replace
+
+from ..domain.connectors import NO_KEY, ConnectorForm, block_id, read_connectors, submitted_rows
+from ..domain.errors import NoSecretKey, ThreadforkError
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings, Choices, FormValue, changes, read_form
 from .access import NOT_ADMIN, Access
 from .commands import SlashCommand
+from .connections import Connections
 from .ports import Audience, Place, PrivateAnswers, Replies, Screens, Store
 
 log = logging.getLogger(__name__)
@@ -27,7 +31,7 @@ USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's setting
 
 class ChannelAdmin:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, screens: Screens, access: Access,
-                 defaults: ChannelSettings, choices: Choices):
+                 defaults: ChannelSettings, choices: Choices, connections: Connections):
         self.store = store
         self.replies = replies
         self.answers = answers
@@ -35,6 +39,7 @@ class ChannelAdmin:
         self.access = access
         self.defaults = defaults  # the environment's, as a channel's settings
         self.choices = choices
+        self.connections = connections
 
     def command(self, command: SlashCommand) -> None:
         verb = command.text.strip().lower()
@@ -55,8 +60,9 @@ class ChannelAdmin:
         if not self.access.is_admin(command.team_id, command.user_id):
             self.answers.tell(command.audience, NOT_ADMIN.format(verb="change Threadfork's settings"))
             return
-        self.screens.open_settings(command.team_id, command.trigger_id or "", command.channel_id,
-                                   self.effective(command.channel), self.defaults, self.choices)
+        effective = self.effective(command.channel)
+        self.screens.open_settings(command.team_id, command.trigger_id or "", command.channel_id, effective,
+                                   self.defaults, self.choices, self._with_token(command.channel, effective))
 
     def save(self, channel: Channel, user_id: str, values: dict[str, FormValue]) -> dict[str, str]:
         """A submitted settings modal: what it got wrong, keyed by block_id (then nothing is saved)."""
@@ -68,9 +74,24 @@ class ChannelAdmin:
             return {"instructions": NOT_ADMIN.format(verb="change Threadfork's settings")}
         before = self.effective(channel)
         after, errors = read_form(values, before, self.choices)
+        rows = submitted_rows(values, before.connectors or ())
+        form, problems = read_connectors(rows, block_id) if rows is not None else (None, {})
+        errors.update(problems)
         if errors:
             return errors
-        self.store.channel_settings.save(channel, after.beyond(self.defaults), user_id)
+        saved = after.beyond(self.defaults)
+        if form is not None:
+            try:
+                sealed = self._sealed(channel, form)
+            except NoSecretKey as error:
+                return {block_id(next(r.index for r in rows if r.token.strip()), "token"): str(error)}
+            after = replace(after, connectors=form.connectors)
+            saved = after.beyond(self.defaults)
+            if sealed:  # the channel's own tokens belong to its own connectors, even ones equal to the defaults
+                saved = replace(saved, connectors=form.connectors)
+        self.store.channel_settings.save(channel, saved, user_id)
+        if form is not None:
+            self.store.connector_tokens.keep(channel, sealed if saved.connectors is not None else {})
         changed = changes(before, after)
         if changed:
             try:
@@ -80,6 +101,26 @@ class ChannelAdmin:
             except ThreadforkError:
                 log.warning("the settings of %s were saved; their notice could not be posted", channel.id)
         return {}
+
+    def _sealed(self, channel: Channel, form: ConnectorForm) -> dict[str, str]:
+        """The tokens the submitted connectors keep, sealed: typed now, or kept from the connector their
+        slot showed (raises NoSecretKey for a typed token without THREADFORK_SECRET_KEY)."""
+        before = self.store.connector_tokens.sealed(channel)
+        sealed = {}
+        for connector in form.connectors:
+            if connector.name in form.new_tokens:
+                if self.connections.secrets is None:
+                    raise NoSecretKey(NO_KEY)
+                sealed[connector.name] = self.connections.secrets.seal(form.new_tokens[connector.name])
+            elif form.kept_from.get(connector.name) in before:
+                sealed[connector.name] = before[form.kept_from[connector.name]]
+        return sealed
+
+    def _with_token(self, channel: Channel, effective: ChannelSettings) -> frozenset[str]:
+        """The shown connectors that have a token (the modal says so, and never shows it)."""
+        own = self.store.connector_tokens.sealed(channel)
+        return frozenset(c.name for c in effective.connectors or ()
+                         if c.name in own or self.connections.has_default_token(c))
 
     def ask_to_forget(self, command: SlashCommand) -> None:
         if not self.access.is_admin(command.team_id, command.user_id):

@@ -75,6 +75,7 @@ class SlashCommands:
             merged=self.forks.listings(sessions.forks_in(command.channel, ForkStatus.MERGED)),
             open=sessions.forks_in(command.channel, ForkStatus.OPEN),
             economy=self.store.views.channel_economy(command.channel),
+            connector_calls=self.store.connector_use.in_channel(command.channel),
         )
         self.answers.show_context(command.audience, report)
 

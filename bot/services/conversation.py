@@ -16,6 +16,7 @@ from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Session, Usage
 from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
+from .connections import Connections
 from .liveness import Liveness
 from .model_inputs import model_input
 from .ports import MAX_ATTEMPTS, Audience, Batch, Model, Place, PrivateAnswers, Replies, Store
@@ -34,7 +35,7 @@ OnAnswered = Callable[[Session, Usage], None]
 
 class Conversation:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
-                 on_answered: OnAnswered | None = None):
+                 on_answered: OnAnswered | None = None, connections: Connections | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -43,6 +44,7 @@ class Conversation:
         self.answers = answers
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
+        self.connections = connections
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
@@ -95,7 +97,7 @@ class Conversation:
         session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
-        request = model_input(self.store, session, history=batch.history, chosen=chosen)
+        request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections)
         try:
             writer = self.replies.begin_reply(place)
         except ChatUnavailable as error:
@@ -109,7 +111,7 @@ class Conversation:
                 log.exception("reply failed in session %s", session.id)
             self._safely_fail(writer, failure_notice(error))
             return None, self.turns.abort_reply(reply, pending, owner, self.lease)
-        text = completion.text + sources_section(completion.sources)
+        text = completion.text + sources_section(completion.sources) + failures_note(completion.failed_connectors)
         try:
             if text != completion.text:
                 writer.write(text[len(completion.text):])
@@ -120,6 +122,8 @@ class Conversation:
             posted = []
         following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
                                             session.channel if session.fork else None, owner, self.lease)
+        if completion.connector_calls:
+            self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
 
     def _tell_given_up(self, batch: Batch) -> None:
@@ -133,6 +137,13 @@ class Conversation:
                 except Exception:
                     log.exception("could not tell %s that their message was given up", turn.author_id)
 
+    def _count_calls(self, session: Session, calls: dict[str, int]) -> None:
+        """Counted for /context and App Home; a count lost to a store failure loses no answer."""
+        try:
+            self.store.connector_use.record(session.channel, session.fork.number if session.fork else 0, calls)
+        except Exception:
+            log.exception("connector calls of session %s were not counted", session.id)
+
     @staticmethod
     def _safely_fail(writer, notice: str) -> None:
         try:
@@ -143,6 +154,12 @@ class Conversation:
 
 GIVEN_UP = (f"⚠️ I tried {MAX_ATTEMPTS} times to answer your message and could not save the answer — "
             "it is kept; react 🔁 to it or send it again to try once more.")
+
+
+def failures_note(failed: tuple[tuple[str, str], ...]) -> str:
+    """A short note after an answer naming each connector that failed during it (the answer went on)."""
+    return "".join(f"\n\n_⚠️ The connector “{name}” failed ({what[:120]}); the answer went on without it._"
+                   for name, what in failed)
 
 
 def failure_notice(error: Exception) -> str:

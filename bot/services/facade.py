@@ -9,7 +9,8 @@ case; nothing else changes when one is raised.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from ..domain.model import Session, Usage
 from ..domain.settings import ChannelSettings, Choices
@@ -28,7 +29,8 @@ from .liveness import Liveness
 from .access import Access, AccessLists
 from .channel_admin import ChannelAdmin
 from .policy import Policies, Policy
-from .ports import BotUsers, Chat, Model, Store
+from .connections import Connections
+from .ports import BotUsers, Chat, Model, Secrets, Store
 from .reviews import Reviews
 from .routing import Router
 from .workspaces import Workspaces
@@ -41,6 +43,8 @@ class ChannelOptions:
     defaults: ChannelSettings
     choices: Choices
     lists: AccessLists = AccessLists()
+    secrets: Secrets | None = None  # seals connectors' tokens (THREADFORK_SECRET_KEY)
+    connector_tokens: Mapping[str, str] = field(default_factory=dict)  # THREADFORK_CONNECTORS' tokens, by name
 
 
 class Services:
@@ -63,9 +67,11 @@ class Services:
         self.intake = Intake(store, self.liveness, deliveries)
         self.compactor = Compactor(store, model, policy)
         self.budgets = Budgets(store, chat.posts, chat.answers, self.policies)
+        self.connections = Connections(store.connector_tokens, channels.secrets, channels.defaults.connectors or (),
+                                       channels.connector_tokens)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
-                                         on_answered=self._after_answer)
-        merging = Merging(store, chat.posts, model)
+                                         on_answered=self._after_answer, connections=self.connections)
+        merging = Merging(store, chat.posts, model, self.connections)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
         self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
@@ -79,7 +85,7 @@ class Services:
                              self.attachments, self.adoption, self.bot_user_id, self.access)
         self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy)
         self.channel_admin = ChannelAdmin(store, chat.replies, chat.answers, chat.screens, self.access,
-                                          channels.defaults, channels.choices)
+                                          channels.defaults, channels.choices, self.connections)
         self.gestures = Gestures(store, chat.answers, chat.screens, chat.people, self.conversation, self.forks,
                                  self.bot_user_id, self.access)
 

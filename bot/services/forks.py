@@ -165,4 +165,9 @@ class Forks:
         return self.merging.finish(fork, summary, usage)
 
     def listings(self, forks: list[Fork]) -> list[ForkListing]:
-        return [ForkListing(f, self.store.views.stats(f.id)) for f in forks]
+        """Each fork with its stats, its MCP tool calls per connector among them."""
+        calls: dict = {}
+        for channel in {f.channel for f in forks}:
+            calls[channel] = self.store.connector_use.in_channel(channel)
+        return [ForkListing(f, replace(self.store.views.stats(f.id), connector_calls=tuple(
+            calls[f.channel].get(f.number, {}).items()))) for f in forks]

@@ -11,16 +11,18 @@ from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merg
 from ..domain.model import Fork, Role, Usage
 from .followups import safely
 from .model_inputs import fork_model_input
+from .connections import Connections
 from .ports import ForkPosts, Model, Store
 
 log = logging.getLogger(__name__)
 
 
 class Merging:
-    def __init__(self, store: Store, posts: ForkPosts, model: Model):
+    def __init__(self, store: Store, posts: ForkPosts, model: Model, connections: Connections | None = None):
         self.store = store
         self.posts = posts
         self.model = model
+        self.connections = connections  # the fork's connectors stay in its summary request: same cached prefix
 
     def no_open_children(self, fork: Fork, verb: str) -> None:
         children = self.store.sessions.children_of(fork.id)
@@ -40,7 +42,8 @@ class Merging:
                                  "Talk in its thread first, or abandon it.")
         newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
         prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
-        completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns), prompt))
+        completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns, self.connections),
+                                                      prompt))
         summary = mark_conflicts(completion.text) if newer else completion.text
         return summary, completion.usage, turns[-1].seq
 

@@ -4,24 +4,32 @@ from __future__ import annotations
 from ..domain.context import ModelInput, asking, fork_input, parent_input
 from ..domain.model import Fork, Mode, Session, Turn
 from ..domain.settings import ChannelSettings
+from .connections import Connections
 from .ports import Store
 
 
 def model_input(store: Store, session: Session, history: list[Turn] | None = None,
-                chosen: ChannelSettings | None = None) -> ModelInput:
+                chosen: ChannelSettings | None = None, connections: Connections | None = None) -> ModelInput:
     """The input that asks for the session's next answer. `history`: the session's own turns, and
-    `chosen`: its channel's settings, when the caller has just read them."""
+    `chosen`: its channel's settings, when the caller has just read them; `connections`: its MCP
+    connectors' (none without)."""
     if session.fork is None:
         chosen = store.channel_settings.of(session.channel) if chosen is None else chosen
         base = parent_input(store.turns.turns(session.id) if history is None else history, session.pruned)
-        return asking(base.configured(chosen.instructions, chosen.model, chosen.tools))
-    return asking(fork_model_input(store, session.fork, history))
+        connectors = connections.of_channel(chosen) if connections else ()
+        asked = asking(base.configured(chosen.instructions, chosen.model, chosen.tools, connectors))
+        return connections.attach(asked, session.channel) if connections else asked
+    return asking(fork_model_input(store, session.fork, history, connections))
 
 
-def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None) -> ModelInput:
+def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None,
+                     connections: Connections | None = None) -> ModelInput:
     """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
-    A fork keeps its channel's instructions, model and tools as they were at its fork point (a snapshot)."""
-    return _fork_input(store, fork, history).configured(fork.instructions, fork.model, fork.tools)
+    A fork keeps its channel's instructions, model, tools and connectors as they were at its fork point
+    (a snapshot); its connectors' tokens are read now."""
+    configured = _fork_input(store, fork, history).configured(fork.instructions, fork.model, fork.tools,
+                                                              fork.connectors if connections else ())
+    return connections.attach(configured, fork.channel) if connections else configured
 
 
 def _fork_input(store: Store, fork: Fork, history: list[Turn] | None) -> ModelInput:

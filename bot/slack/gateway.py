@@ -154,9 +154,9 @@ class SlackChat:
         return bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
 
     def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
-                      defaults: ChannelSettings, choices: Choices) -> None:
+                      defaults: ChannelSettings, choices: Choices, with_token: frozenset[str] = frozenset()) -> None:
         self.call(team_id, "views_open", trigger_id=trigger_id,
-                  view=settings_view.settings_view(channel_id, effective, defaults, choices))
+                  view=settings_view.settings_view(channel_id, effective, defaults, choices, with_token))
 
     def ask_to_forget(self, audience: Audience, answer: str) -> None:
         text, blocks = settings_view.forget_question(answer)

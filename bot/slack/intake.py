@@ -24,6 +24,7 @@ from ..domain.commands import mentions
 from ..services.facade import Services
 from ..services.gestures import ABANDON_REACTIONS, MERGE_REACTIONS, RETRY_REACTIONS
 from ..services.ports import Audience, PrivateAnswers
+from .settings_view import without_tokens
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class Door:
         if key is None:
             return next()
         try:
-            kept = self.services.intake.keep(key, json.dumps(req.body))
+            kept = self.services.intake.keep(key, json.dumps(without_tokens(req.body)))
         except Exception as error:  # noqa: BLE001 - any store failure means "not recorded"
             log.warning("could not keep delivery %s (%s)", key, type(error).__name__)
             return self._refuse(req)

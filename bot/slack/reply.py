@@ -59,6 +59,7 @@ class _Reply:
         self.client = chat.client_for(place.team_id)  # ChatUnavailable when the team has no installation
         self.thinking = Thinking(self.client, place.channel_id, place.reply_to_ts or place.thread_ts)
         self.researching: dict[str, str] = {}  # tool id → its title, while Claude's web research runs
+        self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
 
     @property
@@ -78,7 +79,8 @@ class _Reply:
         self.researching[tool_id] = task_title(name, detail)
         self._research(tool_id, "in_progress", [])
 
-    def tool_finished(self, tool_id: str, sources: list[Source], failed: bool) -> None:
+    def tool_finished(self, tool_id: str, sources: list[Source], failed: bool, output: str = "") -> None:
+        self.outputs[tool_id] = output
         self._research(tool_id, "error" if failed else "complete", sources)
         self.researching.pop(tool_id, None)
 
@@ -189,7 +191,7 @@ class ThreadReply(_Reply):
                 self.researching.pop(tool_id, None)
             self._flush(final=False)
             return
-        chunk = task_chunk(tool_id, self.researching[tool_id], status, sources)
+        chunk = task_chunk(tool_id, self.researching[tool_id], status, sources, self.outputs.get(tool_id, ""))
         stream = self.streams[-1] if self.streams and not self.streams[-1].stopped else None
         try:
             if stream is None:

@@ -1,6 +1,8 @@
-"""How Claude's web research shows while it works: in a fork's thread, each search or fetch as a
-Slack task card (a `task_update` chunk of the stream) that completes with its sources; at a
-channel's top level, a status line at the end of the message being updated."""
+"""How Claude's web research and connector calls show while they work: in a fork's thread, each
+search, fetch or MCP tool call as a Slack task card (a `task_update` chunk of the stream) that
+completes with its sources, or a connector call's one-line `output`; at a channel's top level, a
+status line at the end of the message being updated. (Slack's TaskUpdateChunk: id, title, status,
+details, output — at most 256 characters —, sources; docs.slack.dev, TaskUpdateChunk.)"""
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -9,17 +11,22 @@ from ..domain.text import mrkdwn
 from ..services.ports import Source
 
 TITLE_LIMIT = 120
+OUTPUT_LIMIT = 256
 MAX_CARD_SOURCES = 5
 
 
 def task_title(name: str, detail: str) -> str:
-    what = f"Searching the web for “{detail}”" if name == "web_search" else f"Reading {_place(detail)}"
+    """A search's, a fetch's, or a connector call's ("connector · tool", as named already)."""
+    what = f"Searching the web for “{detail}”" if name == "web_search" else \
+        f"Reading {_place(detail)}" if name == "web_fetch" else name
     return what if len(what) <= TITLE_LIMIT else what[: TITLE_LIMIT - 1] + "…"
 
 
-def task_chunk(tool_id: str, title: str, status: str, sources: list[Source] = ()) -> dict:
+def task_chunk(tool_id: str, title: str, status: str, sources: list[Source] = (), output: str = "") -> dict:
     """A task card's update, as chat.startStream / appendStream take it."""
     chunk = {"type": "task_update", "id": tool_id, "title": title, "status": status}
+    if output:
+        chunk["output"] = output if len(output) <= OUTPUT_LIMIT else output[:OUTPUT_LIMIT - 1] + "…"
     if sources:
         chunk["sources"] = [{"type": "url", "url": s.url, "text": (s.title or s.url)[:TITLE_LIMIT]}
                             for s in sources[:MAX_CARD_SOURCES]]

@@ -2,14 +2,15 @@
 and say the environment's default), the reading of a submitted one, and the question that confirms
 forgetting a channel.
 
-Each input block's block_id is the setting's name, so Slack's `response_action: errors` shows a refusal
-under the input it is about.
+Each input block's block_id is the setting's name (a connector's: `connector_<slot>_<field>`), so
+Slack's `response_action: errors` shows a refusal under the input it is about.
 """
 from __future__ import annotations
 
 import json
 
 from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, form_value, offered_models, shown
+from ..domain.connectors import MAX_CONNECTORS, Connector, block_id
 from .render import plain, section
 
 SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
@@ -19,7 +20,8 @@ ELEMENT = "value"  # every input's action_id
 SWITCH = ("on", "off")
 
 
-def settings_view(channel_id: str, effective: ChannelSettings, defaults: ChannelSettings, choices: Choices) -> dict:
+def settings_view(channel_id: str, effective: ChannelSettings, defaults: ChannelSettings, choices: Choices,
+                  with_token: frozenset[str] = frozenset()) -> dict:
     blocks = [
         section(f"Threadfork's settings for <#{channel_id}>. They apply from the channel's next message; the "
                  "environment's defaults apply where you keep them."),
@@ -48,10 +50,54 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
                optional=True),
         _input("enabled", "Threadfork in this channel", _switch(effective.enabled),
                "Off: Threadfork answers nobody here (this command still works)."),
+        *connector_blocks(effective.connectors or (), with_token),
     ]
     return {"type": "modal", "callback_id": SETTINGS_VIEW, "title": plain("Threadfork settings"),
             "submit": plain("Save"), "close": plain("Cancel"),
             "private_metadata": json.dumps({"channel": channel_id}), "blocks": blocks}
+
+
+def connector_blocks(connectors: tuple[Connector, ...], with_token: frozenset[str]) -> list[dict]:
+    """The connectors section: one group of inputs per connector, and an empty one to add a connector
+    (block ids `connector_<slot>_<field>`). Emptying a name and URL removes that connector; a token is
+    never shown, only said to be set."""
+    blocks = [{"type": "header", "block_id": "connectors", "text": plain("Connectors")},
+              section("Remote MCP servers Claude may call while answering here (over HTTPS, reachable from the "
+                      "internet). A fork keeps the connectors it opened with.")]
+    slots = list(connectors) + ([None] if len(connectors) < MAX_CONNECTORS else [])
+    for i, connector in enumerate(slots):
+        title = f"Connector “{connector.name}”" if connector else "Add a connector"
+        blocks += [
+            {"type": "context", "block_id": block_id(i, "title"), "elements": [{"type": "mrkdwn", "text": f"*{title}*"}]},
+            _input(block_id(i, "name"), "Name", _text(connector.name if connector else None, "e.g. tracker"),
+                   "Letters, digits, - and _; unique in this channel. Empty name and URL: removed.", optional=True),
+            _input(block_id(i, "url"), "Server URL", _text(connector.url if connector else None,
+                                                            "https://mcp.example.com/mcp"),
+                   "https:// only, a public host.", optional=True),
+            _input(block_id(i, "token"), "Bearer token", _text(None, "token set — leave empty to keep it"
+                                                              if connector and connector.name in with_token else
+                                                              "optional"),
+                   "Token set — leave empty to keep it." if connector and connector.name in with_token else
+                   "Sent as the server's authorization token; kept encrypted, never shown again.", optional=True),
+            _input(block_id(i, "tools"), "Allowed tools", _text(", ".join(connector.allowed_tools)
+                                                                 if connector and connector.allowed_tools else None,
+                                                                 "e.g. search, get_issue — empty: all"),
+                   "Comma list of the server's tools Claude may call; empty: all of them.", optional=True),
+        ]
+    return blocks
+
+
+def without_tokens(body: dict) -> dict:
+    """A delivery as the inbox may keep it: a settings submission's typed tokens emptied (a replay then keeps
+    the tokens set before; a token is never stored in plain text, not even for a day)."""
+    view = body.get("view") if isinstance(body.get("view"), dict) else None
+    if body.get("type") != "view_submission" or not view or view.get("callback_id") != SETTINGS_VIEW:
+        return body
+    values = (view.get("state") or {}).get("values") or {}
+    emptied = {block: ({action: {**element, "value": None} for action, element in elements.items()}
+                       if block.endswith("_token") and isinstance(elements, dict) else elements)
+               for block, elements in values.items()}
+    return {**body, "view": {**view, "state": {**(view.get("state") or {}), "values": emptied}}}
 
 
 def submitted_channel(view: dict) -> str | None:

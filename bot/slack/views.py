@@ -42,7 +42,8 @@ def fork_line(listing: ForkListing, with_channel: bool = False, topic_limit: int
     review = f" · 📝 draft {fork.draft.number} waiting for review" if fork.draft is not None else ""
     return (f"{bullet}*#{fork.number}*{origin}{topic}{where}{review} — by <@{fork.owner_id}>, {fork.mode}, "
             f"{stats.turns} turns, "
-            f"{stats.burned.total:,} tokens burned, last active {slack_date(fork.last_activity_at)} — {link}")
+            f"{stats.burned.total:,} tokens burned{connector_calls(stats.connector_calls)}, "
+            f"last active {slack_date(fork.last_activity_at)} — {link}")
 
 
 def fitted(items: list, line: Callable[[object, int | None], str], what: str, budget: int = LIST_BUDGET) -> list[str]:
@@ -130,7 +131,17 @@ def context_text(report: ContextReport) -> str:
     lines.append(f"Forks kept *{report.kept_out:,} tokens* out of this conversation.")
     if report.economy is not None:
         lines.append(f"Research: {research(report.economy)}. Feedback: {feedback(report.economy)}.")
+    if report.connector_calls:
+        lines.append("Connector calls: " + "; ".join(
+            f"{'this conversation' if number == 0 else f'#{number}'}: "
+            + ", ".join(f"{name} {count}" for name, count in calls.items())
+            for number, calls in report.connector_calls.items()) + ".")
     return "\n".join(lines)
+
+
+def connector_calls(calls: tuple[tuple[str, int], ...]) -> str:
+    """`, connector calls: tracker 3, wiki 1` after a fork's figures (nothing without calls)."""
+    return (", connector calls: " + ", ".join(f"{name} {count}" for name, count in calls)) if calls else ""
 
 
 def research(economy: ChannelEconomy) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..services.ports import Clock, Store
 from .channel_settings import SqlChannelSettings
 from .claims import SqlClaims
+from .connectors import SqlConnectorTokens, SqlConnectorUse
 from .database import Database, utcnow
 from .departures import SqlDepartures
 from .engine import make_engine
@@ -30,7 +31,7 @@ def sql_store(db: Database) -> Store:
                  turns=turns, edits=turns,
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
-                 erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock, check=db.check)
+                 connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

@@ -1,5 +1,6 @@
 """What each channel's admins chose in `/threadfork`: one row per channel of a workspace, NULL where
-the environment's default applies. A save replaces the row (one upsert)."""
+the environment's default applies. A save replaces the row (one upsert), and the channel's connectors
+rows in the same transaction (connectors.py)."""
 from __future__ import annotations
 
 from dataclasses import fields
@@ -9,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
+from . import connectors
 from .database import Database
 from .rows import tools_of, tools_text
 from .tables import channel_settings
@@ -26,7 +28,8 @@ class SqlChannelSettings:
     def of(self, channel: Channel) -> ChannelSettings:
         with self.db.reading() as conn:
             row = conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first()
-        return to_settings(row) if row else ChannelSettings()
+            chosen = connectors.read(conn, channel) if row is not None and row.connectors_chosen else None
+        return to_settings(row, chosen) if row else ChannelSettings()
 
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
         values = {"team_id": channel.team_id, "channel_id": channel.id, **columns(chosen), "updated_by": by,
@@ -36,6 +39,7 @@ class SqlChannelSettings:
             statement = dialect.insert(channel_settings).values(**values)
             conn.execute(statement.on_conflict_do_update(
                 index_elements=list(_KEY), set_={k: v for k, v in values.items() if k not in _KEY}))
+            connectors.write(conn, channel, chosen.connectors)
 
     def shortest(self) -> tuple[float | None, float | None]:
         with self.db.reading() as conn:
@@ -44,13 +48,16 @@ class SqlChannelSettings:
         return row[0], row[1]
 
 
-# each setting is the column of its name (tools as text): a new setting needs its column, nothing here
-_SETTINGS = tuple(f.name for f in fields(ChannelSettings))
+# each setting is the column of its name (tools as text): a new setting needs its column, nothing here;
+# connectors have a table of their own (bot/store/connectors.py), the row only says whether they were chosen
+_SETTINGS = tuple(f.name for f in fields(ChannelSettings) if f.name != "connectors")
 
 
 def columns(chosen: ChannelSettings) -> dict:
-    return {**{name: getattr(chosen, name) for name in _SETTINGS}, "tools": tools_text(chosen.tools)}
+    return {**{name: getattr(chosen, name) for name in _SETTINGS}, "tools": tools_text(chosen.tools),
+            "connectors_chosen": True if chosen.connectors is not None else None}
 
 
-def to_settings(row) -> ChannelSettings:
-    return ChannelSettings(**{**{name: getattr(row, name) for name in _SETTINGS}, "tools": tools_of(row.tools)})
+def to_settings(row, chosen_connectors=None) -> ChannelSettings:
+    return ChannelSettings(**{**{name: getattr(row, name) for name in _SETTINGS}, "tools": tools_of(row.tools)},
+                           connectors=chosen_connectors)

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import and_, exists, insert, or_, select, update
 
+from ..domain import connectors as connector_list
 from ..domain.model import (
     Attachment,
     Channel,
@@ -155,7 +156,7 @@ def to_fork(row) -> Fork:
         draft=to_draft(row), draft_number=row.draft_number or 0, drafted_seq=row.draft_seq,
         summary_edited_by=row.summary_edited_by,
         instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
-        pruned_before_seq=row.pruned_before_seq or 0,
+        connectors=connector_list.loads(row.connectors), pruned_before_seq=row.pruned_before_seq or 0,
     )
 
 
@@ -169,15 +170,24 @@ def to_draft(row) -> Draft | None:
 
 def snapshot(conn, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
     """The settings a fork opened now keeps for its whole life: its parent fork's, or its channel's
-    choices now over `defaults` (so a later change of either never reaches it)."""
+    choices now over `defaults` (so a later change of either never reaches it). Connectors are kept
+    as names, URLs and allowed tools — their tokens are read at each request."""
+    from .connectors import read  # connectors.py reads tool lists with this module's helpers
+
     if parent is not None:
-        return {"instructions": parent.instructions, "model": parent.model, "tools": tools_text(parent.tools)}
-    row = conn.execute(select(channel_settings.c.instructions, channel_settings.c.model, channel_settings.c.tools)
+        return {"instructions": parent.instructions, "model": parent.model, "tools": tools_text(parent.tools),
+                "connectors": connector_list.dumps(parent.connectors) if parent.connectors else None}
+    row = conn.execute(select(channel_settings.c.instructions, channel_settings.c.model, channel_settings.c.tools,
+                              channel_settings.c.connectors_chosen)
                        .where(channel_settings.c.team_id == channel.team_id,
                               channel_settings.c.channel_id == channel.id)).first()
-    chosen = ChannelSettings(row.instructions, row.model, tools=tools_of(row.tools)) if row else ChannelSettings()
+    chosen = ChannelSettings(row.instructions, row.model, tools=tools_of(row.tools),
+                             connectors=read(conn, channel) if row.connectors_chosen else None) \
+        if row else ChannelSettings()
+    kept = chosen.connectors if chosen.connectors is not None else defaults.connectors
     return {"instructions": chosen.instructions or defaults.instructions, "model": chosen.model or defaults.model,
-            "tools": tools_text(chosen.tools if chosen.tools is not None else defaults.tools)}
+            "tools": tools_text(chosen.tools if chosen.tools is not None else defaults.tools),
+            "connectors": connector_list.dumps(kept) if kept else None}
 
 
 def tools_of(text: str | None) -> tuple[str, ...] | None:

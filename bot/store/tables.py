@@ -61,6 +61,7 @@ sessions = Table(
     Column("instructions", Text),
     Column("model", String(100)),
     Column("tools", String(64)),  # comma list; "" = no tools
+    Column("connectors", Text),  # JSON [{name, url, allowed_tools}] (never a token); NULL: none
     Column("merged_by", String(32)),
     Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
     Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck
@@ -223,8 +224,34 @@ channel_settings = Table(
     Column("expiry", Float),
     Column("tools", String(64)),  # comma list; "" = no tools
     Column("merge_review", Boolean),
+    Column("connectors_chosen", Boolean),  # NULL: THREADFORK_CONNECTORS; true: the `connectors` rows (maybe none)
     Column("updated_by", String(32)),
     Column("updated_at", DateTime(), nullable=False),
+)
+
+# a channel's own MCP connectors, in the order its settings show them; the token is Fernet-sealed
+# (bot/secrets), never plain text, and goes with its row
+connectors = Table(
+    "connectors",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("channel_id", String(32), primary_key=True),
+    Column("name", String(64), primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("allowed_tools", Text),  # comma list; NULL: every tool
+    Column("sealed_token", Text),
+)
+
+# MCP tool calls Claude made through each connector, per fork (number 0: the channel's conversation)
+connector_calls = Table(
+    "connector_calls",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("channel_id", String(32), primary_key=True),
+    Column("fork_number", Integer, primary_key=True),
+    Column("connector", String(64), primary_key=True),
+    Column("calls", Integer, nullable=False),
 )
 
 # a workspace that uninstalled the app (or revoked its bot token); its conversations are deleted

@@ -55,7 +55,8 @@ def system_text(request) -> str:
 def test_the_modal_shows_every_setting_in_effect_with_the_environments_defaults(bot, slack):
     modal = open_settings(bot, slack, admin(slack))
     assert modal.view["callback_id"] == "threadfork_settings" and modal.user == "UADMIN01"
-    assert [b["block_id"] for b in modal.view["blocks"] if b["type"] == "input"] == BLOCKS
+    assert [b["block_id"] for b in modal.view["blocks"] if b["type"] == "input"] == BLOCKS + [
+        "connector_0_name", "connector_0_url", "connector_0_token", "connector_0_tools"]  # a slot to add one
     assert element(modal, "model")["initial_option"]["value"] == "claude-sonnet-5-5"
     assert [o["value"] for o in element(modal, "model")["options"]] == ["claude-sonnet-5-5", "claude-haiku-5-5"]
     assert element(modal, "enabled")["initial_option"]["value"] == "on"

@@ -4,7 +4,8 @@ errors (HTTP status errors before the stream, or an `error` event in the middle 
 By default it answers "Answer N" (N counts requests) and, for a merge request, a summary that
 quotes the fork's last user turn so tests can follow text end to end. A script may also use the
 server tools the request offers (server_tools.py: `tools=[Search(…), Fetch(…)]`, `cited=[…]`);
-without scripted tools an answer uses none, whatever the request offers.
+without scripted tools an answer uses none, whatever the request offers. `mcp=[McpCall(…)]` scripts
+the MCP connector's tool calls (mcp_rules.py), made before the web tools' and the answer's text.
 
 `GET /v1/models/{id}` describes any model, with an `x-threadfork-fake` header: the recall eval
 (bot/eval/endpoint.py) asks it before any turn and knows from that header that its accuracy means
@@ -26,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .server_tools import Cited, Fetch, Search, check_citations, cited_blocks, streamed, tool_blocks  # noqa: F401
+from .mcp_rules import McpCall, mcp_blocks  # noqa: F401
 from .tool_rules import server_tools
 
 from .anthropic_files import TOO_LARGE, FilesStore
@@ -49,6 +51,7 @@ class Script:
     chunks: int = 4  # text deltas per text block
     tools: list = field(default_factory=list)  # Search / Fetch uses, in order, before the answer's text
     cited: list = field(default_factory=list)  # after `text`: plain strings and Cited(text, url) blocks
+    mcp: list = field(default_factory=list)  # McpCall uses, before the web tools' and the text
     preface: str | None = None  # a text block before the tool uses ("I'll look that up.")
     stop_reason: str = "end_turn"  # e.g. "pause_turn" for a long tool-using turn the client resumes
 
@@ -107,7 +110,7 @@ class FakeAnthropic:
             self.tools_sent.append(request.get("tools") if "tools" in request else None)
             self.betas.append(set(betas))
             number = len(self.requests)
-            refused = problem(request, sources)
+            refused = problem(request, sources, betas)
             if refused:
                 self.rejections.append(f"request {number}: {refused.message}")
                 return number - 1, Script(status=refused.status, error_type=refused.type,
@@ -152,7 +155,7 @@ def answer(request: dict, script: Script) -> tuple[list[dict], dict | None]:
     """The answer's content blocks, and its server tool usage (None when the request offers no server tool)."""
     uses, counts = tool_blocks(request, script.tools)
     content = [{"type": "text", "text": script.preface}] if script.preface else []
-    content += uses
+    content += mcp_blocks(request, script.mcp) + uses
     if script.text or not script.cited:
         content.append({"type": "text", "text": script.text or ""})
     content += cited_blocks(script.cited, script.tools)

@@ -13,30 +13,32 @@ such as `messages.0.content.1.text`, then the conversation rules):
 - `messages: final assistant content cannot end with trailing whitespace`;
 - `A maximum of 4 blocks with cache_control may be provided. Found N.` (system and messages together).
 
-Images and documents (media_rules.py) and `tools` (tool_rules.py) are checked as the API checks
-them; `problem()` gives the whole answer (status, type, message, details) for the fake to send.
+Images and documents (media_rules.py), `tools` (tool_rules.py) and the MCP connector's
+`mcp_servers` (mcp_rules.py, with the request's beta names) are checked as the API checks them; `problem()` gives the whole answer (status, type, message, details) for the fake to send.
 """
 from __future__ import annotations
 
+from .mcp_rules import BETAS, mcp_problem
 from .media_rules import Problem, media_problem
 from .tool_rules import tools_problem
 
 MAX_BREAKPOINTS = 4
 BLOCK_TYPES = ("text", "image", "document", "search_result", "thinking", "redacted_thinking", "tool_use",
                "tool_result", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
+MCP_BLOCK_TYPES = ("mcp_tool_use", "mcp_tool_result")  # with the MCP connector's beta only
 TEXT_KEYS = {"type", "text", "cache_control", "citations"}
 
 
-def refusal(request: dict, files=None) -> str | None:
+def refusal(request: dict, files=None, betas: set[str] = frozenset()) -> str | None:
     """The API's error message for `request`, or None when the API would accept it."""
-    found = problem(request, files)
+    found = problem(request, files, betas)
     return found.message if found else None
 
 
-def problem(request: dict, files=None) -> Problem | None:
+def problem(request: dict, files=None, betas: set[str] = frozenset()) -> Problem | None:
     """The API's whole refusal of `request`, or None. `files`: file_id → (mime_type, bytes) of the
-    files the Files API holds, for `file` sources."""
-    for rule in (_fields, _blocks, tools_problem, lambda r: media_problem(r, files), _conversation, _breakpoints):
+    files the Files API holds, for `file` sources; `betas`: the request's anthropic-beta names."""
+    for rule in (_fields, lambda r: _blocks(r, bool(betas & BETAS)), lambda r: mcp_problem(r, betas), tools_problem, lambda r: media_problem(r, files), _conversation, _breakpoints):
         found = rule(request)
         if found:
             return found if isinstance(found, Problem) else Problem(found)
@@ -63,7 +65,7 @@ def _fields(request: dict) -> str | None:
     return None
 
 
-def _blocks(request: dict) -> str | None:
+def _blocks(request: dict, mcp: bool = False) -> str | None:
     system = request.get("system")
     if system is not None and not isinstance(system, str):
         if not isinstance(system, list):
@@ -79,17 +81,17 @@ def _blocks(request: dict) -> str | None:
         if not isinstance(content, list):
             return f"messages.{i}.content: Input should be a valid string or a valid list"
         for j, block in enumerate(content):
-            problem = _text_block(block, f"messages.{i}.content.{j}")
+            problem = _text_block(block, f"messages.{i}.content.{j}", mcp=mcp)
             if problem:
                 return problem
     return None
 
 
-def _text_block(block, path: str, text_only: bool = False) -> str | None:
+def _text_block(block, path: str, text_only: bool = False, mcp: bool = False) -> str | None:
     if not isinstance(block, dict):
         return f"{path}: Input should be a valid dictionary or object to extract fields from"
     kind = block.get("type")
-    allowed = ("text",) if text_only else BLOCK_TYPES
+    allowed = ("text",) if text_only else BLOCK_TYPES + (MCP_BLOCK_TYPES if mcp else ())
     if kind not in allowed:
         expected = ", ".join(f"'{t}'" for t in allowed)
         return f"{path}: Input tag '{kind}' found using 'type' does not match any of the expected tags: {expected}"

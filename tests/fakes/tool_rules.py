@@ -13,6 +13,7 @@ tool"; both are generally available, no beta header). Messages, pydantic-style a
   docs state);
 - a custom tool without `name` / `input_schema`: `tools.N.custom.name: Field required`;
 - `tools: Tool names must be unique.`
+The MCP connector's `mcp_toolset` entries are mcp_rules.py's to check (they need the beta header).
 """
 from __future__ import annotations
 
@@ -46,8 +47,10 @@ def tools_problem(request: dict) -> str | None:
     tools = request["tools"]
     if not isinstance(tools, list):
         return "tools: Input should be a valid list"
+    toolsets = [i for i, t in enumerate(tools) if isinstance(t, dict) and t.get("type") == "mcp_toolset"]
+    tools = [t for i, t in enumerate(tools) if i not in toolsets]
     for i, tool in enumerate(tools):
-        found = _tool(tool, f"tools.{i}")
+        found = _tool(tool, f"tools.{i + sum(1 for j in toolsets if j <= i)}")
         if found:
             return found
     names = [tool.get("name") for tool in tools]

@@ -11,7 +11,8 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Reviews`: a fork's summary drafts waiting for approval, one live at a time;
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
-- `ChannelSettingsStore`: what each channel's admins chose in `/threadfork`;
+- `ChannelSettingsStore`: what each channel's admins chose in `/threadfork`; `ConnectorTokens`: their
+  connectors' tokens, sealed; `ConnectorUse`: their calls per fork;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
 - `Departures`: workspaces that uninstalled the app, until their conversations are deleted.
@@ -20,15 +21,17 @@ implementation: its result says whether this caller won. The SQL store (bot/stor
 in-memory one the unit tests use pass the same contract tests.
 
 Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`, `PrivateAnswers`,
-`Screens`, `People`, `Shared`. Claude is `Model` (outside.py). No protocol here has more than 12
+`Screens`, `People`, `Shared`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
 methods: a service takes the few it uses.
 """
 from .chat import CHAT_PORTS, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
-from .outside import Model, ReplyEvents, ReplyWriter
+from .outside import Model, ReplyEvents, ReplyWriter, Secrets
 from .store import (
     Adoptions,
     ChannelSettingsStore,
     Claims,
+    ConnectorTokens,
+    ConnectorUse,
     Departures,
     Erasure,
     Feedback,
@@ -62,7 +65,7 @@ from .values import (
 )
 
 __all__ = ["Adopted", "Adoptions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Chat",
-           "Claims", "Clock", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
+           "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
            "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Merges", "Model", "People", "Place",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Sessions",
            "Shared", "SharedFile", "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",

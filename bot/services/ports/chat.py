@@ -55,8 +55,9 @@ class PrivateAnswers(Protocol):
 
 class Screens(Protocol):
     def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
-                      defaults: ChannelSettings, choices: Choices) -> None:
-        """The channel's settings modal, showing the values in effect (the defaults where none was chosen)."""
+                      defaults: ChannelSettings, choices: Choices, with_token: frozenset[str] = frozenset()) -> None:
+        """The channel's settings modal, showing the values in effect (the defaults where none was chosen);
+        `with_token`: the connectors that have a token (said, never shown)."""
     def open_draft_editor(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],

@@ -11,8 +11,10 @@ class ReplyEvents(Protocol):
 
     def write(self, delta: str) -> None: ...
     def tool_started(self, tool_id: str, name: str, detail: str) -> None:
-        """Claude began a web search (`detail`: the query) or fetch (the URL)."""
-    def tool_finished(self, tool_id: str, sources: list[Source], failed: bool) -> None: ...
+        """Claude began a web search (`detail`: the query) or fetch (the URL), or called a connector's tool
+        (`name`: "connector · tool")."""
+    def tool_finished(self, tool_id: str, sources: list[Source], failed: bool, output: str = "") -> None:
+        """It ended (`output`: a one-line result, for a connector's call)."""
 
 
 class ReplyWriter(ReplyEvents, Protocol):
@@ -28,3 +30,12 @@ class Model(Protocol):
     def forget_upload(self, file_id: str) -> None:
         """Delete a file kept with the provider (one already gone counts as deleted); raises
         ModelUnavailable when the provider can't be reached."""
+
+
+class Secrets(Protocol):
+    """Connectors' tokens sealed at rest (bot/secrets: Fernet with THREADFORK_SECRET_KEY)."""
+
+    def seal(self, token: str) -> str:
+        """The token sealed; raises NoSecretKey (its message says what to set) without a key."""
+    def open(self, sealed: str) -> str | None:
+        """The token again; None when it can't be opened (no key, another key)."""

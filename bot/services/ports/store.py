@@ -1,7 +1,7 @@
 """The store, one protocol per concern, bundled in `Store` (see the package's docstring)."""
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -228,6 +228,26 @@ class ChannelSettingsStore(Protocol):
         """The shortest idle reminder and expiry any channel chose (the sweep looks that far back)."""
 
 
+class ConnectorTokens(Protocol):
+    """Connectors' tokens, sealed (bot/secrets): the store never sees one in plain text. A token belongs to
+    a connector the channel's settings keep (ChannelSettingsStore.save writes the connectors) and goes
+    with it: removed, the channel forgotten, the workspace's data deleted."""
+
+    def sealed(self, channel: Channel) -> dict[str, str]:
+        """The channel's connectors that have a token: name → sealed token."""
+    def keep(self, channel: Channel, sealed: Mapping[str, str]) -> None:
+        """Set the tokens of the channel's connectors: those named in `sealed` get theirs, the others none."""
+
+
+class ConnectorUse(Protocol):
+    """How many MCP tool calls Claude made through each connector, per fork (`/context`, App Home)."""
+
+    def record(self, channel: Channel, fork_number: int, calls: Mapping[str, int]) -> None:
+        """Add an answer's calls (fork number 0: the channel's conversation)."""
+    def in_channel(self, channel: Channel) -> dict[int, dict[str, int]]:
+        """Fork number (0: the channel's conversation) → connector → calls."""
+
+
 class Erasure(Protocol):
     """Real deletes, for people's control over their data: forgetting a channel or a workspace, and the
     retention policy. Every cache of another process notices (the rows it keyed on are gone or their
@@ -283,6 +303,8 @@ class Store:
     files: Files
     feedback: Feedback
     channel_settings: ChannelSettingsStore
+    connector_tokens: ConnectorTokens
+    connector_use: ConnectorUse
     erasure: Erasure
     departures: Departures
     clock: Clock

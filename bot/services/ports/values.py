@@ -27,6 +27,8 @@ class Completion:
     text: str
     usage: Usage
     sources: tuple[Source, ...] = ()
+    connector_calls: tuple[tuple[str, int], ...] = ()  # (connector, MCP tool calls) in the answer
+    failed_connectors: tuple[tuple[str, str], ...] = ()  # (connector, what went wrong)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ class MemoryChannelSettings:
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
         with self.m.lock:
             self.m.settings[channel] = chosen
+            names = {c.name for c in chosen.connectors or ()}  # a connector that goes takes its token
+            self.m.tokens[channel] = {n: t for n, t in self.m.tokens.get(channel, {}).items() if n in names}
 
     def shortest(self) -> tuple[float | None, float | None]:
         with self.m.lock:
@@ -25,3 +27,37 @@ class MemoryChannelSettings:
         idle = [s.idle_reminder for s in chosen if s.idle_reminder is not None]
         expiry = [s.expiry for s in chosen if s.expiry is not None]
         return min(idle, default=None), min(expiry, default=None)
+
+
+class MemoryConnectorTokens:
+    """Connectors' sealed tokens, in memory (see bot/store/connectors.py)."""
+
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def sealed(self, channel: Channel) -> dict[str, str]:
+        with self.m.lock:
+            return dict(self.m.tokens.get(channel, {}))
+
+    def keep(self, channel: Channel, sealed) -> None:
+        with self.m.lock:
+            names = {c.name for c in self.m.settings.get(channel, ChannelSettings()).connectors or ()}
+            self.m.tokens[channel] = {n: t for n, t in sealed.items() if n in names}
+
+
+class MemoryConnectorUse:
+    """MCP tool calls per connector and fork, in memory (see bot/store/connectors.py)."""
+
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def record(self, channel: Channel, fork_number: int, calls) -> None:
+        with self.m.lock:
+            counts = self.m.connector_calls.setdefault(channel, {}).setdefault(fork_number, {})
+            for connector, count in calls.items():
+                counts[connector] = counts.get(connector, 0) + count
+
+    def in_channel(self, channel: Channel) -> dict[int, dict[str, int]]:
+        with self.m.lock:
+            return {number: dict(sorted(counts.items()))
+                    for number, counts in sorted(self.m.connector_calls.get(channel, {}).items())}

@@ -20,6 +20,8 @@ class MemoryErasure:
             parent = next((s for s in self.m.sessions.values() if s.kind == "parent" and s.channel == channel), None)
             deleted = self._delete(lambda s: s.channel == channel)
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0] != channel}
+            self.m.tokens.pop(channel, None)
+            self.m.connector_calls.pop(channel, None)
             if parent and parent.next_fork_number:  # a fresh parent that only carries the fork numbering on
                 now = self.m.clock()
                 fresh = SessionRow(self.m.new_id(), "parent", channel.id, channel.team_id, now, now,
@@ -32,6 +34,9 @@ class MemoryErasure:
             deleted = self._delete(lambda s: s.team_id == team_id)
             self.m.settings = {channel: chosen for channel, chosen in self.m.settings.items()
                                if channel.team_id != team_id}
+            self.m.tokens = {channel: kept for channel, kept in self.m.tokens.items() if channel.team_id != team_id}
+            self.m.connector_calls = {channel: kept for channel, kept in self.m.connector_calls.items()
+                                      if channel.team_id != team_id}
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0].team_id != team_id}
             return deleted[0]
 

@@ -49,6 +49,7 @@ class SessionRow:
     instructions: str | None = None
     model: str | None = None
     tools: tuple[str, ...] | None = None
+    connectors: tuple = ()  # its Connectors at its fork point
     merged_by: str | None = None
     merge_owner: str | None = None
     merge_until: datetime | None = None
@@ -78,7 +79,8 @@ class SessionRow:
                     parent_number=self.parent_number, parent_root_ts=self.parent_root_ts,
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
                     draft_number=self.draft_number, drafted_seq=self.draft_seq, summary_edited_by=self.summary_edited_by,
-                    instructions=self.instructions, model=self.model, tools=self.tools, pruned_before_seq=self.pruned_before_seq)
+                    instructions=self.instructions, model=self.model, tools=self.tools, connectors=self.connectors,
+                    pruned_before_seq=self.pruned_before_seq)
 
     def draft(self) -> Draft | None:
         if self.draft_text is None:
@@ -134,15 +136,19 @@ class Memory:
     feedback: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (channel, ts, user) → value
     messages: dict[tuple[str, str], int] = field(default_factory=dict)  # (channel, ts) → session id
     settings: dict[Channel, ChannelSettings] = field(default_factory=dict)  # what /threadfork saved
+    tokens: dict[Channel, dict[str, str]] = field(default_factory=dict)  # connectors' sealed tokens
+    connector_calls: dict[Channel, dict[int, dict[str, int]]] = field(default_factory=dict)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
         """The settings a fork opened now keeps: its parent fork's, or its channel's now over `defaults`."""
         if parent is not None:
-            return {"instructions": parent.instructions, "model": parent.model, "tools": parent.tools}
+            return {"instructions": parent.instructions, "model": parent.model, "tools": parent.tools,
+                    "connectors": parent.connectors}
         chosen = self.settings.get(channel, ChannelSettings())
         return {"instructions": chosen.instructions or defaults.instructions, "model": chosen.model or defaults.model,
-                "tools": chosen.tools if chosen.tools is not None else defaults.tools}
+                "tools": chosen.tools if chosen.tools is not None else defaults.tools,
+                "connectors": (chosen.connectors if chosen.connectors is not None else defaults.connectors) or ()}
 
     def new_id(self) -> int:
         return next(self._ids)
