@@ -107,10 +107,14 @@ class Threadfork:
         return {**results, "cache": cache_reuse(parent_last, rig.claude.requests[first])}
 
     def new_root(self, channel: str, opening) -> str:
-        """Open a fork; its root's ts."""
+        """Open a fork; its root's ts, once the bot has filed it (the root is posted a moment before it is
+        known as the fork's, and a reply sent in between would be chatter to the bot)."""
         before = len(self.rig.roots(channel))
         opening()
-        return self.rig.wait(lambda: self.rig.roots(channel)[before:])[0].ts
+        ts = self.rig.wait(lambda: self.rig.roots(channel)[before:])[0].ts
+        with self.db.connect() as conn:
+            self.rig.wait(lambda: conn.execute(text("SELECT 1 FROM messages WHERE ts = :ts"), {"ts": ts}).first())
+        return ts
 
     def load(self) -> dict:
         """Figures 3 and 4: 200 fork replies streaming for 5 s each; acks of events and slash
