@@ -112,9 +112,13 @@ class Threadfork:
         before = len(self.rig.roots(channel))
         opening()
         ts = self.rig.wait(lambda: self.rig.roots(channel)[before:])[0].ts
-        with self.db.connect() as conn:
-            self.rig.wait(lambda: conn.execute(text("SELECT 1 FROM messages WHERE ts = :ts"), {"ts": ts}).first())
+        self.rig.wait(lambda: self.filed(ts))
         return ts
+
+    def filed(self, ts: str) -> bool:
+        """The bot knows the message as one of a fork's (a read of its database of its own, each time)."""
+        with self.db.connect() as conn:
+            return conn.execute(text("SELECT 1 FROM messages WHERE ts = :ts"), {"ts": ts}).first() is not None
 
     def load(self) -> dict:
         """Figures 3 and 4: 200 fork replies streaming for 5 s each; acks of events and slash
