@@ -68,24 +68,15 @@ def test_after_a_forget_no_table_holds_the_channels_words(running, slack, claude
     assert holding(database_url, *words) == {}
 
 
-def test_after_an_uninstall_swept_at_once_no_table_holds_the_workspaces_words(running, slack, claude,
-                                                                              database_url):
+@pytest.mark.parametrize("leaving", ["uninstall", "tokens_revoked"])
+def test_after_a_workspace_leaves_and_is_swept_at_once_no_table_holds_its_words(running, slack, claude, database_url,
+                                                                                leaving):
+    """An uninstall, or the bot's token revoked: either is a departure, and the sweep deletes the same."""
     bot = running(threadfork_retention_after_uninstall="0")
     words = converse(bot, slack, claude, database_url)
-    assert bot.uninstall().status == 200
+    assert getattr(bot, leaving)().status == 200
     wait_until(lambda: bot.store.departures.departed_before(bot.clock() + timedelta(seconds=1)), message="departure")
-    wait_until(lambda: undone(bot) == 0, message="the uninstall's deliveries done")
-    bot.services.sweep()
-    assert holding(database_url, *words) == {}
-
-
-def test_after_the_bot_token_is_revoked_and_swept_no_table_holds_the_workspaces_words(running, slack, claude,
-                                                                                       database_url):
-    bot = running(threadfork_retention_after_uninstall="0")
-    words = converse(bot, slack, claude, database_url)
-    assert bot.tokens_revoked().status == 200
-    wait_until(lambda: bot.store.departures.departed_before(bot.clock() + timedelta(seconds=1)), message="departure")
-    wait_until(lambda: undone(bot) == 0, message="the revocation's delivery done")
+    wait_until(lambda: undone(bot) == 0, message="the departure's deliveries done")
     bot.services.sweep()
     assert holding(database_url, *words) == {}
 

@@ -227,7 +227,7 @@ def test_merge_by_slash_command_says_privately_where_the_draft_waits(cases):
 
 
 def test_the_reminder_of_a_fork_under_review_promises_a_draft_not_a_merge(cases):
-    fork = talked_fork(cases)
+    talked_fork(cases)
     cases.clock.advance(days=2)
     cases.services.sweep()
     [reminder] = cases.chat.of("remind")

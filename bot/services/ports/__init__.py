@@ -67,6 +67,6 @@ from .values import (
 __all__ = ["Adopted", "Adoptions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
            "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Merges", "Model", "People", "Place",
-           "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Sessions",
+           "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",
            "TurnQueue", "Upkeep", "Views"]
