@@ -16,6 +16,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from anthropic import Anthropic
@@ -63,14 +64,16 @@ def build_app() -> App:
         channel, thread = event["channel"], event.get("thread_ts")
         key = (channel, thread)
         messages = conversations.add(key, "user", MENTION.sub("", event.get("text", "")).strip())
+        # the answer is remembered before its last Slack call, so a reply sent the moment the answer
+        # shows complete is answered with it in the history
+        remember = lambda text: conversations.add(key, "assistant", text)  # noqa: E731
         try:
             with claude.messages.stream(model=model, max_tokens=MAX_TOKENS, system=SYSTEM,
                                         messages=messages) as stream:
                 if thread:
-                    text = stream_into_thread(client, stream, event, team_id)
+                    stream_into_thread(client, stream, event, team_id, remember)
                 else:
-                    text = post_then_update(client, stream, channel)
-            conversations.add(key, "assistant", text)
+                    post_then_update(client, stream, channel, remember)
         except Exception as error:  # noqa: BLE001 - tell the user, as Slack's sample does
             log.exception("reply failed")
             client.chat_postMessage(channel=channel, thread_ts=thread,
@@ -93,7 +96,8 @@ def build_app() -> App:
     return app
 
 
-def stream_into_thread(client: WebClient, stream, event: dict, team_id: str | None) -> str:
+def stream_into_thread(client: WebClient, stream, event: dict, team_id: str | None,
+                       remember: Callable[[str], object]) -> None:
     channel, thread = event["channel"], event["thread_ts"]
     client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread, status="is thinking...")
     # outside a DM, chat_stream needs its recipient, else Slack drops the stream
@@ -102,11 +106,11 @@ def stream_into_thread(client: WebClient, stream, event: dict, team_id: str | No
     streamer = client.chat_stream(channel=channel, thread_ts=thread, **recipient)
     for delta in stream.text_stream:
         streamer.append(markdown_text=delta)
+    remember(stream.get_final_text())
     streamer.stop()
-    return stream.get_final_text()
 
 
-def post_then_update(client: WebClient, stream, channel: str) -> str:
+def post_then_update(client: WebClient, stream, channel: str, remember: Callable[[str], object]) -> None:
     ts, text, shown, last = None, "", "", 0.0
     for delta in stream.text_stream:
         text += delta
@@ -118,11 +122,11 @@ def post_then_update(client: WebClient, stream, channel: str) -> str:
         else:
             continue
         shown, last = text, now
+    remember(text)
     if ts is None:
         client.chat_postMessage(channel=channel, text="(no answer)")
     elif text != shown:
         client.chat_update(channel=channel, ts=ts, markdown_text=text)
-    return text
 
 
 def make_wsgi_app():
