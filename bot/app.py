@@ -32,7 +32,7 @@ from .slack.downloads import Downloads
 from .slack.file_stubs import FileStubs
 from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
-from .slack.listeners import register
+from .slack.listeners import register, register_fallbacks
 from .store import Database, open_store, utcnow
 
 log = logging.getLogger(__name__)
@@ -101,8 +101,9 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         installations, app = None, _one_workspace_app(client, who, executor)
     services = Services(store, chat, claude, bot_user_id=clients.bot_user_id, policy=policy, channels=channels,
                         workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers))
-    installs.register_departures(app, installations, services, clients)  # before the others: see installs.py
     register(app, services, FileStubs(clients))
+    installs.register_departures(app, installations, services, clients)  # before the catch-alls: see installs.py
+    register_fallbacks(app, services)
     if settings.many_workspaces:
         log.info("Threadfork ready to be installed (model %s)", settings.threadfork_model)
     else:
