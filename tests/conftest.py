@@ -59,16 +59,14 @@ _PG_REASON = postgres_reason()
 
 
 def fresh_postgres() -> str:
-    from bot.store.tables import metadata
-
     if _PG_REASON:
         if os.environ.get("CI"):
             pytest.fail(_PG_REASON)
         pytest.skip(_PG_REASON)
     engine = create_engine(POSTGRES_URL)
-    metadata.drop_all(engine)
-    with engine.begin() as conn:
-        conn.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    with engine.begin() as conn:  # every table, whoever made it (another branch's migration too)
+        conn.execute(text("DROP SCHEMA public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
     engine.dispose()
     return POSTGRES_URL
 

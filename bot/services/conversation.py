@@ -48,16 +48,20 @@ class Conversation:
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
-               on_stored: Callable[[], None] | None = None, chosen: ChannelSettings | None = None) -> None:
+               on_stored: Callable[[], None] | None = None, chosen: ChannelSettings | None = None,
+               delivery: str | None = None) -> None:
         """Store the turn (once per `claim` key) and answer it, unless someone already is; `on_stored`
         runs once the turn is stored, before any answer (not for a duplicate). `chosen`: the channel's
-        settings as the caller read them for this turn (its first answer uses them, later ones read anew)."""
+        settings as the caller read them for this turn (its first answer uses them, later ones read anew).
+        `delivery`: the kept delivery it came in, done once the turn is stored (in the same write)."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
             submitted = self.turns.submit_turn(
                 session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
                 channel=session.channel if session.fork else None, claim=claim, owner=owner,
-                lease_seconds=self.lease, attachments=attachments,
+                lease_seconds=self.lease, attachments=attachments, delivery=delivery,
             )
+            if submitted.stored and delivery:
+                self.liveness.let_go("delivery", delivery)  # the stored turn is what is kept now
             if submitted.stored and on_stored:
                 on_stored()
             if submitted.batch:

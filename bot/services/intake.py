@@ -45,8 +45,11 @@ class Intake:
         return kept
 
     def done(self, key: str) -> None:
-        self.liveness.let_go("delivery", key)
-        self.store.inbox.done(key)
+        """Processed. A delivery this process no longer holds was finished already (its turn stored it
+        done: Conversation.submit), so nothing is written again."""
+        if self.liveness.holds("delivery", key):
+            self.liveness.let_go("delivery", key)
+            self.store.inbox.done(key)
 
     def replay_due(self) -> None:
         """Sweep step: deliveries whose process died before finishing them."""

@@ -50,6 +50,10 @@ class Liveness:
         with self._lock:
             self._held[kind].discard(name)
 
+    def holds(self, kind: str, name: str) -> bool:
+        with self._lock:
+            return name in self._held[kind]
+
     def beat(self) -> None:
         """Renew everything held (one write per kind, whatever the count)."""
         leases, merges, deliveries = self._snapshot()

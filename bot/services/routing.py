@@ -47,6 +47,7 @@ class IncomingMessage:
     thread_ts: str | None = None
     files: Sequence[SharedFile] = ()  # may be read lazily (Slack Connect stubs are resolved on first read)
     shared: tuple[SharedMessage, ...] = ()  # messages shared or forwarded with this one
+    delivery: str | None = None  # the kept delivery it arrived in (done once its turn is stored)
 
     @property
     def channel(self) -> Channel:
@@ -168,7 +169,7 @@ class Router:
                 self.forks.reviews.went_on(under_review)
 
         self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts, claim=key,
-                                 attachments=attachments, on_stored=stored, chosen=chosen)
+                                 attachments=attachments, on_stored=stored, chosen=chosen, delivery=message.delivery)
 
     def _speaker(self, team_id: str, user_id: str) -> Speaker:
         return Speaker(user_id, self.people.display_name(team_id, user_id))

@@ -196,6 +196,7 @@ def _message(services: Services, event: dict, context, stubs: FileStubs | None) 
         thread_ts=event.get("thread_ts"),
         files=MessageFiles([*(event.get("files") or []), *shared_files(event)], _team(context), stubs),
         shared=shared_messages(event),
+        delivery=context.get("delivery"),
     ))
 
 

@@ -19,7 +19,7 @@ from .tables import inbox
 
 # every delivery's two writes, built once: kept before the ack, done (its body cleared) after
 _KEEP = insert(inbox)
-_DONE = (update(inbox).where(inbox.c.key == bindparam("done_key"))
+DELIVERY_DONE = (update(inbox).where(inbox.c.key == bindparam("done_key"))
          .values(done_at=bindparam("now"), claimed_until=None, payload=None))
 
 
@@ -39,7 +39,7 @@ class SqlInbox:
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:
-            conn.execute(_DONE, {"done_key": key, "now": self.db.now()})
+            conn.execute(DELIVERY_DONE, {"done_key": key, "now": self.db.now()})
 
     def due(self, limit: int = 100) -> list[str]:
         with self.db.reading() as conn:

@@ -19,6 +19,7 @@ from ..services.ports import Batch, Submitted
 from . import statements as sql
 from .database import Database
 from .history import HistoryCache
+from .inbox import DELIVERY_DONE
 from .moves import change_all
 from .rows import (
     append,
@@ -43,12 +44,15 @@ class SqlTurnQueue:
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
-                    lease_seconds: float, attachments: Sequence[Attachment] = ()) -> Submitted:
+                    lease_seconds: float, attachments: Sequence[Attachment] = (),
+                    delivery: str | None = None) -> Submitted:
         now = self.db.now()
         try:
             with self.db.writing() as conn:
                 if claim:
                     conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
+                if delivery:
+                    conn.execute(DELIVERY_DONE, {"done_key": delivery, "now": now})
                 self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
                             author_name=author_name, slack_ts=slack_ts, channel=channel,
                             attachments=attachments)

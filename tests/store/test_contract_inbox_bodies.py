@@ -57,3 +57,20 @@ def test_after_each_deletion_the_inbox_holds_no_processed_body_and_still_turns_r
      "retention": lambda: store.erasure.prune(clock() + timedelta(seconds=1))}[deletion]()
     assert stored(store, "event:Ev3") == (True, None)
     assert store.inbox.keep("event:Ev3", WORDS, 30) is False
+
+
+def test_a_turn_stored_with_its_delivery_marks_it_done_in_the_same_write_and_a_duplicate_does_not(store):
+    parent = store.sessions.parent_id(HERE)
+    for key in ("event:EvMsg", "event:EvMention"):  # one message, delivered as `message` and `app_mention`
+        store.inbox.keep(key, WORDS, 30)
+
+    def submit(delivery):
+        return store.turns.submit_turn(parent, "my salary is 91k", author_id="U1", author_name="Ann",
+                                       slack_ts="5.1", channel=None, claim="msg:T1:C1:5.1", owner="p:1",
+                                       lease_seconds=30, delivery=delivery)
+
+    assert submit("event:EvMsg").stored
+    assert stored(store, "event:EvMsg") == (True, None)  # done: the stored turn is what is kept now
+    assert not submit("event:EvMention").stored  # the same message again: nothing stored, nothing done
+    assert stored(store, "event:EvMention") == (True, WORDS)
+    assert store.inbox.due() == []  # still claimed by its listener, which marks it done itself

@@ -99,10 +99,13 @@ class ForkBudgets(Protocol):
 class TurnQueue(Protocol):
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
-                    lease_seconds: float, attachments: Collection[Attachment] = ()) -> Submitted:
+                    lease_seconds: float, attachments: Collection[Attachment] = (),
+                    delivery: str | None = None) -> Submitted:
         """Store a user's turn as pending (once per `claim`), with the files shared with it (their
         content kept before with Files.keep), and try to lease the session, atomically; the lease
-        winner gets its first batch at once. With `channel`, the ts is indexed."""
+        winner gets its first batch at once. With `channel`, the ts is indexed. With `delivery`, the
+        kept delivery the turn came in is marked done in the same transaction (as Inbox.done does):
+        from then on the stored turn is what is kept."""
     def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
         """For the lease holder: the waiting turns with the reply's place reserved and the lease
         renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""

@@ -49,8 +49,7 @@ class MemoryInbox:
     def done(self, key: str) -> None:
         with self.m.lock:
             if key in self.m.inbox:
-                row = self.m.inbox[key]
-                row.done_at, row.claimed_until, row.payload = self.m.clock(), None, None
+                self.m.inbox[key].finish(self.m.clock())
 
     def due(self, limit: int = 100) -> list[str]:
         with self.m.lock:

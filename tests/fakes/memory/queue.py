@@ -16,12 +16,14 @@ class MemoryTurnQueue:
 
     def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
                     slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
-                    lease_seconds: float, attachments=()) -> Submitted:
+                    lease_seconds: float, attachments=(), delivery: str | None = None) -> Submitted:
         with self.m.lock:
             if claim:
                 if claim in self.m.claims:
                     return Submitted(stored=False)
                 self.m.claims[claim] = self.m.clock()
+            if delivery in self.m.inbox:
+                self.m.inbox[delivery].finish(self.m.clock())
             self._store(session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
                         author_name=author_name, slack_ts=slack_ts, channel=channel, attachments=attachments)
             if not self.m.take_lease(session_id, owner, lease_seconds):

@@ -121,6 +121,10 @@ class InboxRow:
     attempts: int = 1
     done_at: datetime | None = None
 
+    def finish(self, now: datetime) -> None:
+        """Done: only its key stays (SqlInbox's DELIVERY_DONE)."""
+        self.done_at, self.claimed_until, self.payload = now, None, None
+
 
 @dataclass
 class Memory:
