@@ -4,9 +4,10 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
 - `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
 - `Sessions`: channel parents and forks, created and found by id, number or any Slack message of a fork;
-  `Adoptions`: threads adopted as forks; `ForkBudgets`: what a fork's owner added to its budget;
+  `Adoptions`: threads adopted as forks; `PrivateForks`: forks of a channel living in a person's DM;
+  `ForkBudgets`: what a fork's owner added to its budget;
 - `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure;
-  `TurnEdits`: people's edits and deletions, and retries;
+  `TurnEdits`: people's edits and deletions, and retries; `Stops`: Stop pressed on an answer streaming;
 - `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
 - `Reviews`: a fork's summary drafts waiting for approval, one live at a time;
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
@@ -15,7 +16,8 @@ The store is split by concern, one protocol each, bundled in `Store`:
   connectors' tokens, sealed; `ConnectorUse`: their calls per fork;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
-- `Departures`: workspaces that uninstalled the app, until their conversations are deleted.
+- `Departures`: workspaces that uninstalled the app, until their conversations are deleted;
+- `Pane`: the channel each person views while the bot's agent pane is open.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
@@ -39,8 +41,11 @@ from .store import (
     ForkBudgets,
     Inbox,
     Merges,
+    Pane,
+    PrivateForks,
     Reviews,
     Sessions,
+    Stops,
     Store,
     TurnEdits,
     TurnQueue,
@@ -66,7 +71,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Merges", "Model", "People", "Place",
+           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
-           "Shared", "SharedFile", "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",
+           "Shared", "SharedFile", "Source", "Stops", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",
            "TurnQueue", "Upkeep", "Views"]
