@@ -5,7 +5,8 @@
   twice and whichever replica receives it; a stop for an answer that already ended changes nothing.
 - The replica streaming the answer obeys it within a second: at once when the stop lands on it (the
   fast path), else through its one watcher, which — only while this process streams something — reads
-  the stop requests on the replies it holds, one small query every POLL seconds for all of them.
+  the stop requests on the replies it holds, one small query every POLL seconds for all of them (the
+  watcher's thread ends when nothing streams, and the next answer starts it again).
 - Obeying is the answer's Switch: its model call shuts its stream (no more tokens generated or billed)
   and returns what was written so far; the conversation keeps that as the answer, marked stopped by the
   person, and ends the Slack message with it.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -62,24 +64,22 @@ class Stopping:
         self.sessions = sessions
         self.poll = poll
         self._held: dict[int, Switch] = {}  # reply id → the switch of an answer this process is writing
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
         self._watcher: threading.Thread | None = None
 
     @contextmanager
     def holding(self, reply_id: int) -> Iterator[Switch]:
         """The switch of the answer `reply_id` while this process writes it."""
         switch = Switch(reply_id)
-        with self._changed:
+        with self._lock:
             self._held[reply_id] = switch
             if self._watcher is None:
                 self._watcher = threading.Thread(target=self._watch, name="stop-watcher", daemon=True)
                 self._watcher.start()
-            if len(self._held) == 1:  # the watcher rests while nothing streams: wake it
-                self._changed.notify()
         try:
             yield switch
         finally:
-            with self._changed:
+            with self._lock:
                 self._held.pop(reply_id, None)
 
     def thread_stopped(self, channel: Channel, thread_ts: str, user_id: str) -> None:
@@ -100,16 +100,17 @@ class Stopping:
             self._obey(reply_id, user_id)
 
     def _obey(self, reply_id: int, user_id: str) -> None:
-        with self._changed:
+        with self._lock:
             switch = self._held.get(reply_id)
         if switch is not None:  # the fast path: this process writes it; else its writer's watcher will see
             switch.stop(user_id)
 
     def _watch(self) -> None:
         while True:
-            with self._changed:
-                while not self._held:
-                    self._changed.wait()
+            with self._lock:
+                if not self._held:
+                    self._watcher = None  # nothing streams: no query until something does
+                    return
                 held = dict(self._held)
             try:
                 asked = self.stops.requested(list(held))
@@ -118,8 +119,7 @@ class Stopping:
                 asked = {}
             for reply_id, user_id in asked.items():
                 held[reply_id].stop(user_id)
-            with self._changed:
-                self._changed.wait(self.poll)
+            time.sleep(self.poll)
 
 
 def _safely(close: Callable[[], None]) -> None:

@@ -27,16 +27,17 @@ from .retries import FAILURES, failure_code
 log = logging.getLogger(__name__)
 
 REMEMBER = 3600.0  # seconds a workspace's refusal of session calls is remembered
+CALLS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agent-sessions")  # every workspace's, one pool
 REFUSED = frozenset({"missing_scope", "not_allowed", "not_allowed_token_type", "unknown_method", "method_deprecated",
                      "feature_not_enabled", "no_permission", "access_denied", "team_access_not_granted",
                      "ekm_access_denied", "enterprise_is_restricted"})
 
 
 class SessionCalls:
-    def __init__(self, clients: Clients, clock: Callable[[], float] = time.monotonic, workers: int = 8):
+    def __init__(self, clients: Clients, clock: Callable[[], float] = time.monotonic):
         self.clients = clients
         self.clock = clock
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agent-sessions")
+        self._pool = CALLS
         self._refused: dict[str, float] = {}  # team → until when its refusal stands
         self._last: dict[tuple[str, str, str], Future] = {}  # a session's latest call, for the next to follow
         self._lock = threading.Lock()
