@@ -213,3 +213,15 @@ def test_opening_the_dm_suggests_prompts_that_fit_the_channel_in_view(bot, slack
     bot.open_dm("UALICE01", dm=DM, tab="home")
     bot.settled()
     assert len(slack.calls_to("assistant.threads.setSuggestedPrompts")) == 1
+
+
+def test_where_slack_was_told_no_members_whoever_wrote_in_the_channel_may_fork_it(bot, slack, claude):
+    bot.say("UALICE01", "our roadmap: ship in May", mention=True)  # Alice and the bot wrote there: members
+    wait_until(lambda: slack.posts(CHANNEL, top_level=True))
+    bot.settled()
+    fork_privately(bot, slack, claude, "is May realistic?")
+    assert any(t.endswith("\nour roadmap: ship in May") for t in request_texts(claude.requests[-1]))
+    bot.view_channel("UEVE0001", CHANNEL, dm="D0EVE0001")  # Eve never wrote there
+    bot.dm("UEVE0001", "what's their roadmap?", dm="D0EVE0001")
+    bot.settled()
+    assert "not a member" in slack.calls_to("chat.postEphemeral")[-1]["text"]

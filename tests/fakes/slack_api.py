@@ -77,7 +77,7 @@ class FakeSlack(SlackWorld):
         self.refusals: list[Refusal] = []
         self.chat = Chat()
         self.agents = Agents()
-        self.channels = Channels()
+        self.channels = Channels(lambda team, channel: self.history.writers(team, channel))
         self.messages: dict[str, Message] = self.chat.messages
         self.counts: dict[str, int] = {}  # calls per method, cheap to poll
         self.tokens: list[str | None] = []  # the token each call carried, in order

@@ -3,7 +3,10 @@
 Sources: docs.slack.dev/reference/methods/conversations.info and /conversations.members (read 2026-12-02).
 Invariants:
 - A channel a test declares (`add`) has a name, is public or private, and has members (the bot among
-  them, or not). A channel it did not declare does not exist for these methods (`channel_not_found`).
+  them, or not). A channel it did not declare but that holds messages (slack_history.py) is public and
+  has as members the people who wrote there, and the bot if it posted there — as in Slack, where one
+  posts only in a channel one is in (its name is its id, lower-cased). Any other channel does not exist
+  for these methods (`channel_not_found`).
 - The bot sees a public channel whether or not it is in it (`is_member` says); a private channel it is not
   in is `channel_not_found`, as for anyone outside it.
 - Scopes, when the workspace's are known: `channels:read` for a public channel, `groups:read` for a
@@ -29,8 +32,10 @@ class Room:
 
 
 class Channels:
-    def __init__(self):
+    def __init__(self, writers=None):
+        """`writers(team, channel)`: who wrote in a channel not declared (people's ids, the bot's), or None."""
         self.rooms: dict[tuple[str, str], Room] = {}  # (team, channel) → room
+        self.writers = writers or (lambda team, channel: None)
         self._lock = threading.Lock()
 
     def add(self, team: str, channel: str, name: str, members, private: bool = False) -> Room:
@@ -83,6 +88,8 @@ class Channels:
     def _visible(self, team: str, channel: str, bot_user: str, scopes) -> tuple[Room | None, dict | None]:
         with self._lock:
             room = self.rooms.get((team, channel))
+        if room is None and (wrote := self.writers(team, channel)) is not None:
+            room = Room(channel, channel.lower(), False, wrote)
         if room is None:
             return None, {"ok": False, "error": "channel_not_found"}
         needed = "groups:read" if room.private else "channels:read"

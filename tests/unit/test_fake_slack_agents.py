@@ -136,3 +136,14 @@ def test_reading_channels_needs_the_read_scope_of_their_kind(slack):
     web = client(slack, team.bot_token)
     assert web.conversations_info(channel="C1")["ok"]
     assert refusal(lambda: web.conversations_info(channel="G1")) == "missing_scope"
+
+
+def test_a_channel_not_declared_has_as_members_whoever_wrote_there(slack):
+    app = ScriptedApp(slack)
+    app.say("UALICE01", "hello there", channel="C5")
+    client(slack).chat_postMessage(channel="C5", text="the bot's answer")
+    info = client(slack).conversations_info(channel="C5")["channel"]
+    assert (info["name"], info["is_member"]) == ("c5", True)
+    assert client(slack).conversations_members(channel="C5")["members"] == ["UALICE01", BOT_USER_ID]
+    app.say("UBOB0001", "only people here", channel="C6")
+    assert client(slack).conversations_info(channel="C6")["channel"]["is_member"] is False
