@@ -68,7 +68,8 @@ class Claude:
             if _stopped(stop):  # the stream was shut down under the reader: that is the stop, not a failure
                 return reading.completion(stopped=True)
             raise
-        return reading.completion(stopped=_stopped(stop))
+        # a stop that came once the answer was whole (its stop reason read) stops nothing
+        return reading.completion(stopped=_stopped(stop) and reading.stop_reason is None)
 
     def _answer(self, body: bytes, reading: Reading, model_input: ModelInput, stop: StopSignal | None) -> None:
         # the body holds connectors' tokens: it is never logged, kept or put in an error

@@ -103,3 +103,16 @@ def test_a_workspace_that_refuses_session_calls_works_as_before_with_one_log_lin
     lines = [r for r in caplog.records if "refused" in r.getMessage()]
     assert len(lines) == 1 and "missing_scope" in lines[0].getMessage() and lines[0].levelno == logging.WARNING
     assert slack.session(CHANNEL, root) is None
+
+
+def test_a_plan_without_agent_sessions_is_remembered_after_its_first_refusal(bot, slack, claude, caplog):
+    caplog.set_level(logging.WARNING, logger="bot.slack.agent_sessions")
+    slack.fail("agents.sessions.setStatus", "not_allowed", times=100)  # Slack's answer on an older plan
+    bot.slash("/fork", "--fresh one")
+    root = bot.fork_root()
+    bot.slash("/fork", "--fresh two")
+    bot.fork_root(number=2)
+    wait_until(lambda: len([m for m in slack.posts(CHANNEL, top_level=False) if not m.streaming]) == 2)
+    bot.quiesce()
+    assert len(slack.calls_to("agents.sessions.setStatus")) == 1 and slack.session(CHANNEL, root) is None
+    assert [r.getMessage().count("not_allowed") for r in caplog.records] == [1]

@@ -140,6 +140,7 @@ def test_nobody_else_can_tell_a_private_fork_exists(bot, slack, claude, channel_
     bot.settled()
     assert "pricing" not in str(slack.home("UBOB0001").view) and "🔒" in str(slack.home("UALICE01").view)
     bot.slash("/fork", "a public one", user="UBOB0001")
+    bot.fork_root(number=1)
     assert bot.store.sessions.fork_by_number(GENERAL, 1).topic == "a public one"  # the channel's #1: no gap
 
 
