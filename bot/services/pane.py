@@ -64,9 +64,10 @@ class AgentPane:
         if existing is not None:
             return existing
         home = Channel(dm.team_id, home_id)
-        refusal, name = self._refusal(home, user_id)
+        why, refusal, name = self._refusal(home, user_id)
         if refusal:
-            if self.store.claims.claim(f"pane:{dm.team_id}:{user_id}:{home_id}"):  # once a day, not every message
+            # once a day for each reason, not at every message written beside that channel
+            if self.store.claims.claim(f"pane:{dm.team_id}:{user_id}:{home_id}:{why}"):
                 self.answers.tell(Audience(dm.team_id, dm.id, user_id), refusal)
             return None
         opened = self.store.private.open_private_fork(home, dm, root_ts, user_id, one_line(text, TOPIC_LIMIT),
@@ -82,20 +83,21 @@ class AgentPane:
             self.agent.session_opened(fork, session_title(fork))
         return fork
 
-    def _refusal(self, home: Channel, user_id: str) -> tuple[str | None, str | None]:
-        """Why `user_id` may not fork `home` privately (None: they may), and its name."""
+    def _refusal(self, home: Channel, user_id: str) -> tuple[str, str | None, str | None]:
+        """Why `user_id` may not fork `home` privately — a reason's name and the answer saying it (None: they
+        may) — and the channel's name."""
         refused = self.access.refusal(home, user_id)
         if refused:
-            return refused, None
+            return "access", refused, None
         try:
             member = self.channels.membership(home, user_id)
         except ChatUnavailable:
-            return UNCHECKED.format(channel=home.id), None
+            return "unchecked", UNCHECKED.format(channel=home.id), None
         if not member.bot_in:
-            return BOT_NOT_IN.format(channel=home.id), member.name
+            return "bot", BOT_NOT_IN.format(channel=home.id), member.name
         if not member.person_in:
-            return NOT_A_MEMBER.format(channel=home.id), member.name
-        return None, member.name
+            return "person", NOT_A_MEMBER.format(channel=home.id), member.name
+        return "", None, member.name
 
     def dm_opened(self, team_id: str, user_id: str, dm_channel_id: str) -> None:
         """The person opened the bot's DM: prompts that fit the channel they view."""
