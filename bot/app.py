@@ -34,7 +34,8 @@ from .slack.downloads import Downloads
 from .slack.file_stubs import FileStubs
 from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
-from .slack.listeners import register
+from .slack.listeners import register, register_fallbacks
+from .slack.transport import connection_pool
 from .store import Database, open_store, utcnow
 
 log = logging.getLogger(__name__)
@@ -61,12 +62,13 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     except Exception as error:
         reason = str(getattr(error, "orig", None) or error).splitlines()[0][:200]  # the driver's words, no URL
         raise StartupError(f"the database is not usable: {type(error).__name__}: {reason}") from None
+    pool = connection_pool()  # every Slack Web API call of this process reuses its connections
     if settings.many_workspaces:
-        client, identity = web_client(None, settings.slack_api_url), None  # each request's token: its install
+        client, identity = web_client(None, settings.slack_api_url, pool), None  # each request's token: its install
         # lookups read in transactions that never queue behind SQLite's writer
-        clients = Installed(installs.installation_store(settings, db.reader), settings.slack_api_url)
+        clients = Installed(installs.installation_store(settings, db.reader), settings.slack_api_url, pool)
     else:
-        client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+        client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url, pool)
         who = _who_am_i(client)
         identity = who.get("user_id")
         clients = OneWorkspace(client, identity)
@@ -105,8 +107,9 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         installations, app = None, _one_workspace_app(client, who, executor)
     services = Services(store, chat, claude, bot_user_id=clients.bot_user_id, policy=policy, channels=channels,
                         workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers))
-    installs.register_departures(app, installations, services, clients)  # before the others: see installs.py
     register(app, services, FileStubs(clients))
+    installs.register_departures(app, installations, services, clients)  # before the catch-alls: see installs.py
+    register_fallbacks(app, services)
     if settings.many_workspaces:
         log.info("Threadfork ready to be installed (model %s)", settings.threadfork_model)
     else:

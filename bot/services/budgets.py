@@ -28,9 +28,10 @@ class Budgets:
         limit = budget + self.store.budgets.budget_extra(fork.id)
         return self.store.views.stats(fork.id).burned.total, limit
 
-    def notify_if_reached(self, fork: Fork) -> None:
-        """After an answer: one notice (with Merge, Abandon, Continue) per budget reached."""
-        budget = self.policies.of(fork.channel).fork_token_budget
+    def notify_if_reached(self, fork: Fork, chosen: ChannelSettings | None = None) -> None:
+        """After an answer: one notice (with Merge, Abandon, Continue) per budget reached. `chosen`: the
+        channel's settings the answer's turn was read under, if any."""
+        budget = self.policies.of(fork.channel, chosen).fork_token_budget
         if not budget:
             return
         burned, limit = self.standing(fork, budget)

@@ -36,7 +36,7 @@ class Speaker:
     name: str | None
 
 
-OnAnswered = Callable[[Session, Usage], None]
+OnAnswered = Callable[[Session, Usage, ChannelSettings | None], None]  # the settings it was answered under, if read
 
 
 class Conversation:
@@ -81,7 +81,7 @@ class Conversation:
     def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None,
                     chosen: ChannelSettings | None = None) -> None:
         """As the lease holder: answer `batch` (or the first waiting batch), then every later one."""
-        answered: tuple[Session, Usage] | None = None
+        answered: tuple[Session, Usage, ChannelSettings | None] | None = None
         try:
             batch = batch or self.turns.next_answer(session_id, owner, self.lease)
             while batch is not None:
@@ -90,8 +90,8 @@ class Conversation:
                     break
                 session = batch.session
                 usage, batch = self._answer(batch, owner, chosen)
+                answered = (session, usage, chosen) if usage else answered
                 chosen = None  # a later batch is a later turn: it reads the settings in force then
-                answered = (session, usage) if usage else answered
         except BaseException:
             self.turns.release(session_id, owner)
             raise

@@ -112,8 +112,8 @@ class Services:
         """True once per Slack event id, whichever replica sees it first."""
         return self.store.claims.claim(f"event:{event_id}")
 
-    def _after_answer(self, session: Session, usage: Usage) -> None:
+    def _after_answer(self, session: Session, usage: Usage, chosen: ChannelSettings | None) -> None:
         if usage.total >= self.policy.compact_at:
             self.compactor.compact(session.id)
         if session.fork:
-            self.budgets.notify_if_reached(session.fork)
+            self.budgets.notify_if_reached(session.fork, chosen)

@@ -144,7 +144,7 @@ class Router:
         command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files
         if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork, chosen):
-            self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key)
+            self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key, chosen)
             return
         if not self.store.claims.claim(key):
             return

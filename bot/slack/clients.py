@@ -6,7 +6,7 @@
   slack-sdk's installation store (the tables Bolt's install flow writes) and kept CACHE_TTL seconds,
   so an uninstall reaches every replica within that; a team with no installation gets
   ChatUnavailable, and its bot user id is None.
-Every client talks to SLACK_API_URL, with the same retries.
+Every client talks to SLACK_API_URL, with the same retries, over the process's one connection pool.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Protocol
 
+import urllib3
 from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
@@ -21,6 +22,7 @@ from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
 from .retries import retry_handlers
+from .transport import PooledWebClient
 
 CACHE_TTL = 30.0  # seconds a workspace's token is reused before the installation store is read again
 NOT_INSTALLED = "Threadfork is not installed in this workspace any more — install it again to use it."
@@ -35,8 +37,9 @@ class Clients(Protocol):
         """The team's installation is gone: stop using its token now."""
 
 
-def web_client(token: str | None, api_url: str) -> WebClient:
-    return WebClient(token=token, base_url=api_url, retry_handlers=retry_handlers())
+def web_client(token: str | None, api_url: str, pool: urllib3.PoolManager) -> WebClient:
+    """A client of SLACK_API_URL with the bot's retries, its calls on the process's kept-alive connections."""
+    return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool)
 
 
 class OneWorkspace:
@@ -59,9 +62,11 @@ class OneWorkspace:
 class Installed:
     """Each team's own client, from its installation."""
 
-    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, clock=time.monotonic):
+    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, pool: urllib3.PoolManager,
+                 clock=time.monotonic):
         self.installations = installations
         self.api_url = api_url
+        self.pool = pool
         self.clock = clock
         self._known: dict[str, tuple[Bot, WebClient, float]] = {}  # team → its bot, client, when read
         self._lock = threading.Lock()
@@ -89,7 +94,7 @@ class Installed:
         if bot is None:  # not cached: an install elsewhere is seen at once
             self.forget(team_id)
             return None
-        client = known[1] if known and known[0].bot_token == bot.bot_token else web_client(bot.bot_token, self.api_url)
+        client = known[1] if known and known[0].bot_token == bot.bot_token else web_client(bot.bot_token, self.api_url, self.pool)
         with self._lock:
             self._known[team_id] = (bot, client, self.clock())
         return bot, client

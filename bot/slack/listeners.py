@@ -31,12 +31,29 @@ log = logging.getLogger(__name__)
 
 
 def register(app: App, services: Services, stubs: FileStubs | None = None) -> None:
-    """`stubs` resolves Slack Connect file stubs (files.info); without it they are named as unreadable."""
+    """Every listener but the catch-alls (`register_fallbacks`, last). `stubs` resolves Slack Connect
+    file stubs (files.info); without it they are named as unreadable.
+
+    Bolt tries listeners in the order they were registered, building each one's arguments from the
+    request, until one matches: people's messages, by far the most frequent deliveries, come first."""
     door = Door(services, services.chat.answers)
 
     @app.use
     def keep_before_ack(req, resp, next):
         return door(req, resp, next)
+
+    @app.event("message")
+    def on_message(event, context):
+        with delivered(services, context):
+            if event.get("subtype") in ("message_changed", "message_deleted"):
+                _changed_message(services, event, Channel(_team(context), event["channel"]))
+            else:
+                _message(services, event, context, stubs)
+
+    @app.event("app_mention")
+    def on_mention(event, context):
+        with delivered(services, context):
+            _message(services, event, context, stubs)
 
     slash_commands = {"/fork": services.commands.fork, "/merge": services.commands.merge,
                       "/context": services.commands.context, "/forks": services.commands.forks_list}
@@ -95,19 +112,6 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
             elif event.get("channel"):
                 services.pane.dm_opened(_team(context), event["user"], event["channel"])
 
-    @app.event("app_mention")
-    def on_mention(event, context):
-        with delivered(services, context):
-            _message(services, event, context, stubs)
-
-    @app.event("message")
-    def on_message(event, context):
-        with delivered(services, context):
-            if event.get("subtype") in ("message_changed", "message_deleted"):
-                _changed_message(services, event, Channel(_team(context), event["channel"]))
-            else:
-                _message(services, event, context, stubs)
-
     @app.event("file_deleted")
     def on_file_deleted(event, context):
         with delivered(services, context):
@@ -121,7 +125,10 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
                 services.gestures.reaction(Channel(_team(context), item["channel"]), item["ts"], event["user"],
                                            event["reaction"])
 
-    # whatever else Slack sends is acknowledged (else it retries or shows an error) and logged
+
+def register_fallbacks(app: App, services: Services) -> None:
+    """After every other listener: whatever else Slack sends is acknowledged (else it retries or shows an
+    error) and logged."""
     @app.event(re.compile(".*"))
     def on_other_event(event, context):
         with delivered(services, context):  # one kept (an uninstall with a bot token set) is done too

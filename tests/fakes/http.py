@@ -1,12 +1,30 @@
 """A threaded HTTP server on 127.0.0.1 that runs in the background of a test."""
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class _Server(ThreadingHTTPServer):
     request_queue_size = 512  # socketserver's default backlog of 5 stalls hundreds of concurrent clients
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.opened = 0  # connections accepted so far (a client keeping them alive opens few)
+        self.open_sockets: set = set()
+        self._sockets_lock = threading.Lock()
+
+    def process_request(self, request, client_address):
+        with self._sockets_lock:
+            self.opened += 1
+            self.open_sockets.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self._sockets_lock:
+            self.open_sockets.discard(request)
+        super().shutdown_request(request)
 
 
 # serve_forever notices shutdown() only between polls: socketserver's 0.5 s made every fixture's
@@ -32,6 +50,20 @@ class BackgroundServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    @property
+    def connections_opened(self) -> int:
+        return self.httpd.opened
+
+    def hang_up(self) -> None:
+        """Close every open connection, as a front end does with idle kept-alive ones."""
+        with self.httpd._sockets_lock:
+            sockets = list(self.httpd.open_sockets)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 class QuietHandler(BaseHTTPRequestHandler):

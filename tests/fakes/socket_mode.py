@@ -169,12 +169,13 @@ class FakeSocketMode:
 
     def _serve(self, connection: ServerConnection) -> None:
         link = Link(connection, time.monotonic())
+        # hello and joining `links` are one step: once the app has read hello, `send` may deliver to it
         with self._lock:
             count = len(self.links) + 1
-        connection.send(json.dumps({"type": "hello", "num_connections": count, "connection_info": {"app_id": APP_ID},
-                                    "debug_info": {"host": "applink-fake", "build_number": 1,
-                                                   "approximate_connection_time": 3600}}))
-        with self._lock:
+            connection.send(json.dumps({"type": "hello", "num_connections": count,
+                                        "connection_info": {"app_id": APP_ID},
+                                        "debug_info": {"host": "applink-fake", "build_number": 1,
+                                                       "approximate_connection_time": 3600}}))
             self.links.append(link)
             self.connected.append(link.opened)
             self._lock.notify_all()
