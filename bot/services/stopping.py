@@ -107,6 +107,7 @@ class Stopping:
 
     def _watch(self) -> None:
         while True:
+            time.sleep(self.poll)  # first wait: an answer shorter than that costs no query
             with self._lock:
                 if not self._held:
                     self._watcher = None  # nothing streams: no query until something does
@@ -119,7 +120,6 @@ class Stopping:
                 asked = {}
             for reply_id, user_id in asked.items():
                 held[reply_id].stop(user_id)
-            time.sleep(self.poll)
 
 
 def _safely(close: Callable[[], None]) -> None:
