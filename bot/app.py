@@ -27,6 +27,8 @@ from .services.policy import Policy
 from .services.ports import Chat, Clock, Store
 from .services.workspaces import Workspaces
 from .slack import installs
+from .slack.agent_sessions import SessionCalls
+from .slack.channels import ChannelFacts
 from .slack.clients import Installed, OneWorkspace, web_client
 from .slack.downloads import Downloads
 from .slack.file_stubs import FileStubs
@@ -90,7 +92,9 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         secrets=Vault(key.get_secret_value() if key else None),
         connector_tokens={c.connector.name: c.token.get_secret_value() for c in settings.threadfork_connectors
                           if c.token})
-    chat = Chat.all_in(SlackChat(clients, downloads))
+    # agent sessions and channel facts have adapters of their own (their calls are best effort, or cached)
+    chat = replace(Chat.all_in(SlackChat(clients, downloads)), agent=SessionCalls(clients),
+                   channels=ChannelFacts(clients))
     workspaces = Workspaces(store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")

@@ -120,7 +120,15 @@ def _render(turn: Turn) -> tuple[Block, ...]:
     text = turn.text if turn.text.strip() else EMPTY_ANSWER
     if turn.status is TurnStatus.INTERRUPTED:
         text = f"{text}\n\n[This reply was interrupted and is incomplete.]"
+    elif turn.status is TurnStatus.STOPPED:
+        text = f"{text}\n\n{stopped_note(turn.stopped_by)}"
     return (Block("assistant", text),)
+
+
+def stopped_note(user_id: str | None) -> str:
+    """What follows a stopped answer in every later request: the same bytes each time (the stopper's id)."""
+    return f"[<@{user_id}> stopped this reply here; it is incomplete.]" if user_id else \
+        "[This reply was stopped here; it is incomplete.]"
 
 
 FILES_ONLY = "[shared the files above, without a message]"
@@ -149,6 +157,13 @@ def speaker_line(author_id: str | None, author_name: str | None) -> str:
 
 def boundary_note(fork: Fork) -> str:
     about = f" about: {fork.topic}" if fork.topic else ""
+    if fork.private:
+        return (
+            f"[The above is background from the channel <#{fork.private_of}>. This thread is a private side "
+            f"session of <@{fork.owner_id}> (fork #{fork.number} of their direct messages){about}. Nobody else "
+            "sees it; only a summary they approve goes back to the channel. Later channel messages and other "
+            "forks are not visible here.]"
+        )
     if fork.nested:
         return (
             f"[The above is background from fork #{fork.parent_number}. This thread is a side session "

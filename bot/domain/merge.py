@@ -47,9 +47,12 @@ def merge_prompt(requested_by: str, guidance: str) -> str:
 
 def summary_turn_text(fork: Fork, merged_by: str, summary: str, edited_by: str | None = None) -> str:
     """How a merged fork appears in the parent's context; stored once, never re-rendered."""
+    edited = f", summary edited by <@{edited_by}>" if edited_by else ""
+    if fork.private:  # its topic and number are its owner's DM's: neither is shared with the channel
+        return (f"[Merged a private fork of <@{fork.owner_id}> ({fork.mode} mode), approved by <@{merged_by}>"
+                f"{edited}. Summary of that side session:]\n{summary}")
     topic = f" about “{fork.topic}”" if fork.topic else ""
     kind = "fork" if not fork.nested else "fork of this fork"
-    edited = f", summary edited by <@{edited_by}>" if edited_by else ""
     return (
         f"[Merged {kind} #{fork.number}{topic} ({fork.mode} mode), merged by <@{merged_by}>{edited}. "
         f"Summary of that side thread:]\n{summary}"

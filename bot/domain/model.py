@@ -40,6 +40,7 @@ class TurnStatus(StrEnum):
     COMPLETE = "complete"  # assistant or summary turn
     INTERRUPTED = "interrupted"  # assistant turn cut off mid-stream
     ABORTED = "aborted"  # assistant turn that produced nothing usable (the call failed)
+    STOPPED = "stopped"  # assistant turn a person stopped mid-answer: what it said so far is its answer
 
 
 class Mode(StrEnum):
@@ -112,6 +113,7 @@ class Turn:
     id: int | None = None
     covers_seq: int | None = None
     attachments: tuple[Attachment, ...] = ()
+    stopped_by: str | None = None  # who stopped this answer (Stop), or asked to while it streams
 
 
 @dataclass(frozen=True)
@@ -165,10 +167,27 @@ class Fork:
     tools: tuple[str, ...] | None = None
     connectors: tuple[Connector, ...] = ()  # names, URLs, allowed tools: never a token
     pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
+    # a private fork (the agent pane): the channel whose conversation it forks, while its thread lives in
+    # its owner's DM with the bot (`channel_id`, numbered there, so the channel's numbering shows nothing)
+    private_of: str | None = None
 
     @property
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
+
+    @property
+    def private(self) -> bool:
+        return self.private_of is not None
+
+    @property
+    def home(self) -> Channel:
+        """Where its summary is posted: the channel a private fork forks, else its own."""
+        return Channel(self.team_id, self.private_of or self.channel_id)
+
+    @property
+    def root_is_theirs(self) -> bool:
+        """Its root is a person's message (an adopted thread, a private fork), never the bot's to change."""
+        return self.adopted or self.private
 
     @property
     def pruned(self) -> bool:

@@ -6,7 +6,8 @@ does not fit its port's signature raises TypeError, as it would against the Slac
 - Every call is one `Said(method, args, ts)`, with a ts of its own (the one `post_*` methods return);
   a reply is recorded when its writer ends: `reply` (place, text) or `reply_failed` (place, notice).
 - The few methods that answer something answer from what the caller configured: `names` (display_name),
-  `admins` (is_admin), `files` (download, by Slack file id), `threads` (thread_messages, by thread ts).
+  `admins` (is_admin), `files` (download, by Slack file id), `threads` (thread_messages, by thread ts),
+  `rooms` (membership and channel_name: a channel id → its name and members, the bot among them or not).
   Look-ups (display_name, is_admin) are not recorded; a download Slack would refuse is not either.
 - `refuse`: the methods that raise ChatUnavailable, as Slack's refusals do.
 """
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..domain.errors import ChatUnavailable
-from ..services.ports import CHAT_PORTS, Place, SharedFile, ThreadMessage
+from ..services.ports import CHAT_PORTS, Membership, Place, SharedFile, ThreadMessage
 
 SIGNATURES = {name: inspect.signature(method) for port in CHAT_PORTS for name, method in vars(port).items()
               if callable(method) and not name.startswith("_")}
@@ -74,6 +75,7 @@ class RecordingChat:
         self.refuse: set[str] = set()
         self.files: dict[str, bytes] = {}
         self.threads: dict[str, list[ThreadMessage]] = {}
+        self.rooms: dict[str, tuple[str, set[str]]] = {}  # channel id → (name, members: "bot" for the bot)
         self.read_delay = 0.0  # seconds a thread read takes (others act meanwhile)
         counter = itertools.count(1)
         self._new_ts = new_ts or (lambda: f"{9_000_000_000 + next(counter)}.000100")
@@ -122,6 +124,16 @@ class RecordingChat:
             raise ChatUnavailable(f"Slack would not give me {file.name}")
         self.record("download", file)
         return self.files[file.id]
+
+    def membership(self, channel, user_id: str) -> Membership:
+        if channel.id not in self.rooms:
+            raise ChatUnavailable("Slack can't see that channel")
+        self.record("membership", channel, user_id)
+        name, members = self.rooms[channel.id]
+        return Membership(name, "bot" in members, user_id in members)
+
+    def channel_name(self, channel) -> str | None:
+        return self.rooms[channel.id][0] if channel.id in self.rooms else None
 
     def thread_messages(self, channel, thread_ts: str) -> list[ThreadMessage]:
         self.record("thread_messages", channel, thread_ts)

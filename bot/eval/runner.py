@@ -75,8 +75,8 @@ class MeteredModel:
         self.model = model
         self.usages: list[Usage] = []
 
-    def complete(self, model_input, events=None) -> Completion:
-        completion = self.model.complete(model_input, events)
+    def complete(self, model_input, events=None, stop=None) -> Completion:
+        completion = self.model.complete(model_input, events, stop)
         self.usages.append(completion.usage)
         return completion
 

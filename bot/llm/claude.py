@@ -1,7 +1,13 @@
-"""The single streaming call to Claude, with SDK errors translated into ModelUnavailable."""
+"""The single streaming call to Claude, with SDK errors translated into ModelUnavailable.
+
+Stop (a StopSignal): the stream's connection is shut down from whichever thread the stop comes on — the
+reading thread wakes at once, even with no event on its way — so the API stops generating (and billing);
+what was read until then is the completion, `stopped`.
+"""
 from __future__ import annotations
 
 import logging
+import socket
 
 import anthropic
 import httpx2
@@ -11,7 +17,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
-from ..services.ports import Completion, ReplyEvents
+from ..services.ports import Completion, ReplyEvents, StopSignal
 from .reading import Reading
 from .request import MCP_BETA, RequestEncoder, server_tools
 
@@ -52,17 +58,28 @@ class Claude:
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries)
 
-    def complete(self, model_input: ModelInput, events: ReplyEvents | None = None) -> Completion:
+    def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
+                 stop: StopSignal | None = None) -> Completion:
         body = self.encoder.encode(model_input)
         reading = Reading(events)
+        try:
+            self._answer(body, reading, model_input, stop)
+        except ModelUnavailable:
+            if _stopped(stop):  # the stream was shut down under the reader: that is the stop, not a failure
+                return reading.completion(stopped=True)
+            raise
+        # a stop that came once the answer was whole (its stop reason read) stops nothing
+        return reading.completion(stopped=_stopped(stop) and reading.stop_reason is None)
+
+    def _answer(self, body: bytes, reading: Reading, model_input: ModelInput, stop: StopSignal | None) -> None:
         # the body holds connectors' tokens: it is never logged, kept or put in an error
         headers = {"anthropic-beta": MCP_BETA} if model_input.connectors else {}
         try:
-            self._stream(body, reading, headers)
+            self._stream(body, reading, headers, stop)
             for _ in range(MAX_RESUMES):  # a long research turn pauses; handing it back resumes it
-                if reading.stop_reason != "pause_turn":
+                if reading.stop_reason != "pause_turn" or _stopped(stop):
                     break
-                self._stream(_with_answer_so_far(body, reading.resume()), reading, headers)
+                self._stream(_with_answer_so_far(body, reading.resume()), reading, headers, stop)
         except anthropic.APIStatusError as error:
             raise _status_error(error) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
@@ -70,17 +87,26 @@ class Claude:
             raise ModelUnavailable("Claude did not answer in time") from None
         except (anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude could not be reached") from None
-        return reading.completion()
 
-    def _stream(self, body: bytes, reading: Reading, headers: dict[str, str]) -> None:
+    def _stream(self, body: bytes, reading: Reading, headers: dict[str, str], stop: StopSignal | None) -> None:
         # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses the
         # SSE events, but no longer copies and re-encodes a history of hundreds of KB. The events are
         # read as they come instead of through MessageStream, whose snapshot building re-creates a
         # pydantic generic class per message (~2 ms, and garbage).
+        if _stopped(stop):
+            return
         with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
                                stream_cls=Stream[RawMessageStreamEvent], options={"headers": headers}) as stream:
-            for event in stream:
-                reading.read(event)
+            if stop is not None:
+                stop.on_stop(lambda: _shut(stream))
+            try:
+                for event in stream:
+                    if _stopped(stop):
+                        break  # leaving the block closes the response
+                    reading.read(event)
+            finally:
+                if stop is not None:
+                    stop.on_stop(None)
 
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         try:
@@ -99,6 +125,23 @@ class Claude:
                 raise _status_error(error) from None
         except (anthropic.APITimeoutError, anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude's file store could not be reached") from None
+
+
+def _stopped(stop: StopSignal | None) -> bool:
+    return stop is not None and stop.requested()
+
+
+def _shut(stream: Stream) -> None:
+    """End the stream now, from any thread: shutting its socket down wakes a read blocked on it (closing the
+    response alone would leave the reader waiting for the next event)."""
+    network = stream.response.extensions.get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed
+    stream.close()
 
 
 def _gone(error: anthropic.APIStatusError) -> bool:

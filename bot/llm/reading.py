@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from ..domain.context import estimate_tokens
 from ..domain.model import Usage
 from ..domain.text import storable
 from ..services.ports import Completion, ReplyEvents, Source
@@ -108,10 +109,16 @@ class Reading:
             if self.events:
                 self.events.tool_finished(block.tool_use_id, pages, failed)
 
-    def completion(self) -> Completion:
-        usage = self.earlier_usage + Usage(**self.counts)
-        return Completion("".join(self.parts), usage, _sources(self.cited, self.found),
-                          tuple(self.connector_calls.items()), tuple(self.failed_connectors.items()))
+    def completion(self, stopped: bool = False) -> Completion:
+        """What the call produced; `stopped`: cut short by Stop — the API never sent its final usage, so the
+        text written is counted as its output (an estimate)."""
+        counts = dict(self.counts)
+        text = "".join(self.parts)
+        if stopped:
+            counts["output_tokens"] = max(counts.get("output_tokens", 0), estimate_tokens(text))
+        usage = self.earlier_usage + Usage(**counts)
+        return Completion(text, usage, _sources(self.cited, self.found), tuple(self.connector_calls.items()),
+                          tuple(self.failed_connectors.items()), stopped=stopped)
 
 
 def _counts(usage) -> dict[str, int]:

@@ -18,11 +18,12 @@ from __future__ import annotations
 import logging
 
 from ..domain import transcript
+from ..domain.agent import session_title
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ContextSize, Fork
 from ..domain.settings import ChannelSettings
 from .liveness import Liveness
-from .ports import Adopted, BotUsers, ForkPosts, People, Shared, Store, ThreadMessage
+from .ports import Adopted, AgentSessions, BotUsers, ForkPosts, People, Shared, Store, ThreadMessage
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,9 @@ def adoption_note(fork: Fork, read: bool = True) -> str:
 
 class Adoption:
     def __init__(self, store: Store, posts: ForkPosts, people: People, shared: Shared, liveness: Liveness,
-                 bot_user_id: BotUsers, defaults: ChannelSettings = ChannelSettings()):
+                 bot_user_id: BotUsers, defaults: ChannelSettings = ChannelSettings(),
+                 agent: AgentSessions | None = None):
+        self.agent = agent  # the adopted thread becomes an agent session (best effort)
         self.defaults = defaults  # what the adopted fork keeps where its channel chose nothing
         self.store = store
         self.posts = posts
@@ -76,6 +79,9 @@ class Adoption:
             fork.id, transcript.topic(earlier[0].text) if earlier else "", inherited,
             transcript.transcript([self._quoted(fork.team_id, m) for m in earlier]), transcript.SPEAKER,
             [m.ts for m in earlier])
+        if self.agent:
+            titled = self.store.sessions.fork(fork.id)  # with the topic its first message gave it
+            self.agent.session_opened(titled, session_title(titled))
         try:
             self.posts.note_in_thread(fork, adoption_note(fork, read))
         except Exception:

@@ -80,6 +80,8 @@ class SlashCommands:
         self.answers.show_context(command.audience, report)
 
     def forks_list(self, command: SlashCommand) -> None:
+        """The channel's open forks, and to the caller alone their own private forks of it (🔒)."""
         sessions = self.store.sessions
-        listings = self.forks.listings(sessions.forks_in(command.channel, ForkStatus.OPEN))
+        mine = self.store.private.private_forks_of(command.channel, command.user_id)
+        listings = self.forks.listings(sessions.forks_in(command.channel, ForkStatus.OPEN) + mine)
         self.answers.show_forks(command.audience, listings, sessions.fork_counts(command.channel))

@@ -5,6 +5,10 @@ lease answers every pending turn, in order, one model call per batch, and releas
 the same transaction that finds nothing more waiting. A message that arrives while
 Claude is answering is kept and answered next (with full context), never dropped or doubled,
 across threads and replicas. A failed call leaves the user's turn stored and marked failed.
+
+A person may stop an answer being written (stopping.py): what it said so far is its answer, marked as
+stopped by them, in Slack and in every later request. A fork's agent session is `processing` while it
+answers and `active` after (off the answer's path: the calls never wait, never fail it).
 """
 from __future__ import annotations
 
@@ -12,14 +16,16 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..domain.agent import SessionStatus, first_message_title
 from ..domain.errors import ChatUnavailable, ModelUnavailable
-from ..domain.model import Attachment, Session, Usage
+from ..domain.model import Attachment, Role, Session, Usage
 from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
 from .connections import Connections
 from .liveness import Liveness
 from .model_inputs import model_input
-from .ports import MAX_ATTEMPTS, Audience, Batch, Model, Place, PrivateAnswers, Replies, Store
+from .ports import MAX_ATTEMPTS, AgentSessions, Audience, Batch, Model, Place, PrivateAnswers, Replies, Store
+from .stopping import Stopping
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +41,8 @@ OnAnswered = Callable[[Session, Usage, ChannelSettings | None], None]  # the set
 
 class Conversation:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
-                 on_answered: OnAnswered | None = None, connections: Connections | None = None):
+                 on_answered: OnAnswered | None = None, connections: Connections | None = None,
+                 stopping: Stopping | None = None, agent: AgentSessions | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -45,6 +52,8 @@ class Conversation:
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
         self.connections = connections
+        self.stopping = stopping or Stopping(store.stops, store.sessions)
+        self.agent = agent
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
@@ -100,7 +109,8 @@ class Conversation:
         """Answer one batch; returns its usage (None if it failed) and the next batch, if any."""
         session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
-        place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
+        place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts,
+                      reply.id)
         request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections)
         try:
             writer = self.replies.begin_reply(place)
@@ -108,27 +118,48 @@ class Conversation:
             # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
             log.warning("session %s cannot be answered: %s", session.id, error)
             return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+        self._session(session, SessionStatus.PROCESSING, batch)
         try:
-            completion = self.model.complete(request, writer)
+            with self.stopping.holding(reply.id) as stop:
+                completion = self.model.complete(request, writer, stop)
         except Exception as error:
             if not isinstance(error, ModelUnavailable):
                 log.exception("reply failed in session %s", session.id)
             self._safely_fail(writer, failure_notice(error))
+            self._session(session, SessionStatus.ACTIVE)
             return None, self.turns.abort_reply(reply, pending, owner, self.lease)
-        text = completion.text + sources_section(completion.sources) + failures_note(completion.failed_connectors)
+        if completion.stopped:
+            text, shown = completion.text, f"\n\n_⏹ Stopped by <@{stop.stopped_by}>._"
+        else:
+            text = completion.text + sources_section(completion.sources) + failures_note(completion.failed_connectors)
+            shown = text[len(completion.text):]
         try:
-            if text != completion.text:
-                writer.write(text[len(completion.text):])
+            if shown:
+                writer.write(shown)
             posted = writer.finish()
         except Exception:
             # the answer stays in the history even if Slack refused it; the log says why
             log.exception("posting the reply failed in session %s", session.id)
             posted = []
+        self._session(session, SessionStatus.ACTIVE)
         following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
-                                            session.channel if session.fork else None, owner, self.lease)
+                                            session.channel if session.fork else None, owner, self.lease,
+                                            stopped=completion.stopped)
         if completion.connector_calls:
             self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
+
+    def _session(self, session: Session, status: SessionStatus, batch: Batch | None = None) -> None:
+        """A fork's agent session: `processing` while it answers (named by its first message, for a fork that
+        had no topic), `active` after. Never waited for; Slack refusing it changes nothing."""
+        fork = session.fork
+        if fork is None or self.agent is None:
+            return
+        if batch is not None and not any(t.role is Role.USER and t.seq < batch.pending[0].seq for t in batch.history):
+            title = first_message_title(fork, batch.pending[0].text)
+            if title:
+                self.agent.session_renamed(fork, title)
+        self.agent.session_status(fork, status)
 
     def _tell_given_up(self, batch: Batch) -> None:
         for turn in batch.given_up:

@@ -4,7 +4,8 @@ Each attribute is one concern: `intake` (the durable inbox), `router` (people's 
 `commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
 `forks`, `reviews` (summaries approved before they merge), `adoption` (a thread mentioned into a fork),
 `conversation`, `lifecycle` (the sweep), `liveness` (claims kept alive by a heartbeat), `workspaces`
-(installs and uninstalls). Domain errors become a private answer to the person at the edge of each use
+(installs and uninstalls), `stopping` (Stop on an answer being written), `pane` (the agent pane: what
+people view, private forks, suggested prompts). Domain errors become a private answer to the person at the edge of each use
 case; nothing else changes when one is raised.
 """
 from __future__ import annotations
@@ -32,7 +33,9 @@ from .policy import Policies, Policy
 from .connections import Connections
 from .ports import BotUsers, Chat, Model, Secrets, Store
 from .reviews import Reviews
+from .pane import AgentPane
 from .routing import Router
+from .stopping import Stopping
 from .workspaces import Workspaces
 
 
@@ -69,20 +72,24 @@ class Services:
         self.budgets = Budgets(store, chat.posts, chat.answers, self.policies)
         self.connections = Connections(store.connector_tokens, channels.secrets, channels.defaults.connectors or (),
                                        channels.connector_tokens)
+        self.stopping = Stopping(store.stops, store.sessions)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
-                                         on_answered=self._after_answer, connections=self.connections)
-        merging = Merging(store, chat.posts, model, self.connections)
+                                         on_answered=self._after_answer, connections=self.connections,
+                                         stopping=self.stopping, agent=chat.agent)
+        merging = Merging(store, chat.posts, model, self.connections, chat.agent)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
-        self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews)
+        self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews,
+                           chat.agent)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
         self.attachments = Attachments(store, chat.shared, model, policy.max_file_bytes)
         self.access = Access(store, chat.answers, chat.people, channels.lists)
         self.lifecycle = Lifecycle(store, chat.replies, chat.posts, self.conversation, self.forks, self.compactor,
                                    self.intake, self.policies, self.workspaces, self.attachments, self.access)
         self.adoption = Adoption(store, chat.posts, chat.people, chat.shared, self.liveness, self.bot_user_id,
-                                 self.policies.defaults)
+                                 self.policies.defaults, chat.agent)
+        self.pane = AgentPane(store, chat.posts, chat.answers, chat.channels, chat.agent, self.access, self.policies)
         self.router = Router(store, chat.answers, chat.people, self.conversation, self.forks, self.budgets,
-                             self.attachments, self.adoption, self.bot_user_id, self.access)
+                             self.attachments, self.adoption, self.bot_user_id, self.access, self.pane)
         self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy)
         self.channel_admin = ChannelAdmin(store, chat.replies, chat.answers, chat.screens, self.access,
                                           channels.defaults, channels.choices, self.connections)

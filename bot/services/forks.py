@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from ..domain.agent import SessionStatus, session_title
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
@@ -19,7 +20,7 @@ from .conversation import Conversation, Speaker
 from .followups import safely
 from .liveness import Liveness
 from .policy import Policies
-from .ports import MAX_ATTEMPTS, ForkPosts, Store
+from .ports import MAX_ATTEMPTS, AgentSessions, ForkPosts, Store
 from .merging import Merging
 from .reviews import Reviews
 
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 
 class Forks:
     def __init__(self, store: Store, posts: ForkPosts, conversation: Conversation, policies: Policies,
-                 liveness: Liveness, merging: Merging, reviews: Reviews):
+                 liveness: Liveness, merging: Merging, reviews: Reviews, agent: AgentSessions | None = None):
         self.liveness = liveness
         self.store = store
         self.posts = posts
@@ -37,6 +38,7 @@ class Forks:
         self.policies = policies
         self.merging = merging
         self.reviews = reviews
+        self.agent = agent  # each fork's thread is an agent session (best effort)
 
     def open(self, channel: Channel, speaker: Speaker, text: str,
              origin_ts: str | None = None, parent: Fork | None = None) -> Fork | str:
@@ -62,6 +64,8 @@ class Forks:
             raise
         self.store.sessions.set_root(fork.id, root_ts, fork.inherited)
         fork = self.store.sessions.fork(fork.id)
+        if self.agent:
+            self.agent.session_opened(fork, session_title(fork))
         if parent is not None:
             safely(self.posts.note_in_thread, parent,
                          f"<@{speaker.user_id}> opened fork #{fork.number} from this thread. Its summary comes "
@@ -154,6 +158,8 @@ class Forks:
                      f"{who}. Nothing was added to the channel's conversation.")
         safely(self.posts.refresh_fork_root, abandoned)
         self.reviews.close(fork.draft, abandoned, "Not merged: the fork was abandoned.")
+        if self.agent:
+            self.agent.session_status(abandoned, SessionStatus.CLOSED)
         return abandoned
 
     def _summarise(self, fork: Fork, user_id: str, guidance: str) -> Fork:

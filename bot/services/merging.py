@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from ..domain.agent import SessionStatus
 from ..domain.context import estimate_tokens, with_request
 from ..domain.errors import ChildrenOpen, NothingToMerge
 from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merge_prompt, summary_turn_text
@@ -12,13 +13,15 @@ from ..domain.model import Fork, Role, Usage
 from .followups import safely
 from .model_inputs import fork_model_input
 from .connections import Connections
-from .ports import ForkPosts, Model, Store
+from .ports import AgentSessions, ForkPosts, Model, Store
 
 log = logging.getLogger(__name__)
 
 
 class Merging:
-    def __init__(self, store: Store, posts: ForkPosts, model: Model, connections: Connections | None = None):
+    def __init__(self, store: Store, posts: ForkPosts, model: Model, connections: Connections | None = None,
+                 agent: AgentSessions | None = None):
+        self.agent = agent  # a merged fork's agent session closes (best effort)
         self.store = store
         self.posts = posts
         self.model = model
@@ -63,6 +66,8 @@ class Merging:
     def announce(self, fork: Fork) -> None:
         """Post the summary, then the thread note and the root update. A crash before the post
         leaves the summary on the fork for the sweep to announce."""
+        if self.agent:
+            self.agent.session_status(fork, SessionStatus.CLOSED)
         try:
             ts = self.posts.post_merge(fork, self.store.views.stats(fork.id), self.store.merges.summary_of(fork.id))
         except Exception:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..domain.context import ModelInput, asking, fork_input, parent_input
-from ..domain.model import Fork, Mode, Session, Turn
+from ..domain.model import Channel, Fork, Mode, Session, Turn
 from ..domain.settings import ChannelSettings
 from .connections import Connections
 from .ports import Store
@@ -29,7 +29,17 @@ def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None
     (a snapshot); its connectors' tokens are read now."""
     configured = _fork_input(store, fork, history).configured(fork.instructions, fork.model, fork.tools,
                                                               fork.connectors if connections else ())
-    return connections.attach(configured, fork.channel) if connections else configured
+    if not connections or not configured.connectors:
+        return configured
+    return connections.attach(configured, _settings_home(store, fork))
+
+
+def _settings_home(store: Store, fork: Fork) -> Channel:
+    """The channel whose settings (and connectors' tokens) the fork's snapshot came from: its top fork's home
+    (for a private fork, the channel it forks, not the DM its thread is in)."""
+    while fork.nested:
+        fork = store.sessions.fork(fork.parent_id)
+    return fork.home
 
 
 def _fork_input(store: Store, fork: Fork, history: list[Turn] | None) -> ModelInput:

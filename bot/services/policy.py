@@ -52,8 +52,9 @@ class Policy:
 
     def reviewed(self, fork: Fork) -> bool:
         """Whether a merge of this fork waits for its draft summary to be approved (the one seam for the
-        setting; an idle fork's expiry then drafts too, and waits)."""
-        return bool(self.channel.merge_review)
+        setting; an idle fork's expiry then drafts too, and waits). A private fork always does: only what its
+        owner approves reaches the channel."""
+        return fork.private or bool(self.channel.merge_review)
 
     def for_channel(self, chosen: ChannelSettings) -> Policy:
         """This policy with what a channel's admins chose over it (a budget of 0: none there)."""

@@ -6,6 +6,10 @@ thread that is none: adoption.py), or a short private answer.
 its channel + ts, atomically with storing its turn (or before any other action), so it is acted on
 once whatever arrives twice. Channel chatter that mentions nobody costs no write.
 
+In a DM, a message at the top level written beside a channel (the agent pane, pane.py) opens a private
+fork of that channel in the thread under it, and is its first turn; without a channel in view, or when
+the person may not fork it, it is a DM turn as always.
+
 A message someone shared or forwarded (`shared`) is part of the sharer's turn, quoted after their own
 words (bot/domain/shared.py), with or without words of their own; whether the bot was mentioned, and
 which command was given, is read from the sharer's own words only.
@@ -26,6 +30,7 @@ from .attachments import Attachments
 from .budgets import Budgets
 from .conversation import Conversation, Speaker
 from .forks import Forks
+from .pane import AgentPane
 from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Store
 from .refusals import refuse
 
@@ -48,6 +53,7 @@ class IncomingMessage:
     files: Sequence[SharedFile] = ()  # may be read lazily (Slack Connect stubs are resolved on first read)
     shared: tuple[SharedMessage, ...] = ()  # messages shared or forwarded with this one
     delivery: str | None = None  # the kept delivery it arrived in (done once its turn is stored)
+    viewing: tuple[str, ...] = ()  # in a DM: the channels Slack says its writer views (its app_context)
 
     @property
     def channel(self) -> Channel:
@@ -60,8 +66,10 @@ class IncomingMessage:
 
 class Router:
     def __init__(self, store: Store, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
-                 budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access):
+                 budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access,
+                 pane: AgentPane | None = None):
         self.access = access
+        self.pane = pane
         self.attachments = attachments
         self.adoption = adoption
         self.store = store
@@ -95,7 +103,7 @@ class Router:
                 self._in_fork(fork, message, text, mentioned, audience, key, chosen)
             elif foreign_thread:
                 self._adopt(message, text, audience, key)
-            elif text or message.files:
+            elif (text or message.files) and not self._privately(message, text, key):
                 session = Session(self.store.sessions.parent_id(message.channel),
                                   message.channel_id, message.team_id)
                 self._submit(session, message, text, audience, key, chosen)
@@ -103,6 +111,18 @@ class Router:
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
+
+    def _privately(self, message: IncomingMessage, text: str, key: str) -> bool:
+        """A DM message beside a channel: the first turn of a private fork of it (True), if it may be one."""
+        if self.pane is None or message.channel_type != "im" or message.in_thread:
+            return False
+        home = self.pane.in_view(message.team_id, message.user_id, list(message.viewing))
+        fork = self.pane.open_private(home, message.channel, message.ts, message.user_id, text) if home else None
+        if fork is None:
+            return False
+        audience = Audience(message.team_id, message.channel_id, message.user_id, thread_ts=message.ts)
+        self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key)
+        return True
 
     def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
         """A mention in a thread that is no fork: the thread becomes one, then the mention is its turn."""

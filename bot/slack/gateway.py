@@ -76,22 +76,32 @@ class SlackChat:
             return threads.thread_messages(first)  # iterating a SlackResponse follows its cursor
 
     def refresh_fork_root(self, fork: Fork) -> None:
-        """The root as the fork is now (merged, abandoned…); an adopted thread's root is a message
-        people posted, never the bot's to change."""
-        if fork.root_ts and not fork.adopted:
+        """The root as the fork is now (merged, abandoned…); an adopted thread's root, or a private fork's,
+        is a message people posted, never the bot's to change."""
+        if fork.root_ts and not fork.root_is_theirs:
             self.call(fork.team_id, "chat_update", channel=fork.channel_id, ts=fork.root_ts,
                       text=render.fork_root_text(fork), blocks=render.fork_root_blocks(fork))
 
     def post_merge(self, fork: Fork, stats: ForkStats, summary: str) -> str:
-        """In the channel; a fork of a fork's summary goes to its parent fork's thread."""
-        response = self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id,
-                             thread_ts=fork.parent_root_ts, text=render.merge_header(fork, stats),
-                             blocks=render.merge_blocks(fork, stats, summary, self.names.for_text(fork.team_id)))
+        """In the channel; a fork of a fork's summary goes to its parent fork's thread; a private fork's to the
+        channel it forked, saying whose it was (and nothing else of it)."""
+        names = self.names.for_text(fork.team_id)
+        if fork.private:
+            text, blocks = render.private_merge(fork, summary, names)
+        else:
+            text, blocks = render.merge_header(fork, stats), render.merge_blocks(fork, stats, summary, names)
+        response = self.call(fork.team_id, "chat_postMessage", channel=fork.home.id,
+                             thread_ts=fork.parent_root_ts, text=text, blocks=blocks)
         return response["ts"]
+
+    def post_private_intro(self, fork: Fork, channel_name: str | None) -> None:
+        text, blocks = render.private_intro(fork, channel_name)
+        self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text,
+                  blocks=blocks)
 
     def note_in_thread(self, fork: Fork, text: str) -> None:
         if fork.summary_ts:
-            text += f" <{render.permalink(fork.channel_id, fork.summary_ts)}|See the summary>."
+            text += f" <{render.permalink(fork.home.id, fork.summary_ts)}|See the summary>."
         self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id, thread_ts=fork.root_ts, text=text)
 
     def post_draft(self, fork: Fork, draft: Draft, guidance: str) -> str:

@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 
 # the bot scopes the install asks for: manifest.yml's oauth_config.scopes.bot, exactly (a unit test
 # compares them; the manifest is not part of the installed package)
-BOT_SCOPES = ("app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
-              "chat:write", "commands", "files:read", "reactions:read", "reactions:write", "users:read")
+BOT_SCOPES = ("app_mentions:read", "assistant:write", "channels:history", "channels:read", "groups:history",
+              "groups:read", "im:history", "mpim:history", "chat:write", "commands", "files:read", "reactions:read",
+              "reactions:write", "users:read")
 STATE_TTL = 600  # seconds an install may take from the install page to Slack's redirect back
 REDIRECT_PATH = "/slack/oauth_redirect"
 

@@ -55,8 +55,10 @@ def _worth_keeping(event: dict, bot_user_id: str | None) -> bool:
         return user != bot_user_id and str(event.get("reaction", "")).split("::")[0] in ACTED_ON_REACTIONS
     if kind == "app_mention":
         return from_person(event, bot_user_id)
-    if kind in ("file_deleted", "app_uninstalled", "tokens_revoked"):
-        return True  # what people removed must stop reaching Claude; a workspace that left must be let go
+    if kind in ("file_deleted", "app_uninstalled", "tokens_revoked", "agent_session_stopped"):
+        # what people removed must stop reaching Claude; a workspace that left must be let go; a Stop is
+        # obeyed (by whichever replica writes the answer) or its person sees the answer go on
+        return True
     if kind != "message":
         return False
     if event.get("subtype") in ("message_changed", "message_deleted"):

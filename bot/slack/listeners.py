@@ -24,6 +24,7 @@ from .intake import HUMAN_SUBTYPES, Door, delivered, from_person, presser
 from .review_listeners import register_reviews
 from .settings_listeners import register_settings
 from .shares import shared_files, shared_messages
+from .agent_listeners import register_agent, viewed_channels
 from .render import ABANDON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
         app.action(action_id)(_button_listener(services, use_case))
     register_reviews(app, services)
     register_settings(app, services)
+    register_agent(app, services)
 
     @app.action(FEEDBACK_ACTION)
     def on_feedback(ack, body, action, context):
@@ -101,9 +103,14 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
 
     @app.event("app_home_opened")
     def on_home(event, body, context):
-        # not kept (a view refresh); one publish per delivery, however often Slack delivers it
-        if event.get("tab", "home") == "home" and services.first_delivery(body.get("event_id") or ""):
-            services.gestures.home_opened(_team(context), event["user"])
+        # not kept (a view refresh); one publish (or one set of prompts) per delivery, however often Slack
+        # delivers it; the Messages tab is the bot's DM (the agent pane)
+        tab = event.get("tab", "home")
+        if tab in ("home", "messages") and services.first_delivery(body.get("event_id") or ""):
+            if tab == "home":
+                services.gestures.home_opened(_team(context), event["user"])
+            elif event.get("channel"):
+                services.pane.dm_opened(_team(context), event["user"], event["channel"])
 
     @app.event("file_deleted")
     def on_file_deleted(event, context):
@@ -197,6 +204,7 @@ def _message(services: Services, event: dict, context, stubs: FileStubs | None) 
         files=MessageFiles([*(event.get("files") or []), *shared_files(event)], _team(context), stubs),
         shared=shared_messages(event),
         delivery=context.get("delivery"),
+        viewing=viewed_channels(event.get("app_context")),
     ))
 
 

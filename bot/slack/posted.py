@@ -35,7 +35,8 @@ class Message:
     shown: str
     completed_by: list[str] = field(default_factory=list)  # posts with what its final update could not add
     status: str = ""  # the status line shown under its text (the last message's, while Claude researches)
-    closed: bool = False  # it carries the closing blocks (the feedback buttons): the answer's last message
+    # the blocks under its text, if any: the last message's feedback buttons, or its Stop button while it streams
+    closing: list[dict] | None = None
 
 
 def _content(markdown: str, closing: list[dict] | None) -> dict:
@@ -71,20 +72,21 @@ class Posted:
         return self.before + [ts for m in self.messages for ts in (m.ts, *m.completed_by)]
 
     def deliver(self, text: str, final: bool, closing: list[dict] | None = None) -> None:
-        """Show `text` so far (all of it with `final`), with `closing` blocks (the feedback buttons)
-        under the last message from the moment it is posted: no call is spent adding them at the end."""
+        """Show `text` so far (all of it with `final`), with `closing` blocks (the feedback buttons, or while it
+        streams a Stop button) under the last message from the moment it is posted: no call is spent adding
+        them at the end; blocks that change (Stop giving way to feedback) ride on the update of the text."""
         pages = self.pager.update(self._reopen + text[self._skip:], final=final)
         for i, page in enumerate(pages):
             last = i == len(pages) - 1
             status = self.status if last and not final else ""
-            closed = bool(closing) and last
+            under = (closing or None) if last else None
             if not page and not status:
                 continue
             if i == len(self.messages):
-                if not self._post(page, status, closing if closed else None):
+                if not self._post(page, status, under):
                     return
-            elif (page, status, closed) != (self.messages[i].shown, self.messages[i].status, self.messages[i].closed) \
-                    and not self._update(self.messages[i], page, status, closing if closed else None):
+            elif (page, status, under) != (self.messages[i].shown, self.messages[i].status, self.messages[i].closing) \
+                    and not self._update(self.messages[i], page, status, under):
                 if self.messages[i] is self.adopted:
                     self._let_go(text)
                     self.deliver(text, final, closing)
@@ -102,13 +104,13 @@ class Posted:
     def _post(self, page: str, status: str = "", closing: list[dict] | None = None) -> bool:
         ts = self._send("chat_postMessage", **_content(page + status, closing))
         if ts:
-            self.messages.append(Message(ts, page, status=status, closed=bool(closing)))
+            self.messages.append(Message(ts, page, status=status, closing=closing or None))
         return ts is not None
 
     def _update(self, message: Message, page: str, status: str = "", closing: list[dict] | None = None) -> bool:
         if not self._send("chat_update", ts=message.ts, **_content(page + status, closing)):
             return False
-        message.shown, message.status, message.closed = page, status, bool(closing)
+        message.shown, message.status, message.closing = page, status, closing or None
         if message is self.adopted:
             self.adopted = None
         return True

@@ -17,6 +17,7 @@ MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
 CONTINUE_ACTION = "fork_budget_continue"
 FEEDBACK_ACTION = "answer_feedback"
+STOP_ACTION = "stop_answer"  # a top-level answer's Stop, while it streams
 FORK_FROM_HERE = "fork_from_here"  # message shortcut callback ids, as in manifest.yml
 MERGE_THIS_FORK = "merge_this_fork"
 MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text, and on all markdown blocks of one message together
@@ -88,6 +89,29 @@ def merge_blocks(fork: Fork, stats: ForkStats, summary: str, name_of: NameOf | N
     return [header, *summary_blocks(summary, name_of), feedback_block()]
 
 
+def private_merge(fork: Fork, summary: str, name_of: NameOf | None = None) -> tuple[str, list[dict]]:
+    """A private fork's approved summary in its channel: whose private fork it came from, and the summary —
+    not its topic, number or size (those stayed in its owner's DM)."""
+    edited = f", edited by <@{fork.summary_edited_by}>" if fork.summary_edited_by else ""
+    header = f"🔒 From <@{fork.owner_id}>'s private fork — the summary they approved{edited}:"
+    return header, [section(header), *summary_blocks(summary, name_of), feedback_block()]
+
+
+def private_intro(fork: Fork, channel_name: str | None) -> tuple[str, list[dict]]:
+    """The first note in a private fork's DM thread, with its Merge into #channel and Abandon buttons."""
+    text = (f"🔒 *Private fork of <#{fork.private_of}>* — this thread starts from its conversation "
+            f"({fork.inherited.turns} turns, ~{fork.inherited.tokens:,} tokens) and only you see it. Every message "
+            "here is a turn. Nothing reaches the channel until you merge: I'll show you the summary first, and "
+            "only the version you approve is posted there (saying it came from your private fork). Abandoning "
+            "shares nothing.")
+    where = f"#{channel_name}" if channel_name else "the channel"
+    merge_label = f"Merge into {where}"
+    if len(merge_label) > 75:  # a button's text holds 75 characters
+        merge_label = merge_label[:74] + "…"
+    return text, [section(text), {"type": "actions", "block_id": f"private_{fork.id}", "elements": [
+        button(merge_label, MERGE_ACTION, fork.id, "primary"), button("Abandon", ABANDON_ACTION, fork.id, "danger")]}]
+
+
 def summary_blocks(summary: str, name_of: NameOf | None = None) -> list[dict]:
     """A summary as Slack shows it: its body in a markdown block, its conflicts in a section of their own
     (so nobody reads past a contradiction with an earlier merge)."""
@@ -127,6 +151,11 @@ def feedback_block() -> dict:
     return {"type": "context_actions", "elements": [{
         "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
         "positive_button": vote("Good answer", "good"), "negative_button": vote("Bad answer", "bad")}]}
+
+
+def stop_block(reply_id: int) -> dict:
+    """The Stop button under a top-level answer while it streams; its value names the answer's stored turn."""
+    return {"type": "actions", "block_id": "answer_stop", "elements": [button("Stop", STOP_ACTION, reply_id)]}
 
 
 def humanize(seconds: float) -> str:

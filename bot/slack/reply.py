@@ -5,7 +5,9 @@
   slack-sdk's ChatStream, whose buffer would resend unconfirmed text) so that what each message
   is known to show is exact.
 - At a channel's top level (where streams need a thread) a message is posted at the first token
-  and updated with chat.update at most about once a second (posted.py).
+  and updated with chat.update at most about once a second (posted.py). While it streams, its last
+  message carries a Stop button (`stop_answer`, naming the answer's stored turn); the final update
+  trades it for the feedback buttons.
 An 👀 reaction on the person's message says Claude is thinking while no text is visible yet
 (thinking.py). Long answers continue in further messages of the same place (see paging.py).
 
@@ -32,7 +34,7 @@ from ..domain.text import settled
 from ..services.ports import Place, Source
 from .paging import Pager
 from .posted import Message, Posted
-from .render import feedback_block
+from .render import feedback_block, stop_block
 from .research import status_line, task_chunk, task_title
 from .retries import FAILURES, failure_code, retry_after
 from .thinking import Thinking
@@ -125,6 +127,7 @@ class ChannelReply(_Reply):
     def __init__(self, chat: SlackChat, place: Place, **kwargs):
         super().__init__(chat, place, **kwargs)
         self.posted = Posted(chat, place)
+        self.streaming = [stop_block(place.reply_id)] if place.reply_id is not None else None
 
     @property
     def ts(self) -> list[str]:
@@ -132,7 +135,7 @@ class ChannelReply(_Reply):
 
     def _deliver(self, visible: str, final: bool) -> None:
         self.posted.status = self._status_line()
-        self.posted.deliver(visible, final, self.closing)
+        self.posted.deliver(visible, final, self.closing if final else self.streaming)
 
     def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
         if status != "in_progress":

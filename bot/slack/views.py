@@ -1,5 +1,8 @@
 """Pure rendering of the `/forks` listing, `/context` and the App Home tab.
 
+A private fork (the agent pane) is only ever listed to its owner: marked 🔒, named as the private fork of
+its channel, linked to its thread in their DM with the bot.
+
 Each stays within what Slack accepts however many forks there are and however long their topics:
 an answer's text holds at most LIST_BUDGET characters (topics are shown whole while the list fits,
 then shortened, then the list ends with how many more there are), and the Home tab at most
@@ -35,10 +38,12 @@ def fork_line(listing: ForkListing, with_channel: bool = False, topic_limit: int
     """One fork; a fork of a fork under its parent, indented one step per level."""
     fork, stats = listing.fork, listing.stats
     link = f"<{permalink(fork.channel_id, fork.root_ts)}|open thread>" if fork.root_ts else "no thread"
-    where = f" in <#{fork.channel_id}>" if with_channel else ""
+    where = f" in <#{fork.channel_id}>" if with_channel and not fork.private else ""
     topic = quoted_topic(fork, missing=" _(no topic)_", limit=topic_limit)
     bullet = "• " if level == 0 else "\u2003" * level + "↳ "
     origin = f" (from #{fork.parent_number})" if fork.nested and level == 0 else ""
+    if fork.private:
+        origin = f" 🔒 your private fork of <#{fork.private_of}>"
     review = f" · 📝 draft {fork.draft.number} waiting for review" if fork.draft is not None else ""
     return (f"{bullet}*#{fork.number}*{origin}{topic}{where}{review} — by <@{fork.owner_id}>, {fork.mode}, "
             f"{stats.turns} turns, "

@@ -15,9 +15,11 @@ from .feedback import SqlFeedback
 from .files import SqlFiles
 from .inbox import SqlInbox
 from .merges import SqlMerges
+from .pane import SqlPane
 from .queue import SqlTurnQueue
 from .reviews import SqlReviews
 from .sessions import SqlSessions
+from .stops import SqlStops
 from .upkeep import SqlUpkeep
 from .views import SqlViews
 
@@ -27,11 +29,13 @@ __all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
 def sql_store(db: Database) -> Store:
     """The store ports over one database."""
     sessions, turns = SqlSessions(db), SqlTurnQueue(db)  # each also adopts threads, raises budgets / edits turns
-    return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=sessions, adoptions=sessions, budgets=sessions,
-                 turns=turns, edits=turns,
+    return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=sessions, adoptions=sessions,
+                 private=sessions.private, budgets=sessions, turns=turns, edits=turns,
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
-                 connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock, check=db.check)
+                 connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), stops=SqlStops(db),
+                 pane=SqlPane(db), erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock,
+                 check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

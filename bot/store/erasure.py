@@ -17,7 +17,7 @@ from sqlalchemy import case, delete, exists, func, select, update
 from ..domain.model import Channel, ForkStatus
 from .database import Database
 from .rows import in_channel, insert_parent, parent_key
-from .tables import attachments, channel_settings, connector_calls, connectors, feedback, files, messages, sessions, turns
+from .tables import agent_contexts, attachments, channel_settings, connector_calls, connectors, feedback, files, messages, sessions, turns
 
 CLOSED = (ForkStatus.MERGED.value, ForkStatus.ABANDONED.value)
 BATCH = 500  # sessions per prune call: a large backlog is worked off over several sweeps
@@ -32,7 +32,7 @@ class SqlErasure:
             _lock(conn, in_channel(channel))
             numbering = conn.scalar(select(sessions.c.next_fork_number)
                                     .where(sessions.c.parent_key == parent_key(channel)))
-            deleted = delete_sessions(conn, select(sessions.c.id).where(in_channel(channel)).scalar_subquery())
+            deleted = delete_sessions(conn, _of_channel(conn, channel))
             conn.execute(delete(feedback).where(feedback.c.team_id == channel.team_id,
                                                 feedback.c.channel_id == channel.id))
             conn.execute(delete(connector_calls).where(connector_calls.c.team_id == channel.team_id,
@@ -51,6 +51,7 @@ class SqlErasure:
                                       .scalar_subquery())
             conn.execute(delete(feedback).where(feedback.c.team_id == team_id))
             conn.execute(delete(channel_settings).where(channel_settings.c.team_id == team_id))
+            conn.execute(delete(agent_contexts).where(agent_contexts.c.team_id == team_id))
             conn.execute(delete(connectors).where(connectors.c.team_id == team_id))
             conn.execute(delete(connector_calls).where(connector_calls.c.team_id == team_id))
             return deleted.sessions
@@ -92,6 +93,18 @@ def delete_sessions(conn, ids) -> Deleted:
     removed = conn.execute(delete(turns).where(turns.c.session_id.in_(ids))).rowcount
     conn.execute(delete(messages).where(messages.c.session_id.in_(ids)))
     return Deleted(conn.execute(delete(sessions).where(sessions.c.id.in_(ids))).rowcount, removed)
+
+
+def _of_channel(conn, channel: Channel) -> list[int]:
+    """The channel's sessions, and the private forks of its conversation (in their owners' DMs) with every
+    fork of theirs: they read its turns, so they go with them."""
+    ids = set(conn.scalars(select(sessions.c.id).where(in_channel(channel))))
+    below = set(conn.scalars(select(sessions.c.id).where(sessions.c.team_id == channel.team_id,
+                                                         sessions.c.private_of == channel.id)))
+    while below - ids:
+        ids |= below
+        below = set(conn.scalars(select(sessions.c.id).where(sessions.c.parent_id.in_(list(below)))))
+    return sorted(ids)
 
 
 def _lock(conn, condition) -> None:

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from ..domain.model import Role, Turn, TurnStatus
 
 SETTLED = {Role.USER: {TurnStatus.ANSWERED},
-           Role.ASSISTANT: {TurnStatus.COMPLETE, TurnStatus.INTERRUPTED, TurnStatus.ABORTED},
+           Role.ASSISTANT: {TurnStatus.COMPLETE, TurnStatus.INTERRUPTED, TurnStatus.ABORTED, TurnStatus.STOPPED},
            Role.SUMMARY: {TurnStatus.COMPLETE}, Role.COMPACTION: {TurnStatus.COMPLETE}}
 
 

@@ -86,14 +86,16 @@ class SqlTurnQueue:
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
                      posted: Sequence[str], channel: Channel | None, owner: str,
-                     lease_seconds: float) -> Batch | None:
+                     lease_seconds: float, stopped: bool = False) -> Batch | None:
         """With a channel, every message of the answer is indexed for reactions."""
         now = self.db.now()
         with self.db.writing() as conn:
             if not _renew(conn, reply.session_id, owner, lease_seconds, now):
                 return None  # taken over: the new holder answers these turns
-            conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text,
-                                            "slack_ts": posted[0] if posted else None, **usage_values(usage)})
+            status = TurnStatus.STOPPED if stopped else TurnStatus.COMPLETE
+            conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text, "status": status.value,
+                                            "stopped": stopped, "slack_ts": posted[0] if posted else None,
+                                            **usage_values(usage)})
             settle(conn, pending, TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 index(conn, channel, ts, reply.session_id)

@@ -140,7 +140,7 @@ def to_turn(row) -> Turn:
         author_id=row.author_id, author_name=row.author_name, status=TurnStatus(row.status),
         usage=Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens,
                     row.searches, row.fetches),
-        slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq,
+        slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq, stopped_by=row.stopped_by,
     )
 
 
@@ -157,6 +157,7 @@ def to_fork(row) -> Fork:
         summary_edited_by=row.summary_edited_by,
         instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
         connectors=connector_list.loads(row.connectors), pruned_before_seq=row.pruned_before_seq or 0,
+        private_of=row.private_of,
     )
 
 

@@ -15,6 +15,7 @@ from ..domain.settings import ChannelSettings
 from ..domain.transitions import UNFINISHED
 from ..services.ports import Adopted
 from .adoption import ThreadAdoptions
+from .private import SqlPrivateForks
 from .database import Database
 from .moves import clause
 from .rows import in_channel, index, insert_parent, involves, parent_key, snapshot, to_fork, to_session
@@ -32,6 +33,7 @@ class SqlSessions:
     def __init__(self, db: Database):
         self.db = db
         self._adoptions = ThreadAdoptions(db, self.parent_id, self.fork, self.fork_by_message)
+        self.private = SqlPrivateForks(db, self.parent_id, self.fork_by_message)
 
     def parent_id(self, channel: Channel) -> int:
         # read every time, not remembered: another process may forget the channel (bot/store/erasure.py)

@@ -5,7 +5,7 @@ are built at import with bind parameters, and only their values change per call.
 """
 from __future__ import annotations
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Boolean, bindparam, case, insert, select, update
 
 from ..domain.model import TurnStatus
 from ..domain.queue import held_by, lease_takeable
@@ -52,8 +52,10 @@ SETTLE = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)),
 COUNT_ATTEMPT = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)))
                  .values(attempts=turns.c.attempts + 1))
 
+# a complete answer forgets a Stop that came too late; a stopped one keeps who stopped it
 FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
-                .values(text=bindparam("text"), status=TurnStatus.COMPLETE.value, slack_ts=bindparam("slack_ts"),
+                .values(text=bindparam("text"), status=bindparam("status"), slack_ts=bindparam("slack_ts"),
+                        stopped_by=case((bindparam("stopped", type_=Boolean), turns.c.stopped_by), else_=None),
                         input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
                         cache_read_tokens=bindparam("cache_read_tokens"),
                         cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),

@@ -76,6 +76,8 @@ sessions = Table(
     Column("version", Integer, nullable=False, default=0),  # bumped when a stored turn changes or is removed
     # the retention policy removed this session's turns below this seq (0: none); its context says so
     Column("pruned_before_seq", Integer, nullable=False, default=0),
+    # a private fork (the agent pane): the channel whose parent it forks; its thread (channel_id) is a DM
+    Column("private_of", String(32)),
     Column("next_fork_number", Integer, nullable=False, default=0),
     Column("lease_owner", String(64)),
     Column("lease_until", DateTime()),
@@ -110,6 +112,9 @@ turns = Table(
     Column("has_files", Boolean, nullable=False, default=False),  # attachments rows exist for it
     Column("searches", Integer, nullable=False, default=0),  # web searches and fetches by Claude's server tools
     Column("fetches", Integer, nullable=False, default=0),
+    # who pressed Stop on this answer: set once, only while it streams (a request its writer obeys), and
+    # kept with the answer it stopped
+    Column("stopped_by", String(32)),
     Column("created_at", DateTime(), nullable=False),
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
 )
@@ -117,6 +122,7 @@ Index("ix_turns_pending", turns.c.session_id, turns.c.status)
 Index("ix_turns_slack_ts", turns.c.slack_ts)  # edits, deletions and retries find a turn by its message
 Index("ix_turns_created", turns.c.created_at)  # the retention sweep finds old turns without a full scan
 Index("ix_sessions_channel", sessions.c.channel_id, sessions.c.team_id, sessions.c.kind, sessions.c.status)
+Index("ix_sessions_private", sessions.c.team_id, sessions.c.private_of)  # a channel's private forks
 
 # every Slack message that belongs to a fork (root, replies, user messages) → its session,
 # because reaction_added carries only channel + ts (and the workspace, in its envelope)
@@ -252,6 +258,17 @@ connector_calls = Table(
     Column("fork_number", Integer, primary_key=True),
     Column("connector", String(64), primary_key=True),
     Column("calls", Integer, nullable=False),
+)
+
+# the channel each person was last seen viewing while the bot's agent pane was open (app_context_changed);
+# NULL: none (a DM, a canvas, nothing)
+agent_contexts = Table(
+    "agent_contexts",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("user_id", String(32), primary_key=True),
+    Column("channel_id", String(32)),
+    Column("changed_at", DateTime(), nullable=False),
 )
 
 # a workspace that uninstalled the app (or revoked its bot token); its conversations are deleted

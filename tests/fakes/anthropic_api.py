@@ -17,10 +17,17 @@ file, 413 `request_too_large` over 32 MB), uses up no script, and is recorded in
 which the test fixtures assert to be empty.
 
 It serves the Files API too (anthropic_files.py), whose files `file` sources may name.
+
+A client that closes a stream (Threadfork's Stop) is noticed as the API notices it: before each event the
+connection is checked, and once the client is gone nothing more is generated or sent — `cancelled`
+records, per request, how many text deltas had been sent and when the client left, so a test can prove
+no token was generated after a stop.
 """
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -36,6 +43,16 @@ from .media_rules import input_tokens
 from .messages_rules import problem
 
 REQUEST_LIMIT = 32 * 1024 * 1024  # bytes of a Messages request (platform.claude.com, API overview)
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    deltas: int  # text deltas sent before the client closed the stream
+    at: float  # monotonic time the fake noticed
+
+
+class _ClientGone(Exception):
+    pass
 
 
 @dataclass
@@ -67,6 +84,7 @@ class FakeAnthropic:
         self.first_delta_at: list[float] = []  # monotonic time each stream sent its first text
         self.received_at: list[float] = []  # monotonic time each request arrived, by request index
         self.finished_at: dict[int, float] = {}  # request index → when its last event was sent
+        self.cancelled: dict[int, Cancelled] = {}  # request index → the client closed its stream early
         self.default_script: Script | None = None  # answer every unscripted request with this
         self.tools_sent: list[list | None] = []  # each request's `tools`, None when it had no such key
         self.betas: list[set[str]] = []  # each request's anthropic-beta names
@@ -89,6 +107,7 @@ class FakeAnthropic:
                 record.clear()
             self.files = FilesStore()
             self.finished_at.clear()
+            self.cancelled.clear()
             self.default_script = None
 
     def script(self, *scripts: Script) -> None:
@@ -257,13 +276,22 @@ class _Handler(QuietHandler):
         if tool_use is not None:
             usage["server_tool_use"] = tool_use
         if request.get("stream"):
-            self._stream(request, script, content, usage)
+            self._stream(index, request, script, content, usage)
         else:
             self.send(200, json.dumps(_message(request, content, usage, script.stop_reason)).encode())
         with fake._lock:
             fake.finished_at[index] = time.monotonic()
 
-    def _stream(self, request: dict, script: Script, content: list[dict], usage: dict) -> None:
+    def _stream(self, index: int, request: dict, script: Script, content: list[dict], usage: dict) -> None:
+        self._sent = 0
+        try:
+            self._events(request, script, content, usage)
+        except _ClientGone:
+            with self.server.fake._lock:
+                self.server.fake.cancelled[index] = Cancelled(self._sent, time.monotonic())
+            self.close_connection = True
+
+    def _events(self, request: dict, script: Script, content: list[dict], usage: dict) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -296,6 +324,7 @@ class _Handler(QuietHandler):
                     time.sleep(script.chunk_delay)
                 self._event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                     "delta": {"type": "text_delta", "text": piece}})
+                self._sent += 1
                 if sent == 0:
                     with self.server.fake._lock:
                         self.server.fake.first_delta_at.append(time.monotonic())
@@ -311,8 +340,21 @@ class _Handler(QuietHandler):
         self.close_connection = True
 
     def _event(self, name: str, data: dict) -> None:
-        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-        self.wfile.flush()
+        if self._client_left():
+            raise _ClientGone()
+        try:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            raise _ClientGone() from None
+
+    def _client_left(self) -> bool:
+        """The client closed the connection (it sends nothing more on a stream: readable means gone)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
 
 
 def _message(request: dict, content: list[dict], usage: dict, stop_reason: str | None) -> dict:

@@ -32,7 +32,7 @@ class ScriptedModel:
     def answer(self, *answers: Answer) -> None:
         self.script.extend(answers)
 
-    def complete(self, model_input: ModelInput, events=None) -> Completion:
+    def complete(self, model_input: ModelInput, events=None, stop=None) -> Completion:
         self.inputs.append(model_input)
         answer = self.script.popleft() if self.script else Answer(f"Answer {len(self.inputs)}")
         if answer.error:

@@ -39,11 +39,36 @@ class SlackActor:
 
     def say(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
             mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None,
-            attachments: list[dict] | None = None, team=None) -> str:
+            attachments: list[dict] | None = None, team=None, viewing: str | None = None) -> str:
         """A person posts a message (with `files`, as `slack.share_file` describes them, and `attachments`,
-        e.g. a `shared` message); with a mention Slack delivers it as `message` and `app_mention`."""
+        e.g. a `shared` message); with a mention Slack delivers it as `message` and `app_mention`. `viewing`:
+        in the app's DM, the channel the person views (Slack attaches it as the message's `app_context`)."""
         return self.said(user, text, channel=channel, thread_ts=thread_ts, mention=mention,
-                         channel_type=channel_type, files=files, attachments=attachments, team=team)["ts"]
+                         channel_type=channel_type, files=files, attachments=attachments, team=team,
+                         viewing=viewing)["ts"]
+
+    def dm(self, user: str, text: str, *, dm: str, thread_ts: str | None = None, viewing: str | None = None,
+           team=None) -> str:
+        """A person writes in their DM with the app (a thread of it with `thread_ts`)."""
+        return self.say(user, text, channel=dm, thread_ts=thread_ts, channel_type="im", viewing=viewing, team=team)
+
+    def view_channel(self, user: str, channel: str | None, *, dm: str, team=None):
+        """The person, with the app's pane open, now views `channel` (None: nothing Slack names)."""
+        team = self.slack.team(team)
+        entities = [payloads.channel_entity(channel, team)] if channel else []
+        return self.event(payloads.app_context_changed(user, dm, entities, self.new_ts()), team=team)
+
+    def open_dm(self, user: str, *, dm: str, tab: str = "messages", team=None):
+        """The person opens the app's DM (its Messages tab), or another tab."""
+        return self.event(payloads.app_home_opened(user, dm, tab, self.new_ts()), team=team)
+
+    def press_stop(self, user: str, thread_ts: str, *, channel: str = CHANNEL, team=None):
+        """The person presses Stop on the agent session of a thread (Slack shows it while the session is
+        processing): Slack stops the app's streams there, then tells the app."""
+        team = self.slack.team(team)
+        streaming = self.slack.press_stop(channel, thread_ts, team)
+        return self.event(payloads.agent_session_stopped(channel, thread_ts, user, streaming, self.new_ts()),
+                          team=team)
 
     def shared(self, message: dict, *, name: str | None = None, team=None) -> dict:
         """The attachment of a message that shares or forwards `message` (an event `said` returned),
@@ -59,7 +84,7 @@ class SlackActor:
 
     def said(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
              mention: bool = False, channel_type: str = "channel", files: list[dict] | None = None,
-             attachments: list[dict] | None = None, team=None) -> dict:
+             attachments: list[dict] | None = None, team=None, viewing: str | None = None) -> dict:
         """`say`, returning the message event as Slack sent it."""
         team = self.slack.team(team)
         ts = self.new_ts()
@@ -73,6 +98,8 @@ class SlackActor:
             message["attachments"] = attachments
         if thread_ts:
             message["thread_ts"] = thread_ts
+        if viewing:
+            message["app_context"] = {"entities": [payloads.channel_entity(viewing, team)]}
         self.slack.record_message(message, team)
         assert self.event(message, team=team).status == 200
         if mention:

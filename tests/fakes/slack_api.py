@@ -11,7 +11,8 @@ limits, in Web API calls and in bodies posted to a `response_url` alike) are ans
 `refusals`. A scripted failure may first do what was asked (`applied`: Slack did it, then failed or lost
 the connection) and may answer with no HTTP response at all (`drop`: the connection is reset).
 
-Its parts: teams, tokens and people (slack_teams.py), the bot's messages (slack_chat.py), OAuth
+Its parts: teams, tokens and people (slack_teams.py), the bot's messages (slack_chat.py), agent sessions,
+suggested prompts and Stop (slack_agents.py), channels and their members (slack_channels.py), OAuth
 installs (slack_oauth.py), modals (slack_views.py), the messages channels hold and
 conversations.replies (slack_history.py), files (slack_files.py), the HTTP wire (slack_http.py) and,
 when `socket_mode` is set, the Socket Mode server whose URL apps.connections.open hands out (socket_mode.py). Made without a bot token the fake is in "any token" mode (slack_teams.py).
@@ -25,6 +26,8 @@ from pathlib import Path
 
 from .block_kit import blocks_problems, text_problems, view_problems
 from .http import BackgroundServer
+from .slack_agents import AGENT_SCOPE, Agents
+from .slack_channels import Channels
 from .slack_chat import UPDATE_LIMIT, Chat
 from .slack_history import History
 from .slack_http import DROP, SlackHandler
@@ -39,7 +42,8 @@ __all__ = ["APP_ID", "APP_TOKEN", "BOT_ID", "BOT_TOKEN", "BOT_USER_ID", "CLIENT_
 
 METHODS = Path(__file__).resolve().parent / "slack_spec" / "web_api_methods.json"
 
-NO_TOKEN_METHODS = {"oauth.v2.access"}  # the app's client credentials stand in for a token
+NO_TOKEN_METHODS = {"oauth.v2.access"}
+AGENT_METHODS = {"agents.sessions.setStatus", "agents.sessions.rename", "assistant.threads.setSuggestedPrompts"}  # the app's client credentials stand in for a token
 VIEW_KINDS = {"views.open": "modal", "views.push": "modal", "views.publish": "home"}
 BUGS = {"unknown_method", "not_authed", "invalid_auth", "not_allowed_token_type", "invalid_arguments",
         "invalid_blocks", "invalid_blocks_format", "msg_too_long", "no_text"}  # refusals that are violations
@@ -72,6 +76,8 @@ class FakeSlack(SlackWorld):
         self.violations: list[str] = []
         self.refusals: list[Refusal] = []
         self.chat = Chat()
+        self.agents = Agents()
+        self.channels = Channels(lambda team, channel: self.history.writers(team, channel))
         self.messages: dict[str, Message] = self.chat.messages
         self.counts: dict[str, int] = {}  # calls per method, cheap to poll
         self.tokens: list[str | None] = []  # the token each call carried, in order
@@ -105,6 +111,7 @@ class FakeSlack(SlackWorld):
             for record in (self.counts, self._failures):
                 record.clear()
         self.chat.clear()
+        self.agents = Agents()
         self.history = History(self._bot_messages)
         self.files = self._new_files()
 
@@ -223,6 +230,11 @@ class FakeSlack(SlackWorld):
             return {"ok": True, "message_ts": self.next_ts()}
         if method == "users.info":
             return self.teams.user_info(team, args["user"])
+        if method in AGENT_METHODS:
+            return self._agent(method, args, team)
+        if method in ("conversations.info", "conversations.members"):
+            return getattr(self.channels, method.removeprefix("conversations."))(team.id, args, team.bot_user_id,
+                                                                                team.scopes)
         if method == "conversations.replies":
             return self.history.replies(team.id, args)
         if method in ("views.open", "views.push", "views.update", "views.publish"):
@@ -236,6 +248,20 @@ class FakeSlack(SlackWorld):
             return {"ok": True, "channel": channel,
                     "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
         return {"ok": True}
+
+    def _agent(self, method: str, args: dict, team: Team) -> dict:
+        if team.scopes is not None and AGENT_SCOPE not in team.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": AGENT_SCOPE, "provided": ",".join(team.scopes)}
+        if method == "agents.sessions.setStatus":
+            answer, bug = self.agents.set_status(team.id, args, lambda c, ts: self.history.find(team.id, c, ts))
+        elif method == "agents.sessions.rename":
+            answer, bug = self.agents.rename(team.id, args)
+        else:
+            answer, bug = self.agents.suggest(team.id, args)
+        if bug:
+            with self._lock:
+                self.violations.append(f"{method}: {bug}")
+        return answer
 
     def record_response(self, body: dict) -> tuple[int, str]:
         """Keep a body posted to a response_url unless Slack would refuse it or `fail("response_url", …)`

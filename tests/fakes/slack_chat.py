@@ -4,7 +4,8 @@ appendStream/stopStream change it, and each belongs to the team whose token crea
 Invariants: every ts comes from one counter (`next_ts`), which people's messages share, so ts order is
 the order things happened; a message is changed only with a token of its own team, in its own channel
 (else `message_not_found`); chat.update refuses more than UPDATE_LIMIT bytes of text (`msg_too_long`),
-and only a streaming message takes appendStream/stopStream (`message_not_in_streaming_state`)."""
+and only a streaming message takes appendStream/stopStream (`message_not_in_streaming_state`) — but for
+a stream a person stopped (`stopped_by_person`: slack_agents.py), which takes one stopStream."""
 from __future__ import annotations
 
 import itertools
@@ -56,6 +57,9 @@ class Chat:
                         target.args[key] = args[key]
                     else:
                         target.args.pop(key, None)
+            elif method == "chat.stopStream" and target.stopped_by_user:
+                target.args["markdown_text"] += chunk_text(args)
+                target.stopped_by_user = False
             else:
                 if not target.streaming:
                     return {"ok": False, "error": "message_not_in_streaming_state"}
@@ -63,6 +67,16 @@ class Chat:
                 target.streaming = method == "chat.appendStream"
             target.updates.append(time.monotonic())
         return {"ok": True, "channel": channel, "ts": args.get("ts"), "text": args.get("text", "")}
+
+    def stopped_by_person(self, team: str, channel: str, thread_ts: str) -> list[str]:
+        """A person pressed Stop in the thread: its streaming messages stop; their ts."""
+        with self._lock:
+            found = [m for m in self.messages.values() if m.team == team and m.streaming
+                     and m.get("channel") == channel and m.get("thread_ts") == thread_ts]
+            for message in found:
+                message.streaming, message.stopped_by_user = False, True
+                message.updates.append(time.monotonic())
+            return [m.ts for m in found]
 
     def all(self) -> list[Message]:
         with self._lock:

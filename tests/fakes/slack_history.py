@@ -50,6 +50,11 @@ class History:
         found += [m for m in self._bot_messages(team) if m.get("channel") == channel]
         return sorted(found, key=lambda m: Decimal(m["ts"]))
 
+    def writers(self, team: str, channel: str) -> list[str] | None:
+        """Who wrote in the channel (people and the bot, by user id, first message first); None without any."""
+        found = self.messages(team, channel)
+        return list(dict.fromkeys(m["user"] for m in found if m.get("user"))) if found else None
+
     def find(self, team: str, channel: str, ts: str) -> dict | None:
         """The message as Slack's readers see it (no channel), or None."""
         found = next((m for m in self.messages(team, channel) if m["ts"] == ts), None)

@@ -143,3 +143,28 @@ def share_attachment(message: dict, *, team: Team, author_name: str, author_subn
     if message.get("files"):
         attachment["files"] = message["files"]
     return attachment
+
+
+def channel_entity(channel: str, team: Team) -> dict:
+    """What a person views, as Slack names it in a context's `entities`."""
+    return {"type": "slack#/types/channel_id", "value": channel, "team_id": team.id}
+
+
+def app_context_changed(user: str, dm: str, entities: list[dict], event_ts: str) -> dict:
+    """docs.slack.dev/reference/events/app_context_changed: what the person views while the app is visible,
+    most relevant entity first (`context: {}` when nothing is); `user` and `channel` (the app's DM) as
+    @slack/types' AppContextChangedEvent has them — the docs' example shows the context alone."""
+    return {"type": "app_context_changed", "user": user, "channel": dm,
+            "context": {"entities": entities} if entities else {}, "event_ts": event_ts}
+
+
+def agent_session_stopped(channel: str, thread_ts: str, user: str, streaming: list[str], event_ts: str) -> dict:
+    """docs.slack.dev/reference/events/agent_session_stopped: a person pressed Stop on a session."""
+    return {"type": "agent_session_stopped", "channel": channel, "thread_ts": thread_ts, "user": user,
+            "streaming_message_ts": list(streaming), "event_ts": event_ts}
+
+
+def app_home_opened(user: str, dm: str, tab: str, event_ts: str) -> dict:
+    """docs.slack.dev/reference/events/app_home_opened; with `tab: messages` the person opened the app's DM
+    (the Agent messaging experience's cue, replacing assistant_thread_started)."""
+    return {"type": "app_home_opened", "user": user, "channel": dm, "tab": tab, "event_ts": event_ts}

@@ -45,6 +45,7 @@ class Message:
     args: dict
     ts: str
     streaming: bool = False
+    stopped_by_user: bool = False  # a person pressed Stop: streaming no more, one chat.stopStream finalises it
     updates: list[float] = field(default_factory=list)  # monotonic times of each change
     created: float = field(default_factory=time.monotonic)
     team: str = TEAM_ID

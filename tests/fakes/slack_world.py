@@ -80,6 +80,29 @@ class SlackWorld:
     def add_channel(self, channel: str, team: str | Team | None = None) -> None:
         self.history.add_channel(self.team(team).id, channel)
 
+    def add_room(self, channel: str, name: str, members, *, bot: bool = True, private: bool = False,
+                 team: str | Team | None = None):
+        """A channel whose members Slack knows (conversations.info / members): `members`, and the bot unless
+        `bot` is False."""
+        team = self.team(team)
+        return self.channels.add(team.id, channel, name, [*members, *([team.bot_user_id] if bot else [])], private)
+
+    def session(self, channel: str, thread_ts: str, team: str | Team | None = None):
+        """The agent session of a thread (slack_agents.AgentSession: .status, .statuses, .title, .initiator)."""
+        return self.agents.session(self.team(team).id, channel, thread_ts)
+
+    def suggested(self, team: str | Team | None = None) -> list:
+        """Every setSuggestedPrompts the bot made, in order (slack_agents.Prompts)."""
+        team_id = self.team(team).id
+        return [p for p in list(self.agents.prompts) if p.team == team_id]
+
+    def press_stop(self, channel: str, thread_ts: str, team: str | Team | None = None) -> list[str]:
+        """A person presses the session's Stop (shown while it is processing): Slack stops the app's streaming
+        messages there; their ts, for the event."""
+        team = self.team(team)
+        self.agents.pressed(team.id, channel, thread_ts)
+        return self.chat.stopped_by_person(team.id, channel, thread_ts)
+
     def _bot_messages(self, team_id: str) -> list[dict]:
         return self.chat.of_team(self.teams.get(team_id))
 

@@ -81,3 +81,49 @@ def test_a_refused_request_is_answered_400_recorded_and_uses_no_script():
         assert fake.rejections == ["request 1: messages: text content blocks must be non-empty"]
     finally:
         fake.stop()
+
+
+def test_a_client_that_closes_its_stream_is_noticed_and_sent_nothing_more():
+    import socket
+    import time
+
+    from tests.fakes.anthropic_api import Script
+
+    fake = FakeAnthropic().start()
+    try:
+        fake.script(Script(text="x" * 200, chunks=20, chunk_delay=0.05))
+        host, port = fake.url.removeprefix("http://").split(":")
+        body = json.dumps(request(user(text("hi")), stream=True)).encode()
+        client = socket.create_connection((host, int(port)))
+        client.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        seen = b""
+        while seen.count(b"text_delta") < 3:
+            seen += client.recv(4096)
+        client.shutdown(socket.SHUT_RDWR)  # the client goes, as the SDK's stream does when it is closed
+        client.close()
+        deadline = time.monotonic() + 5
+        while 0 not in fake.cancelled and time.monotonic() < deadline:
+            time.sleep(0.01)
+        cancelled = fake.cancelled[0]
+        assert 3 <= cancelled.deltas < 20  # it stopped generating: the rest was never sent
+        assert 0 not in fake.finished_at or fake.finished_at[0] >= cancelled.at
+        time.sleep(0.2)
+        assert fake.cancelled[0] == cancelled and fake.rejections == []
+    finally:
+        fake.stop()
+
+
+def test_a_stream_read_to_its_end_is_not_cancelled():
+    from tests.fakes.anthropic_api import Script
+
+    fake = FakeAnthropic().start()
+    try:
+        fake.script(Script(text="all of it", chunks=3))
+        body = json.dumps(request(user(text("hi")), stream=True)).encode()
+        with urllib.request.urlopen(urllib.request.Request(fake.url + "/v1/messages", data=body, headers={
+                "content-type": "application/json"})) as response:
+            assert response.read().count(b"text_delta") == 3
+        assert fake.cancelled == {}
+    finally:
+        fake.stop()

@@ -1,5 +1,6 @@
 """manifest.yml validates against Slack's manifest schema and declares what Threadfork uses."""
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -31,8 +32,50 @@ def test_the_manifest_declares_socket_mode_commands_events_and_interactivity():
 
 def test_the_manifest_asks_only_for_the_scopes_threadfork_uses():
     assert set(manifest()["oauth_config"]["scopes"]["bot"]) == {
-        "app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
-        "chat:write", "commands", "files:read", "reactions:read", "reactions:write", "users:read"}
+        "app_mentions:read", "assistant:write", "channels:history", "channels:read", "groups:history", "groups:read",
+        "im:history", "mpim:history", "chat:write", "commands", "files:read", "reactions:read", "reactions:write",
+        "users:read"}
+
+
+# what in the bot's code needs each scope: a Web API method it calls, or an event it subscribes to
+SCOPE_EVIDENCE = {
+    "app_mentions:read": "event:app_mention", "assistant:write": "agents_sessions_setStatus",
+    "channels:history": "event:message.channels", "channels:read": "conversations_info",
+    "groups:history": "event:message.groups", "groups:read": "conversations_members",
+    "im:history": "event:message.im", "mpim:history": "event:message.mpim", "chat:write": "chat_postMessage",
+    "commands": "app.command(", "files:read": "files_info", "reactions:read": "event:reaction_added",
+    "reactions:write": "reactions_add", "users:read": "users_info",
+}
+
+
+def bot_sources() -> str:
+    return "\n".join(p.read_text() for p in (ROOT / "bot").rglob("*.py"))
+
+
+def handled_events() -> set[str]:
+    """The event types the listeners are registered for (`message` stands for its message.* subscriptions)."""
+    return set(re.findall(r'\.event\("([a-z_]+)"\)', bot_sources()))
+
+
+def test_every_event_the_manifest_subscribes_to_is_handled_and_every_handled_one_subscribed():
+    subscribed = set(manifest()["settings"]["event_subscriptions"]["bot_events"])
+    assert {"agent_session_stopped", "app_context_changed"} <= subscribed
+    assert {e.split(".")[0] for e in subscribed} == handled_events()
+
+
+def test_every_scope_the_manifest_asks_for_is_used_and_every_one_used_is_asked_for():
+    sources = bot_sources()
+    events = set(manifest()["settings"]["event_subscriptions"]["bot_events"])
+    used = {scope for scope, evidence in SCOPE_EVIDENCE.items()
+            if (evidence.removeprefix("event:") in events if evidence.startswith("event:") else evidence in sources)}
+    assert set(manifest()["oauth_config"]["scopes"]["bot"]) == used == set(SCOPE_EVIDENCE)
+
+
+def test_the_manifest_declares_the_agent_messaging_experience_not_the_assistant_one():
+    features = manifest()["features"]
+    assert "assistant_view" not in features
+    assert features["agent_view"]["agent_description"].strip()
+    assert 1 <= len(features["agent_view"].get("suggested_prompts", [])) <= 4
 
 
 def test_the_manifest_declares_the_message_shortcuts_the_bot_listens_for():

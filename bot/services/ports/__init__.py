@@ -4,9 +4,10 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
 - `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
 - `Sessions`: channel parents and forks, created and found by id, number or any Slack message of a fork;
-  `Adoptions`: threads adopted as forks; `ForkBudgets`: what a fork's owner added to its budget;
+  `Adoptions`: threads adopted as forks; `PrivateForks`: forks of a channel living in a person's DM;
+  `ForkBudgets`: what a fork's owner added to its budget;
 - `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure;
-  `TurnEdits`: people's edits and deletions, and retries;
+  `TurnEdits`: people's edits and deletions, and retries; `Stops`: Stop pressed on an answer streaming;
 - `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
 - `Reviews`: a fork's summary drafts waiting for approval, one live at a time;
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
@@ -15,17 +16,18 @@ The store is split by concern, one protocol each, bundled in `Store`:
   connectors' tokens, sealed; `ConnectorUse`: their calls per fork;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
-- `Departures`: workspaces that uninstalled the app, until their conversations are deleted.
+- `Departures`: workspaces that uninstalled the app, until their conversations are deleted;
+- `Pane`: the channel each person views while the bot's agent pane is open.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
 
 Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`, `PrivateAnswers`,
-`Screens`, `People`, `Shared`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
+`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
 methods: a service takes the few it uses.
 """
-from .chat import CHAT_PORTS, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
-from .outside import Model, ReplyEvents, ReplyWriter, Secrets
+from .chat import CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
+from .outside import Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
 from .store import (
     Adoptions,
     ChannelSettingsStore,
@@ -39,8 +41,11 @@ from .store import (
     ForkBudgets,
     Inbox,
     Merges,
+    Pane,
+    PrivateForks,
     Reviews,
     Sessions,
+    Stops,
     Store,
     TurnEdits,
     TurnQueue,
@@ -56,6 +61,7 @@ from .values import (
     Clock,
     Completion,
     Kept,
+    Membership,
     Place,
     SharedFile,
     Source,
@@ -64,9 +70,9 @@ from .values import (
     ThreadMessage,
 )
 
-__all__ = ["Adopted", "Adoptions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Chat",
+__all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Merges", "Model", "People", "Place",
+           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
-           "Shared", "SharedFile", "Source", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",
+           "Shared", "SharedFile", "Source", "StopSignal", "Stops", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",
            "TurnQueue", "Upkeep", "Views"]

@@ -6,7 +6,10 @@
 - `PrivateAnswers`: what one person sees (ephemeral messages, the response_url of their command or button);
 - `Screens`: views and modals — settings, the draft editor, redraft guidance, App Home;
 - `People`: who someone is — their name, their admin rights;
-- `Shared`: what people shared — a file's bytes, a thread's messages.
+- `Shared`: what people shared — a file's bytes, a thread's messages;
+- `AgentSessions`: Slack's agent platform — each fork's thread as an agent session (title, status), and
+  the suggested prompts of the bot's DM; best effort: it never raises and never makes its caller wait;
+- `Channels`: who is in a channel, and its name.
 A service takes the ports it uses, named for the concern; a new kind of message touches its port, its
 adapter (bot/slack/gateway.py) and its renderer. The Slack adapter may implement them all at once.
 """
@@ -15,10 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ...domain.agent import Prompt, SessionStatus
 from ...domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ...domain.settings import ChannelSettings, Choices
 from .outside import ReplyWriter
-from .values import Audience, Place, SharedFile, ThreadMessage
+from .values import Audience, Membership, Place, SharedFile, ThreadMessage
 
 
 class Replies(Protocol):
@@ -38,6 +42,9 @@ class ForkPosts(Protocol):
     def remind(self, fork: Fork, expiry_policy: str, expiry_seconds: float) -> None:
         """`expiry_policy`: what its expiry will do — `merge`, `abandon`, or `draft` (under review)."""
     def budget_reached(self, fork: Fork, burned: int, limit: int) -> None: ...
+    def post_private_intro(self, fork: Fork, channel_name: str | None) -> None:
+        """A private fork's first note in its DM thread: whose it is, what stays private, and its Merge into
+        #channel and Abandon buttons."""
 
 
 class PrivateAnswers(Protocol):
@@ -78,7 +85,25 @@ class Shared(Protocol):
         ChatUnavailable when Slack will not say. Only an adoption reads a thread."""
 
 
-CHAT_PORTS = (Replies, ForkPosts, PrivateAnswers, Screens, People, Shared)
+class AgentSessions(Protocol):
+    """Best effort: a call Slack refuses (an older plan, a missing scope) changes nothing else."""
+
+    def session_opened(self, fork: Fork, title: str) -> None:
+        """The fork's thread becomes an agent session: its title, its opener as initiator, `active`."""
+    def session_status(self, fork: Fork, status: SessionStatus) -> None: ...
+    def session_renamed(self, fork: Fork, title: str) -> None: ...
+    def suggest_prompts(self, team_id: str, dm_channel_id: str, prompts: list[Prompt]) -> None:
+        """The prompts the bot's DM suggests (1 to 4)."""
+
+
+class Channels(Protocol):
+    def membership(self, channel: Channel, user_id: str) -> Membership:
+        """Whether the bot and the person are members of the channel; raises ChatUnavailable when Slack won't say."""
+    def channel_name(self, channel: Channel) -> str | None:
+        """Its name as Slack shows it to the bot (None when it can't see it)."""
+
+
+CHAT_PORTS = (Replies, ForkPosts, PrivateAnswers, Screens, People, Shared, AgentSessions, Channels)
 
 
 @dataclass(frozen=True)
@@ -89,8 +114,10 @@ class Chat:
     screens: Screens
     people: People
     shared: Shared
+    agent: AgentSessions
+    channels: Channels
 
     @classmethod
     def all_in(cls, adapter: Any) -> Chat:
         """One adapter that implements every port (the Slack gateway, the recording one) in every place."""
-        return cls(adapter, adapter, adapter, adapter, adapter, adapter)
+        return cls(*[adapter] * len(CHAT_PORTS))

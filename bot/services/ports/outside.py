@@ -1,6 +1,7 @@
 """Claude, as the use cases see it, and the events of an answer being written (a Replies port's writer)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from ...domain.context import ModelInput
@@ -23,8 +24,18 @@ class ReplyWriter(ReplyEvents, Protocol):
     def fail(self, notice: str) -> None: ...
 
 
+class StopSignal(Protocol):
+    """Stop, pressed on the answer a model call is writing: the call then closes its stream at once (no more
+    tokens are generated or billed) and returns what was written so far, `stopped`."""
+
+    def requested(self) -> bool: ...
+    def on_stop(self, close: Callable[[], None] | None) -> None:
+        """Call `close` (from any thread) when Stop comes — at once if it came already; None: no more."""
+
+
 class Model(Protocol):
-    def complete(self, model_input: ModelInput, events: ReplyEvents | None = None) -> Completion: ...
+    def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
+                 stop: StopSignal | None = None) -> Completion: ...
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         """Keep a file with the model's provider (Anthropic's Files API); its id for requests."""
     def forget_upload(self, file_id: str) -> None:

@@ -110,9 +110,11 @@ class TurnQueue(Protocol):
         """For the lease holder: the waiting turns with the reply's place reserved and the lease
         renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel: Channel | None, owner: str, lease_seconds: float) -> Batch | None:
+                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False) -> Batch | None:
         """Store the answer and mark its turns answered; then, atomically, the holder's next batch. A
-        holder whose lease was lost (taken over) records nothing and gets None."""
+        holder whose lease was lost (taken over) records nothing and gets None. `stopped`: a person
+        stopped it (Stops), and what it said so far is its answer, kept as STOPPED with who stopped it;
+        otherwise it is COMPLETE and a Stop that came too late is forgotten."""
     def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
         """The call failed: the answer leaves the context, its turns stay, failed; then the next batch."""
     def lease(self, session_id: int, owner: str, seconds: float) -> bool: ...
@@ -126,6 +128,41 @@ class TurnQueue(Protocol):
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
                     usage: Usage = Usage(), channel: Channel | None = None) -> Turn: ...
+
+
+class Stops(Protocol):
+    """Stop pressed on an answer being streamed: recorded once on its reply (one caller wins, on any
+    replica), only while it streams — a stop for an answer that ended changes nothing. The process
+    streaming it reads the request (`requested`) and stops."""
+
+    def stop_in(self, session_id: int, user_id: str) -> int | None:
+        """Ask the answer streaming in the session to stop: its reply's id for the caller that asked
+        first; None when nothing streams there or someone asked already."""
+    def stop_reply(self, channel: Channel, reply_id: int, user_id: str) -> bool:
+        """The same for one answer of the channel, named by its reply's id (a Stop button's value)."""
+    def requested(self, reply_ids: Collection[int]) -> dict[int, str]:
+        """Those of these replies someone asked to stop: reply id → who asked."""
+
+
+class PrivateForks(Protocol):
+    """Forks of a channel's conversation that live in one person's DM with the bot (the agent pane)."""
+
+    def open_private_fork(self, home: Channel, dm: Channel, root_ts: str, owner_id: str, topic: str,
+                          defaults: ChannelSettings = ChannelSettings()) -> Adopted:
+        """The private fork whose thread is the DM message `root_ts`, created now if there is none, in one
+        transaction: an inherited fork of `home`'s conversation (its fork point that conversation's last
+        turn, its settings `home`'s over `defaults`), numbered in the DM's own sequence (so `home`'s
+        numbering shows nothing), owned by `owner_id`, its root indexed. Exactly one caller gets `new`."""
+    def private_forks_of(self, home: Channel, user_id: str) -> list[Fork]:
+        """The open private forks of `home` that `user_id` owns, by number."""
+
+
+class Pane(Protocol):
+    """The channel each person was last seen viewing while the bot's agent pane was open."""
+
+    def viewed(self, team_id: str, user_id: str, channel_id: str | None) -> None:
+        """What Slack says they view now (None: no channel)."""
+    def viewing(self, team_id: str, user_id: str) -> str | None: ...
 
 
 class TurnEdits(Protocol):
@@ -296,6 +333,7 @@ class Store:
     inbox: Inbox
     sessions: Sessions
     adoptions: Adoptions
+    private: PrivateForks
     budgets: ForkBudgets
     turns: TurnQueue
     edits: TurnEdits
@@ -308,6 +346,8 @@ class Store:
     channel_settings: ChannelSettingsStore
     connector_tokens: ConnectorTokens
     connector_use: ConnectorUse
+    stops: Stops
+    pane: Pane
     erasure: Erasure
     departures: Departures
     clock: Clock

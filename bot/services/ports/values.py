@@ -29,6 +29,7 @@ class Completion:
     sources: tuple[Source, ...] = ()
     connector_calls: tuple[tuple[str, int], ...] = ()  # (connector, MCP tool calls) in the answer
     failed_connectors: tuple[tuple[str, str], ...] = ()  # (connector, what went wrong)
+    stopped: bool = False  # a person stopped it (Stop): `text` is what was written until then
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class Place:
     team_id: str
     recipient_id: str | None  # the person whose turn is being answered
     reply_to_ts: str | None = None  # their message, if it exists in Slack
+    reply_id: int | None = None  # the answer's stored turn (what a top-level answer's Stop button names)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,15 @@ class ThreadMessage:
     text: str
     name: str | None = None  # the name Slack shows for a post without a user (an app's username)
     files: tuple[str, ...] = ()  # names of the files shared with it
+
+
+@dataclass(frozen=True)
+class Membership:
+    """Who is in a channel, as far as a private fork of it needs to know (conversations.info / members)."""
+
+    name: str | None  # the channel's name, when Slack shows it to the bot
+    bot_in: bool
+    person_in: bool
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,12 @@ class MemoryErasure:
     def forget_channel(self, channel: Channel) -> int:
         with self.m.lock:
             parent = next((s for s in self.m.sessions.values() if s.kind == "parent" and s.channel == channel), None)
-            deleted = self._delete(lambda s: s.channel == channel)
+            doomed = {s.id for s in self.m.sessions.values() if s.channel == channel}
+            below = {s.id for s in self.m.sessions.values() if s.team_id == channel.team_id and s.private_of == channel.id}
+            while below - doomed:  # the private forks of its conversation, and their forks: they read its turns
+                doomed |= below
+                below = {s.id for s in self.m.sessions.values() if s.parent_id in below}
+            deleted = self._delete(lambda s: s.id in doomed)
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0] != channel}
             self.m.tokens.pop(channel, None)
             self.m.connector_calls.pop(channel, None)
@@ -34,6 +39,7 @@ class MemoryErasure:
             deleted = self._delete(lambda s: s.team_id == team_id)
             self.m.settings = {channel: chosen for channel, chosen in self.m.settings.items()
                                if channel.team_id != team_id}
+            self.m.viewing = {key: seen for key, seen in self.m.viewing.items() if key[0] != team_id}
             self.m.tokens = {channel: kept for channel, kept in self.m.tokens.items() if channel.team_id != team_id}
             self.m.connector_calls = {channel: kept for channel, kept in self.m.connector_calls.items()
                                       if channel.team_id != team_id}

@@ -50,12 +50,13 @@ class MemoryTurnQueue:
             return self._renew_and_batch(session_id, owner, lease_seconds)
 
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel: Channel | None, owner: str, lease_seconds: float) -> Batch | None:
+                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False) -> Batch | None:
         with self.m.lock:
             if not self._renew(reply.session_id, owner, lease_seconds):
                 return None
-            self.m.row_of(reply).change(text=text, status=TurnStatus.COMPLETE, usage=usage,
-                                        slack_ts=posted[0] if posted else None)
+            row = self.m.row_of(reply)
+            row.change(text=text, status=TurnStatus.STOPPED if stopped else TurnStatus.COMPLETE, usage=usage,
+                       slack_ts=posted[0] if posted else None, stopped_by=row.turn.stopped_by if stopped else None)
             self.m.settle(pending, TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 self.m.index(channel, ts, reply.session_id)

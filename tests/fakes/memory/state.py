@@ -62,6 +62,7 @@ class SessionRow:
     next_seq: int = 0
     next_fork_number: int = 0
     pruned_before_seq: int = 0
+    private_of: str | None = None
     closed_at: datetime | None = None
     lease_owner: str | None = None
     lease_until: datetime | None = None
@@ -80,7 +81,7 @@ class SessionRow:
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
                     draft_number=self.draft_number, drafted_seq=self.draft_seq, summary_edited_by=self.summary_edited_by,
                     instructions=self.instructions, model=self.model, tools=self.tools, connectors=self.connectors,
-                    pruned_before_seq=self.pruned_before_seq)
+                    pruned_before_seq=self.pruned_before_seq, private_of=self.private_of)
 
     def draft(self) -> Draft | None:
         if self.draft_text is None:
@@ -142,6 +143,7 @@ class Memory:
     settings: dict[Channel, ChannelSettings] = field(default_factory=dict)  # what /threadfork saved
     tokens: dict[Channel, dict[str, str]] = field(default_factory=dict)  # connectors' sealed tokens
     connector_calls: dict[Channel, dict[int, dict[str, int]]] = field(default_factory=dict)
+    viewing: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (team, user) → channel in view
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:

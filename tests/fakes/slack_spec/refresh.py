@@ -25,6 +25,11 @@ MANIFEST_SCHEMA = ("https://raw.githubusercontent.com/slackapi/manifest-schema/m
 # Methods newer than the OpenAPI file (last updated October 2020) that the fakes must answer.
 # Required arguments as listed on https://docs.slack.dev/reference/methods/<method> (read 2026-12-01).
 NEWER = {
+    # docs.slack.dev/reference/methods/agents.sessions.setStatus and …/agents.sessions.rename (read 2026-12-02):
+    # channel_id and thread_ts are optional there ("required for public channels", "for thread-based
+    # sessions"); the fake holds Threadfork to those conditions (tests/fakes/slack_agents.py)
+    "agents.sessions.rename": ["title"],
+    "agents.sessions.setStatus": ["status"],
     "apps.connections.open": [],  # the app-level token, in the Authorization header, is all it takes
     "assistant.threads.setStatus": ["channel_id", "status", "thread_ts"],
     "assistant.threads.setSuggestedPrompts": ["channel_id", "prompts"],
@@ -37,6 +42,8 @@ NEWER = {
 # Methods the OpenAPI file describes without marking arguments its docs.slack.dev page lists as
 # required (read 2026-12-01); the fake refuses a call without them as it refuses any missing argument.
 DOCUMENTED = {
+    "conversations.info": ["channel"],  # read 2026-12-02
+    "conversations.members": ["channel"],  # read 2026-12-02
     "conversations.replies": ["channel", "ts"],
     "files.info": ["file"],
     "users.info": ["user"],

@@ -1,0 +1,129 @@
+"""Stop, everywhere: a person stops the answer being written — in a fork's thread by Slack's own Stop
+(agent_session_stopped), at a channel's top level by the answer's Stop button.
+
+- A stop is one conditional write on the reply being streamed (Stops): exactly once whatever arrives
+  twice and whichever replica receives it; a stop for an answer that already ended changes nothing.
+- The replica streaming the answer obeys it within a second: at once when the stop lands on it (the
+  fast path), else through its one watcher, which — only while this process streams something — reads
+  the stop requests on the replies it holds, one small query every POLL seconds for all of them (the
+  watcher's thread ends when nothing streams, and the next answer starts it again).
+- Obeying is the answer's Switch: its model call shuts its stream (no more tokens generated or billed)
+  and returns what was written so far; the conversation keeps that as the answer, marked stopped by the
+  person, and ends the Slack message with it.
+A failed poll is logged and tried again at the next one: Stop never costs an answer.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from ..domain.model import Channel
+from .ports import Sessions, Stops
+
+log = logging.getLogger(__name__)
+
+POLL = 0.3  # seconds between the watcher's reads while this process streams something
+
+
+class Switch:
+    """One answer's Stop (the StopSignal its model call obeys): thrown once, from any thread."""
+
+    def __init__(self, reply_id: int):
+        self.reply_id = reply_id
+        self.stopped_by: str | None = None
+        self._close: Callable[[], None] | None = None
+        self._lock = threading.Lock()
+
+    def requested(self) -> bool:
+        return self.stopped_by is not None
+
+    def on_stop(self, close: Callable[[], None] | None) -> None:
+        with self._lock:
+            self._close = close
+            now = close if close is not None and self.stopped_by is not None else None
+        if now is not None:
+            _safely(now)
+
+    def stop(self, user_id: str) -> bool:
+        """Throw it: True for the first stop; the model call's stream is shut now."""
+        with self._lock:
+            if self.stopped_by is not None:
+                return False
+            self.stopped_by, close, self._close = user_id, self._close, None
+        if close is not None:
+            _safely(close)
+        return True
+
+
+class Stopping:
+    def __init__(self, stops: Stops, sessions: Sessions | None = None, poll: float = POLL):
+        self.stops = stops
+        self.sessions = sessions
+        self.poll = poll
+        self._held: dict[int, Switch] = {}  # reply id → the switch of an answer this process is writing
+        self._lock = threading.Lock()
+        self._watcher: threading.Thread | None = None
+
+    @contextmanager
+    def holding(self, reply_id: int) -> Iterator[Switch]:
+        """The switch of the answer `reply_id` while this process writes it."""
+        switch = Switch(reply_id)
+        with self._lock:
+            self._held[reply_id] = switch
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch, name="stop-watcher", daemon=True)
+                self._watcher.start()
+        try:
+            yield switch
+        finally:
+            with self._lock:
+                self._held.pop(reply_id, None)
+
+    def thread_stopped(self, channel: Channel, thread_ts: str, user_id: str) -> None:
+        """Stop pressed on the agent session of a thread: the answer its fork is writing, if any."""
+        fork = self.sessions.fork_by_message(channel, thread_ts) if self.sessions else None
+        if fork is not None:
+            self.session_stopped(fork.id, user_id)
+
+    def session_stopped(self, session_id: int, user_id: str) -> None:
+        """Stop pressed on a session: its answer in progress, if any."""
+        reply_id = self.stops.stop_in(session_id, user_id)
+        if reply_id is not None:
+            self._obey(reply_id, user_id)
+
+    def pressed(self, channel: Channel, reply_id: int, user_id: str) -> None:
+        """The Stop button of a top-level answer of the channel."""
+        if self.stops.stop_reply(channel, reply_id, user_id):
+            self._obey(reply_id, user_id)
+
+    def _obey(self, reply_id: int, user_id: str) -> None:
+        with self._lock:
+            switch = self._held.get(reply_id)
+        if switch is not None:  # the fast path: this process writes it; else its writer's watcher will see
+            switch.stop(user_id)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(self.poll)  # first wait: an answer shorter than that costs no query
+            with self._lock:
+                if not self._held:
+                    self._watcher = None  # nothing streams: no query until something does
+                    return
+                held = dict(self._held)
+            try:
+                asked = self.stops.requested(list(held))
+            except Exception:  # noqa: BLE001 - the one watcher must outlive a store outage
+                log.warning("could not read stop requests; trying again", exc_info=True)
+                asked = {}
+            for reply_id, user_id in asked.items():
+                held[reply_id].stop(user_id)
+
+
+def _safely(close: Callable[[], None]) -> None:
+    try:
+        close()
+    except Exception:  # noqa: BLE001 - a stream that will not close still ends when its reader sees the stop
+        log.warning("closing a stopped answer's stream failed", exc_info=True)

@@ -1,0 +1,76 @@
+"""Listeners of Slack's agent platform: Stop on a fork's agent session (agent_session_stopped), a
+top-level answer's Stop button (`stop_answer`), and what a person views beside the bot's DM
+(app_context_changed). Each parses its payload and makes one service call.
+
+Payloads (docs.slack.dev/reference/events/…): agent_session_stopped carries channel, thread_ts, user and
+streaming_message_ts; app_context_changed a `context` whose `entities` (most relevant first) name what
+the person views — `slack#/types/channel_id` entities, and `slack#/types/message_context` ones (a message
+of a channel) — and, as @slack/types has it, `user` and `channel` (the DM); the docs' own example shows the
+context alone, so without `user` the person is the envelope's authorization when it is a person's. A DM
+message carries the same context as `app_context`.
+"""
+from __future__ import annotations
+
+import logging
+
+from slack_bolt import App
+
+from ..domain.model import Channel
+from ..services.facade import Services
+from .intake import delivered, presser
+from .render import STOP_ACTION
+
+log = logging.getLogger(__name__)
+
+CHANNEL_ENTITY = "slack#/types/channel_id"
+MESSAGE_ENTITY = "slack#/types/message_context"
+
+
+def viewed_channels(context) -> tuple[str, ...]:
+    """The channels a context's entities name, most relevant first."""
+    entities = (context or {}).get("entities") if isinstance(context, dict) else None
+    found = []
+    for entity in entities if isinstance(entities, list) else ():
+        if not isinstance(entity, dict):
+            continue
+        value = entity.get("value")
+        if entity.get("type") == CHANNEL_ENTITY and isinstance(value, str):
+            found.append(value)
+        elif entity.get("type") == MESSAGE_ENTITY and isinstance(value, dict) and value.get("channel_id"):
+            found.append(value["channel_id"])
+    return tuple(found)
+
+
+def register_agent(app: App, services: Services) -> None:
+    @app.event("agent_session_stopped")
+    def on_session_stopped(event, context):
+        with delivered(services, context):
+            if event.get("channel") and event.get("thread_ts") and event.get("user"):
+                services.stopping.thread_stopped(Channel(context.team_id or "", event["channel"]),
+                                                 event["thread_ts"], event["user"])
+
+    @app.event("app_context_changed")
+    def on_context_changed(event, body, context):
+        user = event.get("user") or _person(body)
+        if user:
+            services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context"))))
+
+    @app.action(STOP_ACTION)
+    def on_stop(ack, body, action, context):
+        ack()
+        with delivered(services, context):
+            try:
+                reply_id = int(action.get("value", ""))
+            except ValueError:
+                log.warning("a Stop button with a malformed value ignored")
+                return
+            audience = presser(body, context)
+            services.stopping.pressed(audience.channel, reply_id, audience.user_id)
+
+
+def _person(body: dict) -> str | None:
+    """The envelope's authorization, when it names a person rather than the bot (the docs' example)."""
+    for authorization in body.get("authorizations") or ():
+        if isinstance(authorization, dict) and not authorization.get("is_bot") and authorization.get("user_id"):
+            return authorization["user_id"]
+    return None

@@ -1,0 +1,112 @@
+"""Forks as Slack agent sessions (docs.slack.dev/ai/agent-sessions), and the DM's suggested prompts: the
+AgentSessions port, best effort.
+
+- Off the caller's path: every call runs on a small pool of its own; the calls of one thread's session
+  run in the order they were made (created with its title, then processing, active … closed), chained
+  after one another, never on the reply's thread. Nothing here raises or makes its caller wait.
+- A workspace whose Slack refuses session calls outright (`missing_scope` without assistant:write, an app
+  not declared an agent, an older plan that lacks the methods…) is remembered for REMEMBER seconds, logged
+  once, and sent none meanwhile: its forks work exactly as without agent sessions. Other failures (a
+  thread Slack does not know, 5xx, a lost connection) are logged at INFO and change nothing.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+
+from slack_sdk.errors import SlackApiError
+
+from ..domain.agent import Prompt, SessionStatus
+from ..domain.model import Fork
+from .clients import Clients
+from .retries import FAILURES, failure_code
+
+log = logging.getLogger(__name__)
+
+REMEMBER = 3600.0  # seconds a workspace's refusal of session calls is remembered
+CALLS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agent-sessions")  # every workspace's, one pool
+REFUSED = frozenset({"missing_scope", "not_allowed", "not_allowed_token_type", "unknown_method", "method_deprecated",
+                     "feature_not_enabled", "no_permission", "access_denied", "team_access_not_granted",
+                     "ekm_access_denied", "enterprise_is_restricted"})
+
+
+class SessionCalls:
+    def __init__(self, clients: Clients, clock: Callable[[], float] = time.monotonic):
+        self.clients = clients
+        self.clock = clock
+        self._pool = CALLS
+        self._refused: dict[str, float] = {}  # team → until when its refusal stands
+        self._last: dict[tuple[str, str, str], Future] = {}  # a session's latest call, for the next to follow
+        self._lock = threading.Lock()
+
+    def session_opened(self, fork: Fork, title: str) -> None:
+        self._session(fork, status=SessionStatus.ACTIVE.value, title=title, initiator_user_id=fork.owner_id)
+
+    def session_status(self, fork: Fork, status: SessionStatus) -> None:
+        self._session(fork, status=status.value)
+
+    def session_renamed(self, fork: Fork, title: str) -> None:
+        self._session(fork, method="agents_sessions_rename", title=title)
+
+    def suggest_prompts(self, team_id: str, dm_channel_id: str, prompts: list[Prompt]) -> None:
+        # no thread_ts: in the Agent messaging experience a call with one fails silently
+        self._later(team_id, None, "assistant_threads_setSuggestedPrompts", channel_id=dm_channel_id,
+                    prompts=[{"title": p.title, "message": p.message} for p in prompts])
+
+    def _session(self, fork: Fork, method: str = "agents_sessions_setStatus", **arguments) -> None:
+        if fork.root_ts:
+            self._later(fork.team_id, (fork.team_id, fork.channel_id, fork.root_ts), method,
+                        channel_id=fork.channel_id, thread_ts=fork.root_ts, **arguments)
+
+    def _later(self, team_id: str, key: tuple[str, str, str] | None, method: str, **arguments) -> None:
+        if self._refuses(team_id):
+            return
+        with self._lock:
+            before = self._last.get(key) if key else None
+            future = self._pool.submit(self._call, before, team_id, method, arguments)
+            if key:
+                self._last[key] = future
+        if key:  # outside the lock: a call done already runs its callback here, at once
+            future.add_done_callback(lambda done: self._settled(key, done))
+
+    def _settled(self, key: tuple[str, str, str], done: Future) -> None:
+        with self._lock:
+            if self._last.get(key) is done:
+                del self._last[key]
+
+    def _call(self, before: Future | None, team_id: str, method: str, arguments: dict) -> None:
+        if before is not None:  # submitted earlier, so already taken by a worker: this never starves the pool
+            wait([before])
+        if self._refuses(team_id):
+            return
+        try:
+            getattr(self.clients.for_team(team_id), method)(**arguments)
+        except SlackApiError as error:
+            code = failure_code(error)
+            if code in REFUSED:
+                self._refuse(team_id, method, code)
+            else:
+                log.info("Slack %s failed (%s); the fork goes on without it", method.replace("_", "."), code)
+        except FAILURES as error:
+            log.info("Slack %s failed (%s); the fork goes on without it", method.replace("_", "."),
+                     failure_code(error))
+        except Exception:  # noqa: BLE001 - a session call is never worth more than a log line
+            log.exception("Slack %s failed", method.replace("_", "."))
+
+    def _refuses(self, team_id: str) -> bool:
+        with self._lock:
+            until = self._refused.get(team_id)
+            return until is not None and self.clock() < until
+
+    def _refuse(self, team_id: str, method: str, code: str) -> None:
+        with self._lock:
+            now, known = self.clock(), self._refused.get(team_id)
+            first = known is None or now >= known  # calls already under way refuse too: one line for them all
+            self._refused[team_id] = now + REMEMBER if first else known
+        if first:
+            log.warning("Slack refused %s in workspace %s (%s): forks work there without agent sessions (title, "
+                        "status, Stop) and suggested prompts; trying again in %d minutes", method.replace("_", "."),
+                        team_id, code, REMEMBER // 60)
