@@ -93,8 +93,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         connector_tokens={c.connector.name: c.token.get_secret_value() for c in settings.threadfork_connectors
                           if c.token})
     # agent sessions and channel facts have adapters of their own (their calls are best effort, or cached)
-    chat = replace(Chat.all_in(SlackChat(clients, downloads)), agent=SessionCalls(clients),
-                   channels=ChannelFacts(clients))
+    sessions = SessionCalls(clients)
+    chat = replace(Chat.all_in(SlackChat(clients, downloads, sessions)), agent=sessions, channels=ChannelFacts(clients))
     workspaces = Workspaces(store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")

@@ -96,6 +96,10 @@ class SessionCalls:
         except Exception:  # noqa: BLE001 - a session call is never worth more than a log line
             log.exception("Slack %s failed", method.replace("_", "."))
 
+    def works_in(self, team_id: str) -> bool:
+        """Session calls go out in this workspace (it has not refused them lately)."""
+        return not self._refuses(team_id)
+
     def _refuses(self, team_id: str) -> bool:
         with self._lock:
             until = self._refused.get(team_id)

@@ -22,6 +22,7 @@ from ..domain.settings import ChannelSettings, Choices
 from ..domain.text import neutralise
 from ..services.ports import Audience, Place, ThreadMessage
 from . import drafts, render, settings_view, threads, views
+from .agent_sessions import SessionCalls
 from .clients import Clients
 from .downloads import Downloads
 from .names import Names
@@ -41,9 +42,10 @@ UNWELL = "Slack is having trouble right now — try again in a minute."
 
 
 class SlackChat:
-    def __init__(self, clients: Clients, download: Downloads):
+    def __init__(self, clients: Clients, download: Downloads, sessions: SessionCalls | None = None):
         self.clients = clients
         self.download = download  # (file) -> its bytes
+        self.sessions = sessions  # a fork's agent session shows Claude at work; without one, the 👀 reaction
         self.names = Names(clients.for_team)
         # per team (Slack's limits are per workspace): monotonic time chat.startStream was rate-limited until
         self.streams_resume_at: dict[str, float] = {}
@@ -61,7 +63,11 @@ class SlackChat:
         return neutralise(text, self.names.for_text(team_id))
 
     def begin_reply(self, place: Place) -> ChannelReply | ThreadReply:
-        return ThreadReply(self, place) if place.thread_ts else ChannelReply(self, place)
+        """A thread is a fork's: where its workspace takes agent sessions, their `processing` status says Claude
+        is at work (and offers Stop), so the 👀 reaction is left out."""
+        if not place.thread_ts:
+            return ChannelReply(self, place)
+        return ThreadReply(self, place, thinking=not (self.sessions and self.sessions.works_in(place.team_id)))
 
     def post_fork_root(self, fork: Fork) -> str:
         response = self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id,

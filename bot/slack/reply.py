@@ -9,7 +9,8 @@
   message carries a Stop button (`stop_answer`, naming the answer's stored turn); the final update
   trades it for the feedback buttons.
 An 👀 reaction on the person's message says Claude is thinking while no text is visible yet
-(thinking.py). Long answers continue in further messages of the same place (see paging.py).
+(thinking.py), except in a fork whose agent session says so itself (gateway.begin_reply). Long answers
+continue in further messages of the same place (see paging.py).
 
 Invariants, whatever Slack refuses or fails on (after the retries in retries.py):
 - write() and finish() never raise for Slack's sake: a failed call never costs Claude's answer.
@@ -52,14 +53,17 @@ STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap 
 class _Reply:
     interval = UPDATE_INTERVAL
 
-    def __init__(self, chat: SlackChat, place: Place, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, chat: SlackChat, place: Place, clock: Callable[[], float] = time.monotonic,
+                 thinking: bool = True):
+        """`thinking`: the 👀 reaction while no text is visible (left out where something else says so)."""
         self.chat = chat
         self.place = place
         self.clock = clock
         self.text = ""
         self._last_flush: float | None = None
         self.client = chat.client_for(place.team_id)  # ChatUnavailable when the team has no installation
-        self.thinking = Thinking(self.client, place.channel_id, place.reply_to_ts or place.thread_ts)
+        self.thinking = Thinking(self.client, place.channel_id,
+                                 (place.reply_to_ts or place.thread_ts) if thinking else None)
         self.researching: dict[str, str] = {}  # tool id → its title, while Claude's web research runs
         self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎

@@ -45,8 +45,24 @@ def test_appends_to_a_stream_are_throttled(bot, slack, claude):
     assert all(b - a >= 1.0 for a, b in zip(times, times[1:]))
 
 
-def test_the_thinking_reaction_shows_while_claude_is_slow_to_start_and_goes_with_the_first_words(bot, slack, claude):
+def test_in_a_fork_its_agent_session_says_claude_is_at_work_and_no_thinking_reaction_is_added(bot, slack, claude):
     root = open_fork(bot)
+    claude.script(Script(text="a slow start then words", chunks=4, chunk_delay=1.0))
+    bot.say("UBOB0001", "think about it", thread_ts=root)
+    wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
+    bot.settled()
+    wait_until(lambda: slack.session(CHANNEL, root).status == "active", message="the session back to active")
+    order = [c.args.get("status") or c.method for c in slack.calls
+             if c.method in ("agents.sessions.setStatus", "chat.startStream")]
+    assert order[-3:] == ["processing", "chat.startStream", "active"]
+    assert not [c for c in slack.calls if c.method.startswith("reactions.")]
+
+
+def test_the_thinking_reaction_shows_while_claude_is_slow_to_start_and_goes_with_the_first_words(bot, slack, claude):
+    # a workspace without assistant:write: no agent sessions, so the reaction says it
+    slack.team().scopes = ("app_mentions:read", "chat:write", "commands", "reactions:write", "users:read")
+    root = open_fork(bot)
+    wait_until(lambda: slack.refusals, message="the refused session call")
     claude.script(Script(text="a slow start then words", chunks=4, chunk_delay=1.0))
     ts = bot.say("UBOB0001", "think about it", thread_ts=root)
     wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
