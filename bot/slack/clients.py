@@ -29,6 +29,8 @@ NOT_INSTALLED = "Threadfork is not installed in this workspace any more — inst
 
 
 class Clients(Protocol):
+    pool: urllib3.PoolManager  # the process's kept-alive connections: response_urls are answered on them too
+
     def for_team(self, team_id: str) -> WebClient:
         """The client carrying the team's bot token; raises ChatUnavailable when the team has none."""
     def bot_user_id(self, team_id: str) -> str | None:
@@ -45,8 +47,9 @@ def web_client(token: str | None, api_url: str, pool: urllib3.PoolManager) -> We
 class OneWorkspace:
     """SLACK_BOT_TOKEN's client for every team."""
 
-    def __init__(self, client: WebClient, bot_user_id: str | None):
+    def __init__(self, client: PooledWebClient, bot_user_id: str | None):
         self.client = client
+        self.pool = client.pool
         self._bot_user_id = bot_user_id
 
     def for_team(self, team_id: str) -> WebClient:
@@ -94,7 +97,8 @@ class Installed:
         if bot is None:  # not cached: an install elsewhere is seen at once
             self.forget(team_id)
             return None
-        client = known[1] if known and known[0].bot_token == bot.bot_token else web_client(bot.bot_token, self.api_url, self.pool)
+        same = known and known[0].bot_token == bot.bot_token
+        client = known[1] if same else web_client(bot.bot_token, self.api_url, self.pool)
         with self._lock:
             self._known[team_id] = (bot, client, self.clock())
         return bot, client

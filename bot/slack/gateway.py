@@ -14,7 +14,6 @@ from contextlib import contextmanager
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
@@ -28,6 +27,7 @@ from .downloads import Downloads
 from .names import Names
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
+from .transport import PooledWebhookClient
 
 log = logging.getLogger(__name__)
 
@@ -184,9 +184,8 @@ class SlackChat:
         else:
             self.tell(audience, text)
 
-    @staticmethod
-    def _respond(response_url: str, **body) -> None:
-        webhook = WebhookClient(response_url, retry_handlers=retry_handlers())
+    def _respond(self, response_url: str, **body) -> None:
+        webhook = PooledWebhookClient(response_url, retry_handlers=retry_handlers(), pool=self.clients.pool)
         try:
             response = webhook.send(**body)
         except FAILURES as error:

@@ -72,3 +72,16 @@ def test_nothing_listens_is_a_url_error_as_urllib_raises_it(client):
     dead.retry_handlers = []
     with pytest.raises(URLError):
         dead.api_call("auth.test")
+
+
+def test_response_urls_are_answered_on_the_same_kept_alive_connections(slack):
+    from bot.slack.retries import retry_handlers
+    from bot.slack.transport import PooledWebhookClient
+
+    pool = connection_pool()
+    opened = slack.server.connections_opened
+    for n in range(5):
+        webhook = PooledWebhookClient(slack.response_url(f"r{n}"), retry_handlers=retry_handlers(), pool=pool)
+        assert webhook.send(text=f"answer {n}", response_type="ephemeral").status_code == 200
+    assert slack.server.connections_opened - opened == 1
+    assert [r["text"] for r in slack.responses] == [f"answer {n}" for n in range(5)]
