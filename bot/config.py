@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from .domain.caching import CacheMode
 from .domain.connectors import MAX_CONNECTORS, Connector, check_name, check_url, parse_tools as parse_tool_names
 from .domain.durations import parse_duration
 from .domain.settings import MAX_BUDGET, MAX_DURATION, ChannelSettings
@@ -156,6 +157,7 @@ class Settings(BaseSettings):
     threadfork_tool_max_uses: int = Field(5, gt=0, le=50)  # per request, per tool
     threadfork_connectors: Connectors = ()  # every channel's default MCP connectors
     threadfork_secret_key: SecretStr | None = None  # Fernet key sealing connectors' tokens in the database
+    threadfork_cache_ttl: CacheMode = CacheMode.AUTO  # prompt-cache TTLs: auto (by each session's pace), 5m, 1h
 
     @model_validator(mode="after")
     def _secret_key_is_a_fernet_key(self) -> Settings:

@@ -11,7 +11,8 @@
 Rendering is byte-stable: a stored turn always renders to the same text, the system prompt never
 changes, and earlier turns are never rewritten. A `cache_control` breakpoint sits on the system
 prompt, at the end of an inherited parent prefix, and on the final block, so a fork's first
-request reads the parent's prompt cache.
+request reads the parent's prompt cache. Each breakpoint's TTL follows the pace of the session whose
+turns end there (caching.py); it is the only thing it changes, never a byte of the prefix.
 
 When the retention policy removed a session's earliest turns (its own, or those it inherits), its input
 starts with one note saying so (PRUNED), whichever levels lost turns.
@@ -26,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from . import caching
+from .caching import CacheMode, Ttl, closing, longest
 from .connectors import Connector
 from .memo import IdentityMemo
 from .model import Attachment, FileKind, Fork, Mode, Role, Turn, TurnStatus
@@ -54,6 +57,7 @@ class Block:
     breakpoint: bool = False
     kind: str = "text"  # "text", "image" or "document"
     file_id: str | None = None
+    ttl: Ttl = Ttl.FIVE_MINUTES  # a breakpoint's: 5 minutes is the API's default, sent without a `ttl`
 
     def content(self) -> dict:
         """The Messages API's content block."""
@@ -64,11 +68,16 @@ class Block:
             if self.kind == "document":
                 content["title"] = self.text
         if self.breakpoint:
-            content["cache_control"] = {"type": "ephemeral"}
+            content["cache_control"] = cache_control(self.ttl)
         return content
 
-    def marked(self, breakpoint: bool = True) -> Block:
-        return replace(self, breakpoint=breakpoint)
+    def marked(self, breakpoint: bool = True, ttl: Ttl = Ttl.FIVE_MINUTES) -> Block:
+        return replace(self, breakpoint=breakpoint, ttl=ttl if breakpoint else Ttl.FIVE_MINUTES)
+
+
+def cache_control(ttl: Ttl) -> dict:
+    """A breakpoint as the API takes it: 5 minutes without a `ttl` field, as Threadfork always sent it."""
+    return {"type": "ephemeral", "ttl": "1h"} if ttl is Ttl.ONE_HOUR else {"type": "ephemeral"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ class ModelInput:
     connectors: tuple[Connector, ...] = ()  # the MCP servers Claude may call
     # their tokens by connector name, read as the request is made: never shown, compared or kept
     tokens: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    system_ttl: Ttl = Ttl.FIVE_MINUTES  # the system prompt's breakpoint: never shorter than a later one
+    cache: CacheMode = CacheMode.AUTO  # how the TTLs were chosen (a request added on top follows it)
 
     def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None,
                    connectors: tuple[Connector, ...] = ()) -> ModelInput:
@@ -180,28 +191,32 @@ def rendered(turns: Sequence[Turn]) -> list[Block]:
     return [block for turn in in_context(turns) for block in render_turn(turn)]
 
 
-def parent_input(parent_turns: Sequence[Turn], pruned: bool = False) -> ModelInput:
-    """`pruned`: the retention policy removed the parent's earliest turns."""
-    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns))
+def parent_input(parent_turns: Sequence[Turn], pruned: bool = False, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
+    """`pruned`: the retention policy removed the parent's earliest turns; `cache`: THREADFORK_CACHE_TTL."""
+    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns), closing(cache, parent_turns), cache)
 
 
 def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
-               ancestors: Sequence[tuple[Fork, Sequence[Turn]]] = (), channel_pruned: bool = False) -> ModelInput:
+               ancestors: Sequence[tuple[Fork, Sequence[Turn]]] = (), channel_pruned: bool = False,
+               cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """`inherited`: the channel's turns up to the topmost fork point; `ancestors`: for a fork of a
     fork, the forks above it from the top down, each with its turns up to the next one's fork point;
-    `channel_pruned`: the retention policy removed the channel's earliest turns."""
+    `channel_pruned`: the retention policy removed the channel's earliest turns. The breakpoint closing
+    each level's turns takes that level's pace, the final one the fork's own."""
     levels = [*ancestors, (fork, own)]
     cut = max((i for i, (level, _) in enumerate(levels) if level.mode is Mode.FRESH), default=None)
     shown = levels if cut is None else levels[cut:]  # a fresh fork in the chain cuts everything above it
     pruned = any(level.pruned for level, _ in shown) or (cut is None and channel_pruned)
     histories = ([inherited] if cut is None else []) + [turns for _, turns in shown]
     blocks = _noted(pruned, *histories) + (rendered(inherited) if cut is None else [])
+    above: Sequence[Turn] = inherited  # the turns of the level whose end the next breakpoint closes
     for position, (level, turns) in enumerate(shown):
         if blocks and not (position == 0 and cut is not None):
-            blocks[-1] = blocks[-1].marked()
+            blocks[-1] = blocks[-1].marked(ttl=closing(cache, above))
             blocks.append(Block("user", boundary_note(level)))
         blocks.extend(rendered(turns))
-    return _finish(blocks)
+        above = turns
+    return _finish(blocks, closing(cache, own), cache)
 
 
 PRUNED = Block("user", "[Earlier turns of this conversation were removed under the workspace's retention policy.]")
@@ -226,13 +241,18 @@ def asking(base: ModelInput) -> ModelInput:
     """The input that asks for an answer ends with a user's block: after a final assistant block
     (an earlier message retried with 🔁 once others were answered) the API would continue that
     answer instead, and refuses one that ends with whitespace."""
-    return with_request(base, UNANSWERED) if base.blocks and base.blocks[-1].role == "assistant" else base
+    if not base.blocks or base.blocks[-1].role != "assistant":
+        return base
+    return with_request(base, UNANSWERED, base.blocks[-1].ttl)
 
 
-def with_request(base: ModelInput, text: str) -> ModelInput:
-    """One more user block after a session's history (merge and compaction prompts)."""
+def with_request(base: ModelInput, text: str, ttl: Ttl | None = None) -> ModelInput:
+    """One more user block after a session's history (merge and compaction prompts); its breakpoint's
+    `ttl`, by default that of a prefix read once (caching.one_off)."""
     blocks = [_plain(b) if i == len(base.blocks) - 1 else b for i, b in enumerate(base.blocks)]
-    return replace(base, blocks=_finish(blocks + [Block("user", text)]).blocks)
+    ttl = caching.one_off(base.cache) if ttl is None else ttl
+    finished = _finish(blocks + [Block("user", text)], ttl, base.cache)
+    return replace(base, blocks=finished.blocks, system_ttl=longest(base.system_ttl, finished.system_ttl))
 
 
 COMPACTION_PROMPT = (
@@ -244,9 +264,9 @@ COMPACTION_PROMPT = (
 )
 
 
-def compaction_input(turns: Sequence[Turn]) -> ModelInput:
+def compaction_input(turns: Sequence[Turn], cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """The request that compacts `turns` (already cut at the compaction point)."""
-    return with_request(_finish(rendered(turns)), COMPACTION_PROMPT)
+    return with_request(_finish(rendered(turns), closing(cache, turns), cache), COMPACTION_PROMPT)
 
 
 def estimate_tokens(text: str) -> int:
@@ -257,17 +277,23 @@ def estimate_tokens(text: str) -> int:
 OPENING = Block("user", "[The messages before this point were deleted.]")
 
 
-def _finish(blocks: list[Block]) -> ModelInput:
-    """Open with a user's block, put the moving breakpoint on the final block, and keep the latest
-    breakpoints the API allows beside the system prompt's."""
+def _finish(blocks: list[Block], final: Ttl = Ttl.FIVE_MINUTES, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
+    """Open with a user's block, put the moving breakpoint on the final block (with TTL `final`), keep the
+    latest breakpoints the API allows beside the system prompt's, and none shorter-lived than a later one."""
     if blocks and blocks[0].role != "user":
         blocks.insert(0, OPENING)
     if blocks:
-        blocks[-1] = blocks[-1].marked()
+        blocks[-1] = blocks[-1].marked(ttl=final)
     marked = [i for i, block in enumerate(blocks) if block.breakpoint]
     for i in marked[: max(0, len(marked) - (MAX_BREAKPOINTS - 1))]:
         blocks[i] = _plain(blocks[i])
-    return ModelInput(SYSTEM_PROMPT, tuple(blocks))
+    kept = [i for i in marked if blocks[i].breakpoint]
+    ttls = caching.settled([blocks[i].ttl for i in kept])
+    for i, ttl in zip(kept, ttls):
+        if blocks[i].ttl is not ttl:
+            blocks[i] = blocks[i].marked(ttl=ttl)
+    system_ttl = ttls[0] if ttls else caching.chosen(cache, ())
+    return ModelInput(SYSTEM_PROMPT, tuple(blocks), system_ttl=system_ttl, cache=cache)
 
 
 def _plain(block: Block) -> Block:

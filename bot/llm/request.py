@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from ..domain.context import Block, ModelInput
+from ..domain.context import Block, ModelInput, cache_control
 
 KEPT_PER_START = 8  # encodings kept per first block: a channel's parent and its inherited forks share one
 
@@ -69,7 +69,7 @@ def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: l
 
 
 def _system(model_input: ModelInput) -> list[dict]:
-    return [{"type": "text", "text": model_input.system, "cache_control": {"type": "ephemeral"}}]
+    return [{"type": "text", "text": model_input.system, "cache_control": cache_control(model_input.system_ttl)}]
 
 
 @dataclass(frozen=True)

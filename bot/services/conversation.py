@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..domain.caching import CacheMode
 from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Session, Usage
 from ..domain.settings import ChannelSettings
@@ -35,7 +36,8 @@ OnAnswered = Callable[[Session, Usage], None]
 
 class Conversation:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
-                 on_answered: OnAnswered | None = None, connections: Connections | None = None):
+                 on_answered: OnAnswered | None = None, connections: Connections | None = None,
+                 cache: CacheMode = CacheMode.AUTO):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -45,6 +47,7 @@ class Conversation:
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
         self.connections = connections
+        self.cache = cache  # THREADFORK_CACHE_TTL
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
@@ -97,7 +100,8 @@ class Conversation:
         session, pending, reply = batch.session, batch.pending, batch.reply
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts)
-        request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections)
+        request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections,
+                              cache=self.cache)
         try:
             writer = self.replies.begin_reply(place)
         except ChatUnavailable as error:

@@ -70,8 +70,9 @@ class Services:
         self.connections = Connections(store.connector_tokens, channels.secrets, channels.defaults.connectors or (),
                                        channels.connector_tokens)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
-                                         on_answered=self._after_answer, connections=self.connections)
-        merging = Merging(store, chat.posts, model, self.connections)
+                                         on_answered=self._after_answer, connections=self.connections,
+                                         cache=policy.cache_ttl)
+        merging = Merging(store, chat.posts, model, self.connections, policy.cache_ttl)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
         self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
