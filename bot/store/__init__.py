@@ -18,6 +18,7 @@ from .merges import SqlMerges
 from .queue import SqlTurnQueue
 from .reviews import SqlReviews
 from .sessions import SqlSessions
+from .spend import SqlSpending
 from .upkeep import SqlUpkeep
 from .views import SqlViews
 
@@ -31,7 +32,8 @@ def sql_store(db: Database) -> Store:
                  turns=turns, edits=turns,
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
-                 connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock, check=db.check)
+                 connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), spending=SqlSpending(db), erasure=SqlErasure(db),
+                 departures=SqlDepartures(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

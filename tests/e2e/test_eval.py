@@ -14,7 +14,7 @@ from ..processes import clean_env
 
 SCENARIO = load("launch-planning")
 DONT_KNOW = "I don't know: nothing here records that."
-PRICE_IN, PRICE_OUT = 2.00, 10.00  # the default model's prices per million tokens (bot/eval/pricing.py)
+PRICE_IN, PRICE_OUT = 2.00, 10.00  # the default model's prices per million tokens (bot/domain/pricing.py)
 
 
 def run_eval(tmp_path, env, *args):
