@@ -11,8 +11,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import NamedTuple
 
+from typing import TYPE_CHECKING
+
 from . import text
 from .connectors import Connector
+
+if TYPE_CHECKING:  # spend.py prices Usage, defined here
+    from .spend import SpendReport
 
 LABEL_TOPIC = 80  # characters of a topic shown in a fork's label (notices, refusals, lists)
 
@@ -234,6 +239,8 @@ class ContextReport:
     open: list[Fork]
     economy: ChannelEconomy | None = None
     connector_calls: dict[int, dict[str, int]] | None = None  # fork number (0: the channel's) → connector → calls
+    spend: SpendReport | None = None  # today's and this month's estimated spend
+    cap_usd: float | None = None  # the monthly spend cap in force (None or 0: none)
 
     @property
     def kept_out(self) -> int:

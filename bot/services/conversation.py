@@ -51,10 +51,11 @@ class Conversation:
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
-               on_stored: Callable[[], None] | None = None, chosen: ChannelSettings | None = None) -> None:
+               on_stored: Callable[[], None] | None = None, chosen: ChannelSettings | None = None) -> Usage:
         """Store the turn (once per `claim` key) and answer it, unless someone already is; `on_stored`
         runs once the turn is stored, before any answer (not for a duplicate). `chosen`: the channel's
-        settings as the caller read them for this turn (its first answer uses them, later ones read anew)."""
+        settings as the caller read them for this turn (its first answer uses them, later ones read anew).
+        Returns what the answers given meanwhile used (nothing when another holder answers)."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
             submitted = self.turns.submit_turn(
                 session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
@@ -64,7 +65,8 @@ class Conversation:
             if submitted.stored and on_stored:
                 on_stored()
             if submitted.batch:
-                self._answer_all(session.id, owner, submitted.batch, chosen)
+                return self._answer_all(session.id, owner, submitted.batch, chosen)
+            return Usage()
 
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
@@ -73,9 +75,11 @@ class Conversation:
                 self._answer_all(session_id, owner)
 
     def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None,
-                    chosen: ChannelSettings | None = None) -> None:
-        """As the lease holder: answer `batch` (or the first waiting batch), then every later one."""
+                    chosen: ChannelSettings | None = None) -> Usage:
+        """As the lease holder: answer `batch` (or the first waiting batch), then every later one; what
+        they used, together."""
         answered: tuple[Session, Usage] | None = None
+        used = Usage()
         try:
             batch = batch or self.turns.next_answer(session_id, owner, self.lease)
             while batch is not None:
@@ -86,6 +90,7 @@ class Conversation:
                 usage, batch = self._answer(batch, owner, chosen)
                 chosen = None  # a later batch is a later turn: it reads the settings in force then
                 answered = (session, usage) if usage else answered
+                used = used + usage if usage else used
         except BaseException:
             self.turns.release(session_id, owner)
             raise
@@ -94,6 +99,7 @@ class Conversation:
                 self.on_answered(*answered)
             except Exception:
                 log.exception("after-answer work failed in session %s", session_id)
+        return used
 
     def _answer(self, batch: Batch, owner: str, chosen: ChannelSettings | None) -> tuple[Usage | None, Batch | None]:
         """Answer one batch; returns its usage (None if it failed) and the next batch, if any."""

@@ -17,6 +17,7 @@ from ..domain.settings import ChannelSettings, Choices
 from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
+from .caps import SpendCaps
 from .commands import SlashCommands
 from .compaction import Compactor
 from .conversation import Conversation
@@ -74,7 +75,9 @@ class Services:
                                          cache=policy.cache_ttl)
         merging = Merging(store, chat.posts, model, self.connections, policy.cache_ttl)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
-        self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews)
+        self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
+        self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews,
+                           self.caps)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
         self.attachments = Attachments(store, chat.shared, model, policy.max_file_bytes)
         self.access = Access(store, chat.answers, chat.people, channels.lists)
@@ -83,12 +86,12 @@ class Services:
         self.adoption = Adoption(store, chat.posts, chat.people, chat.shared, self.liveness, self.bot_user_id,
                                  self.policies.defaults)
         self.router = Router(store, chat.answers, chat.people, self.conversation, self.forks, self.budgets,
-                             self.attachments, self.adoption, self.bot_user_id, self.access)
-        self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy)
+                             self.attachments, self.adoption, self.bot_user_id, self.access, self.caps)
+        self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy, self.caps)
         self.channel_admin = ChannelAdmin(store, chat.replies, chat.answers, chat.screens, self.access,
                                           channels.defaults, channels.choices, self.connections)
         self.gestures = Gestures(store, chat.answers, chat.screens, chat.people, self.conversation, self.forks,
-                                 self.bot_user_id, self.access)
+                                 self.bot_user_id, self.access, self.caps)
 
     def sweep(self) -> None:
         """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""

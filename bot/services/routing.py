@@ -9,6 +9,10 @@ once whatever arrives twice. Channel chatter that mentions nobody costs no write
 A message someone shared or forwarded (`shared`) is part of the sharer's turn, quoted after their own
 words (bot/domain/shared.py), with or without words of their own; whether the bot was mentioned, and
 which command was given, is read from the sharer's own words only.
+
+A turn reads its channel's settings once, and with them its spend this month where a cap applies
+(caps.py): at the cap a new turn or fork is refused privately, with no model call; merges, abandons and
+other in-thread commands go on.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from .access import Access
 from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
+from .caps import CapView, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Store
@@ -59,8 +64,10 @@ class IncomingMessage:
 
 class Router:
     def __init__(self, store: Store, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
-                 budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access):
+                 budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access,
+                 caps: SpendCaps):
         self.access = access
+        self.caps = caps
         self.attachments = attachments
         self.adoption = adoption
         self.store = store
@@ -83,32 +90,38 @@ class Router:
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
-        chosen = self.store.channel_settings.of(message.channel)  # read once for the whole turn
+        chosen, cap = self.caps.read(message.channel)  # read once for the whole turn (its spend: if capped)
         refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
             if self.store.claims.claim(key):
                 self.answers.tell(audience, refusal)
             return
+        capped = self.caps.refusal(message.channel, cap)
         try:
             if fork is not None:
-                self._in_fork(fork, message, text, mentioned, audience, key, chosen)
+                self._in_fork(fork, message, text, mentioned, audience, key, chosen, cap, capped)
             elif foreign_thread:
-                self._adopt(message, text, audience, key)
+                self._adopt(message, text, audience, key, capped)
+            elif (text or message.files) and capped:
+                self._tell_once(key, audience, capped)
             elif text or message.files:
                 session = Session(self.store.sessions.parent_id(message.channel),
                                   message.channel_id, message.team_id)
-                self._submit(session, message, text, audience, key, chosen)
+                self._submit(session, message, text, audience, key, chosen, cap)
             elif self.store.claims.claim(key):
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
 
-    def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
+    def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str,
+               capped: str | None = None) -> None:
         """A mention in a thread that is no fork: the thread becomes one, then the mention is its turn."""
         command = None if message.shared else parse_thread_command(text)
         if command and command.verb != "fork":
-            if self.store.claims.claim(key):
-                self.answers.tell(audience, NOT_A_FORK.format(verb=command.verb))
+            self._tell_once(key, audience, NOT_A_FORK.format(verb=command.verb))
+            return
+        if capped:  # it would be a new fork
+            self._tell_once(key, audience, capped)
             return
         if command:  # `@Threadfork fork [topic]` here: this very thread becomes the fork (an inherited one)
             asked = parse_fork(command.guidance)
@@ -120,11 +133,16 @@ class Router:
             self.conversation.drain(adopted.fork.id)
 
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
-                 key: str, chosen: ChannelSettings | None = None) -> None:
+                 key: str, chosen: ChannelSettings | None = None, cap: CapView | None = None,
+                 capped: str | None = None) -> None:
         command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files
         if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork, chosen):
-            self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key)
+            if capped:
+                self._tell_once(key, audience, capped)
+            else:
+                self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key,
+                             cap=cap)
             return
         if not self.store.claims.claim(key):
             return
@@ -151,9 +169,15 @@ class Router:
         else:
             self.answers.tell(audience, "That message had no text, so I left it out of the fork.")
 
+    def _tell_once(self, key: str, audience: Audience, text: str) -> None:
+        """A private answer to a message, once though it arrives twice."""
+        if self.store.claims.claim(key):
+            self.answers.tell(audience, text)
+
     def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
-                chosen: ChannelSettings | None = None) -> None:
-        """A turn, with the files shared with it; files left out are named to their sender, once."""
+                chosen: ChannelSettings | None = None, cap: CapView | None = None) -> None:
+        """A turn, with the files shared with it; files left out are named to their sender, once; then the
+        channel's spend notice if its answers took it near its cap."""
         attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
         if message.files and not attachments and not text:
             if self.store.claims.claim(key):
@@ -167,8 +191,10 @@ class Router:
             if under_review:
                 self.forks.reviews.went_on(under_review)
 
-        self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts, claim=key,
-                                 attachments=attachments, on_stored=stored, chosen=chosen)
+        used = self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts,
+                                        claim=key, attachments=attachments, on_stored=stored, chosen=chosen)
+        if cap is not None:
+            self.caps.answered(session.channel, cap, used.cost_micros)
 
     def _speaker(self, team_id: str, user_id: str) -> Speaker:
         return Speaker(user_id, self.people.display_name(team_id, user_id))
