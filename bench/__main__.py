@@ -22,8 +22,9 @@ from sqlalchemy import create_engine, text
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
+from . import day
 from .measure import machine
-from .report import targets, update_readme, versus
+from .report import DAY_MARKS, day_table, replace_marked, targets, update_readme, versus
 from .rig import Rig, progress
 from .threadfork import Threadfork
 from .versus import Baseline
@@ -104,7 +105,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and 50 concurrent replies")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL figures")
+    parser.add_argument("--only", choices=["day"], help="one figure alone: `day` is figure 11, a team's day priced")
     args = parser.parse_args()
+    if args.only == "day":
+        return only_day()
     raw = run(args.quick, with_postgres=not args.no_postgres)
     (ROOT / "bench" / "raw.json").write_text(json.dumps(raw, indent=1, default=str))
     against_targets, against_baseline = targets(raw), versus(raw)
@@ -118,6 +122,21 @@ def main() -> int:
     if not args.quick:
         update_readme(ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md)):\n\n"
                       + against_baseline)
+    return 0
+
+
+def only_day() -> int:
+    """Figure 11 alone: its table printed, and written into docs/benchmarks.md and the README."""
+    raw = day.run(Path(tempfile.mkdtemp(prefix="threadfork-day-")))
+    progress("")
+    print(file=sys.stderr)
+    (ROOT / "bench" / "raw-day.json").write_text(json.dumps(raw, indent=1))
+    table = day_table(raw)
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(table)
+    replace_marked(ROOT / "docs" / "benchmarks.md", DAY_MARKS, f"Run of {when}:\n\n{table}")
+    replace_marked(ROOT / "README.md", DAY_MARKS, f"{table}\n\nHow the day is played: [Benchmarks](docs/benchmarks.md"
+                                                  "#figure-11-a-teams-day-priced).")
     return 0
 
 

@@ -5,17 +5,24 @@ input price) or, with `"ttl": "1h"`, for an hour (written at 2×); a read costs 
 refreshes the entry (platform.claude.com, "Prompt caching"). A channel's conversation stops for
 meetings: a 5-minute entry then expires between two turns and the next turn writes the whole prefix again.
 
-- `5m`: every breakpoint is the API's default, with no `ttl` field (the bytes Threadfork always sent).
+A request's breakpoints are of two kinds. The *moving* one sits on its final block and moves on with
+every turn. The *settled* ones close history that no later turn changes: an inherited prefix (the
+channel's turns up to a fork point, a parent fork's), and a session's own turns before the ones being
+answered now. Under each mode:
+
+- `5m`: every breakpoint is the API's default, with no `ttl` field, and there is no settled-history
+  breakpoint of the session's own (the bytes Threadfork always sent).
 - `1h`: every breakpoint carries `"ttl": "1h"`.
-- `auto` (the default): each breakpoint follows the pace of the session whose turns end there — the
-  channel's conversation for an inherited prefix, a fork for its own turns — measured from the Slack
-  timestamps of people's messages (when they were written, not when the bot saw them): the TTL that
-  would have cost least over the session's recent gaps (`paced`).
+- `auto` (the default): the moving breakpoint takes the TTL that would have cost least over the
+  session's recent gaps between people's messages, measured from their Slack timestamps (when they were
+  written, not when the bot saw them): `paced`. Settled history is kept an hour (`lasting`) — a fork
+  opened after a meeting, or the session itself after one, then reads it back at 0.1× instead of writing
+  it again — unless its session's messages come more than an hour apart, when no cache outlives the gap.
+  When the moving breakpoint is the hour too, no separate one is needed for the session's own history.
 - Within a request a 1-hour breakpoint never follows a 5-minute one (the API refuses that order):
-  `settled` lengthens the earlier ones instead, since a later prefix that lives an hour is worth keeping
-  the shorter ones under it as long.
-- The choice never changes the bytes of a cached prefix, only the `ttl` beside them, so an inherited fork
-  still reads its parent's cache whatever either one chose.
+  `settled` lengthens the earlier ones instead.
+- The choice never changes the bytes of a cached prefix, only the `cache_control` beside them, so an
+  inherited fork still reads its parent's cache whatever either one chose.
 """
 from __future__ import annotations
 
@@ -60,10 +67,22 @@ def paced(recent_gaps: Sequence[float]) -> Ttl:
     return Ttl.ONE_HOUR if hour < five else Ttl.FIVE_MINUTES
 
 
+def outlived(recent_gaps: Sequence[float]) -> bool:
+    """Every recent gap was longer than even the hour cache lives."""
+    return bool(recent_gaps) and min(recent_gaps) > ONE_HOUR
+
+
 def chosen(mode: CacheMode, recent_gaps: Sequence[float]) -> Ttl:
-    """A breakpoint's TTL under the configured mode."""
+    """The moving breakpoint's TTL under the configured mode."""
     if mode is CacheMode.AUTO:
         return paced(recent_gaps)
+    return Ttl(mode.value)
+
+
+def kept(mode: CacheMode, recent_gaps: Sequence[float]) -> Ttl:
+    """A settled breakpoint's TTL under the configured mode."""
+    if mode is CacheMode.AUTO:
+        return Ttl.FIVE_MINUTES if outlived(recent_gaps) else Ttl.ONE_HOUR
     return Ttl(mode.value)
 
 
@@ -79,10 +98,10 @@ def settled(ttls: Sequence[Ttl]) -> list[Ttl]:
     >>> settled([Ttl.FIVE_MINUTES, Ttl.ONE_HOUR, Ttl.FIVE_MINUTES])
     [<Ttl.ONE_HOUR: '1h'>, <Ttl.ONE_HOUR: '1h'>, <Ttl.FIVE_MINUTES: '5m'>]
     """
-    out, longest = [], Ttl.FIVE_MINUTES
+    out, longest_after = [], Ttl.FIVE_MINUTES
     for ttl in reversed(ttls):
-        longest = Ttl.ONE_HOUR if Ttl.ONE_HOUR in (ttl, longest) else Ttl.FIVE_MINUTES
-        out.append(longest)
+        longest_after = longest(ttl, longest_after)
+        out.append(longest_after)
     return out[::-1]
 
 
@@ -94,13 +113,35 @@ def written_at(slack_ts: str | None) -> float | None:
         return None
 
 
+def pace(turns: Sequence[Turn]) -> list[float]:
+    """The recent gaps between people's messages among these turns of one session (read from the end: a
+    long session costs no more than a short one)."""
+    written: list[float] = []
+    for turn in reversed(turns):
+        if turn.role is Role.USER and turn.author_id and (at := written_at(turn.slack_ts)) is not None:
+            written.append(at)
+            if len(written) > RECENT:
+                break
+    return gaps(written[::-1])
+
+
 def closing(mode: CacheMode, turns: Sequence[Turn]) -> Ttl:
-    """The TTL of the breakpoint that closes these turns of one session: by when people wrote them."""
+    """The moving breakpoint's TTL for a session whose turns these are."""
+    return chosen(mode, pace(turns) if mode is CacheMode.AUTO else ())
+
+
+def lasting(mode: CacheMode, turns: Sequence[Turn]) -> Ttl:
+    """The TTL of a settled breakpoint closing these turns of one session."""
+    return kept(mode, pace(turns) if mode is CacheMode.AUTO else ())
+
+
+def own_history(mode: CacheMode, turns: Sequence[Turn], moving: Ttl) -> Ttl | None:
+    """The TTL of a breakpoint on the session's own settled history, if one is worth having: only under
+    `auto`, only when the moving breakpoint lives shorter than that history would."""
     if mode is not CacheMode.AUTO:
-        return chosen(mode, ())
-    written = [at for turn in turns if turn.role is Role.USER and turn.author_id
-               and (at := written_at(turn.slack_ts)) is not None]
-    return paced(gaps(written[-RECENT - 1:]))
+        return None
+    ttl = lasting(mode, turns)
+    return ttl if ttl is Ttl.ONE_HOUR and moving is Ttl.FIVE_MINUTES else None
 
 
 def longest(*ttls: Ttl) -> Ttl:

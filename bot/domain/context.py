@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from . import caching
-from .caching import CacheMode, Ttl, closing, longest
+from .caching import CacheMode, Ttl, closing, lasting, longest, own_history
 from .connectors import Connector
 from .memo import IdentityMemo
 from .model import Attachment, FileKind, Fork, Mode, Role, Turn, TurnStatus
@@ -193,7 +193,9 @@ def rendered(turns: Sequence[Turn]) -> list[Block]:
 
 def parent_input(parent_turns: Sequence[Turn], pruned: bool = False, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """`pruned`: the retention policy removed the parent's earliest turns; `cache`: THREADFORK_CACHE_TTL."""
-    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns), closing(cache, parent_turns), cache)
+    moving = closing(cache, parent_turns)
+    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns), moving, cache,
+                   _own_history(cache, parent_turns, moving))
 
 
 def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
@@ -202,7 +204,7 @@ def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
     """`inherited`: the channel's turns up to the topmost fork point; `ancestors`: for a fork of a
     fork, the forks above it from the top down, each with its turns up to the next one's fork point;
     `channel_pruned`: the retention policy removed the channel's earliest turns. The breakpoint closing
-    each level's turns takes that level's pace, the final one the fork's own."""
+    each level's turns keeps that settled history (caching.lasting), the final one moves at the fork's pace."""
     levels = [*ancestors, (fork, own)]
     cut = max((i for i, (level, _) in enumerate(levels) if level.mode is Mode.FRESH), default=None)
     shown = levels if cut is None else levels[cut:]  # a fresh fork in the chain cuts everything above it
@@ -212,11 +214,29 @@ def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
     above: Sequence[Turn] = inherited  # the turns of the level whose end the next breakpoint closes
     for position, (level, turns) in enumerate(shown):
         if blocks and not (position == 0 and cut is not None):
-            blocks[-1] = blocks[-1].marked(ttl=closing(cache, above))
+            blocks[-1] = blocks[-1].marked(ttl=lasting(cache, above))
             blocks.append(Block("user", boundary_note(level)))
         blocks.extend(rendered(turns))
         above = turns
-    return _finish(blocks, closing(cache, own), cache)
+    moving = closing(cache, own)
+    return _finish(blocks, moving, cache, _own_history(cache, own, moving))
+
+
+def _own_history(cache: CacheMode, turns: Sequence[Turn], moving: Ttl) -> tuple[int, Ttl] | None:
+    """Where the session's own settled history ends — how many blocks, those of the turns waiting for this
+    answer, come after it — and its breakpoint's TTL; None when it has no such history or needs no mark."""
+    ttl = own_history(cache, turns, moving)
+    if ttl is None:
+        return None
+    waiting, answered = 0, False
+    for turn in reversed(turns):  # from the end: the waiting turns, up to the first one answered before them
+        if turn.status in UNSEEN:
+            continue
+        if turn.status is not TurnStatus.PENDING:
+            answered = True
+            break
+        waiting += len(render_turn(turn))
+    return (waiting, ttl) if waiting and answered else None
 
 
 PRUNED = Block("user", "[Earlier turns of this conversation were removed under the workspace's retention policy.]")
@@ -277,11 +297,16 @@ def estimate_tokens(text: str) -> int:
 OPENING = Block("user", "[The messages before this point were deleted.]")
 
 
-def _finish(blocks: list[Block], final: Ttl = Ttl.FIVE_MINUTES, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
-    """Open with a user's block, put the moving breakpoint on the final block (with TTL `final`), keep the
-    latest breakpoints the API allows beside the system prompt's, and none shorter-lived than a later one."""
+def _finish(blocks: list[Block], final: Ttl = Ttl.FIVE_MINUTES, cache: CacheMode = CacheMode.AUTO,
+            history: tuple[int, Ttl] | None = None) -> ModelInput:
+    """Open with a user's block, put the moving breakpoint on the final block (with TTL `final`) and, with
+    `history` (blocks after it, TTL), one on the session's settled history; keep the latest breakpoints the
+    API allows beside the system prompt's, and none shorter-lived than a later one."""
     if blocks and blocks[0].role != "user":
         blocks.insert(0, OPENING)
+    if history and len(blocks) > history[0]:
+        at = len(blocks) - history[0] - 1
+        blocks[at] = blocks[at].marked(ttl=longest(history[1], blocks[at].ttl if blocks[at].breakpoint else history[1]))
     if blocks:
         blocks[-1] = blocks[-1].marked(ttl=final)
     marked = [i for i, block in enumerate(blocks) if block.breakpoint]

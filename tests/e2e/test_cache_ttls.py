@@ -83,16 +83,18 @@ def test_auto_gives_a_slow_parent_the_hour_and_a_quick_fork_five_minutes_and_kee
     assert ttls(slow) == ["1h", "1h"]  # system prompt and history
     assert controls(slow) == [{"type": "ephemeral", "ttl": "1h"}] * 2
     root, fork_first = open_fork(bot, slack, claude, minutes=1)
-    assert ttls(fork_first) == ["1h", "1h", "5m"]  # the inherited prefix keeps the channel's hour
+    assert ttls(fork_first) == ["1h", "1h", "5m"]  # the inherited prefix is kept an hour; its topic moves on
     for _ in range(3):
         quick = ask(bot, slack, claude, "and then?", thread_ts=root, minutes=1)
-        assert ttls(quick) == ["1h", "1h", "5m"]
+        # system, inherited prefix, the fork's own answered turns: an hour; its newest turn: five minutes
+        assert ttls(quick) == ["1h", "1h", "1h", "5m"]
     assert all(in_order(r) for r in claude.requests) and not claude.rejections
 
 
-def test_a_slow_fork_of_a_quick_parent_lengthens_the_inherited_prefix_rather_than_break_the_order(bot, slack, claude):
+def test_a_quick_parent_keeps_its_history_an_hour_and_a_slow_fork_moves_on_the_hour(bot, slack, claude):
     for _ in range(3):
-        ask(bot, slack, claude, "quick one", minutes=1)
+        quick = ask(bot, slack, claude, "quick one", minutes=1)
+    assert ttls(quick) == ["1h", "1h", "5m"]  # system, the answered history, the newest turn
     root, _ = open_fork(bot, slack, claude)
     ask(bot, slack, claude, "first thought", thread_ts=root, minutes=1)
     ask(bot, slack, claude, "after a meeting", thread_ts=root, minutes=20)
