@@ -51,3 +51,46 @@ def test_priced_usages_add_up():
     two = priced("claude-unpriced-test", Usage(input_tokens=1_000))
     total = one + two
     assert (total.cost_micros, total.unpriced, total.input_tokens) == (one.cost_micros, 1, 2_000)
+
+
+SECRETS = dict(_env_file=None, slack_bot_token="x", slack_signing_secret="y", anthropic_api_key="z")
+
+
+def test_the_cache_ttl_and_the_spend_cap_are_settings_whose_nonsense_names_the_variable():
+    from bot.config import ConfigError, load_settings
+    from bot.domain.caching import CacheMode
+
+    assert load_settings(**SECRETS).threadfork_cache_ttl is CacheMode.AUTO
+    assert load_settings(**SECRETS, threadfork_cache_ttl="1h").threadfork_cache_ttl is CacheMode.ONE_HOUR
+    with pytest.raises(ConfigError, match="THREADFORK_CACHE_TTL"):
+        load_settings(**SECRETS, threadfork_cache_ttl="2h")
+    assert load_settings(**SECRETS).channel_defaults().monthly_spend_cap_usd == 0.0  # unset: no cap
+    capped = load_settings(**SECRETS, threadfork_monthly_spend_cap_usd="250")
+    assert capped.channel_defaults().monthly_spend_cap_usd == 250.0
+    with pytest.raises(ConfigError, match="THREADFORK_MONTHLY_SPEND_CAP_USD"):
+        load_settings(**SECRETS, threadfork_monthly_spend_cap_usd="-5")
+
+
+@pytest.mark.parametrize("typed, cap", [("50", 50.0), ("$12.50", 12.5), ("1,000", 1000.0), ("", 0.0), ("none", 0.0)])
+def test_a_cap_is_typed_in_dollars_or_left_empty(typed, cap):
+    from bot.domain.spend import parse_cap
+
+    assert parse_cap(typed) == cap
+
+
+@pytest.mark.parametrize("typed", ["lots", "-3", "nan", "2000000"])
+def test_a_cap_that_is_no_positive_amount_is_refused(typed):
+    from bot.domain.spend import parse_cap
+
+    with pytest.raises(ValueError, match="cap|dollars"):
+        parse_cap(typed)
+
+
+def test_cap_states_and_dollars_read_as_people_expect():
+    from bot.domain.spend import CapState, cap_state, dollars
+
+    assert cap_state(None, 10.0) is CapState.NONE and cap_state(5, None) is CapState.NONE
+    assert cap_state(7_999_999, 10.0) is CapState.UNDER and cap_state(8_000_000, 10.0) is CapState.NEAR
+    assert cap_state(10_000_000, 10.0) is CapState.REACHED
+    assert (dollars(0), dollars(4_000), dollars(1_234_567), dollars(-2_000_000)) == ("$0.00", "<$0.01", "$1.23",
+                                                                                     "-$2.00")
