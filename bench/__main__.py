@@ -55,6 +55,7 @@ def run(quick: bool, with_postgres: bool) -> dict:
                 bench.close()
             if n == 0:  # the baseline right after Threadfork on SQLite, so the machine has drifted least
                 raw["baseline"] = baseline(tmp, quick)
+                raw["day"] = day.run(tmp)  # figure 11: its own fakes, one bot process per run
         # figure 4 again with two worker processes sharing the port (THREADFORK_PROCESSES=2)
         label = "sqlite, 2 processes"
         bench = Threadfork(Rig(slack, claude, tmp, f"sqlite:///{tmp / 'bench-processes.db'}", "processes",
@@ -122,6 +123,7 @@ def main() -> int:
     if not args.quick:
         update_readme(ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md)):\n\n"
                       + against_baseline)
+        write_day(raw["day"], when)
     return 0
 
 
@@ -131,13 +133,16 @@ def only_day() -> int:
     progress("")
     print(file=sys.stderr)
     (ROOT / "bench" / "raw-day.json").write_text(json.dumps(raw, indent=1))
+    print(day_table(raw))
+    write_day(raw, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    return 0
+
+
+def write_day(raw: dict, when: str) -> None:
     table = day_table(raw)
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    print(table)
     replace_marked(ROOT / "docs" / "benchmarks.md", DAY_MARKS, f"Run of {when}:\n\n{table}")
     replace_marked(ROOT / "README.md", DAY_MARKS, f"{table}\n\nHow the day is played: [Benchmarks](docs/benchmarks.md"
                                                   "#figure-11-a-teams-day-priced).")
-    return 0
 
 
 BASELINE_NOTE = (

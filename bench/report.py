@@ -81,6 +81,11 @@ def targets(r: dict) -> str:
             "byte-identical prefix, breakpoint within 20 blocks, ≥ 90 %",
             c["identical"] and 0 <= c["fork_breakpoint"] - c["parent_breakpoint"] <= 20
             and c["shared_share"] >= 0.9)
+    if "day" in r:
+        cost = {name: run["usage"]["cost_micros"] / 1e6 for name, run in r["day"]["runs"].items()}
+        row(11, "a team's day, priced", " · ".join(f"{name} ${cost[name]:.2f}" for name, _ in DAY_ROWS),
+            "`auto` ≤ 1.05 × min(`5m`, `1h`) and ≤ 0.6 × `5m`",
+            cost["auto"] <= 1.05 * min(cost["5m"], cost["1h"]) and cost["auto"] <= 0.6 * cost["5m"])
     if "images" in r:
         i = r["images"]
         med, p99 = statistics.median(i["latency"]), percentile(i["latency"], 99)
