@@ -29,6 +29,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+import orjson
+
 from .media_rules import _media_tokens, _without_payload
 
 LOOKBACK = 20  # blocks checked at each breakpoint, its own included
@@ -127,8 +129,8 @@ def prompt_boundaries(request: dict, files) -> tuple[list[Boundary], int]:
     def add(block: dict, prefix: str) -> None:
         nonlocal tokens
         content = _without_payload({k: v for k, v in block.items() if k != "cache_control"})
-        text = json.dumps(content, sort_keys=True)
-        digest.update(prefix.encode() + text.encode())
+        text = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)  # a long history is thousands of blocks
+        digest.update(prefix.encode() + text)
         tokens += len(text) // 4 + _media_tokens(block, files)
         control = block.get("cache_control")
         ttl = control.get("ttl", "5m") if isinstance(control, dict) else None
