@@ -102,12 +102,13 @@ class Router:
                 self._in_fork(fork, message, text, mentioned, audience, key, chosen, cap, capped)
             elif foreign_thread:
                 self._adopt(message, text, audience, key, capped)
-            elif (text or message.files) and capped:
-                self._tell_once(key, audience, capped)
             elif text or message.files:
                 session = Session(self.store.sessions.parent_id(message.channel),
                                   message.channel_id, message.team_id)
-                self._submit(session, message, text, audience, key, chosen, cap)
+                if capped:
+                    self._keep_unanswered(session, message, text, audience, key, capped)
+                else:
+                    self._submit(session, message, text, audience, key, chosen, cap)
             elif self.store.claims.claim(key):
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
@@ -138,11 +139,11 @@ class Router:
         command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files
         if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork, chosen):
+            session = Session(fork.id, fork.channel_id, fork.team_id, fork)
             if capped:
-                self._tell_once(key, audience, capped)
+                self._keep_unanswered(session, message, text, audience, key, capped)
             else:
-                self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key,
-                             cap=cap)
+                self._submit(session, message, text, audience, key, cap=cap)
             return
         if not self.store.claims.claim(key):
             return
@@ -173,6 +174,19 @@ class Router:
         """A private answer to a message, once though it arrives twice."""
         if self.store.claims.claim(key):
             self.answers.tell(audience, text)
+
+    def _keep_unanswered(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
+                         why: str) -> None:
+        """At the spend cap: the message is kept in the session as a failed turn (🔁 answers it once the cap
+        is raised), no model is called, and its author is told why, privately, once."""
+        if not self.store.claims.claim(key):
+            return
+        if text:
+            self.store.turns.append_turn(session.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
+                                         author_name=self.people.display_name(message.team_id, message.user_id),
+                                         slack_ts=message.ts, channel=session.channel if session.fork else None)
+        self.answers.tell(audience, why + (" Your message is kept: react 🔁 to it once the cap is raised." if text
+                                           else ""))
 
     def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
                 chosen: ChannelSettings | None = None, cap: CapView | None = None) -> None:

@@ -8,7 +8,8 @@ from datetime import datetime
 
 import pytest
 
-from ..fakes.anthropic_api import Script, is_merge_request
+from ..fakes.anthropic_api import Script, is_merge_request, request_texts
+from bot.domain.context import UNANSWERED
 from bot.domain.model import Role
 
 from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
@@ -114,10 +115,19 @@ def test_a_raised_cap_lifts_it_at_once_on_every_replica(slack, claude, sqlite_ur
         save_cap(first, slack, admin, "0.1")
         claude.script(costing(0.12))
         assert mention(first, slack, claude, "expensive")
-        assert not mention(second, slack, claude, "refused on the other replica")
-        assert any("reached its monthly spend cap" in t for t in private(slack))
+        before = len(claude.requests)
+        refused_ts = second.say("UALICE01", "refused on the other replica", mention=True)
+        second.settled()
+        assert len(claude.requests) == before
+        assert any("reached its monthly spend cap" in t and "kept" in t for t in private(slack))
         save_cap(first, slack, admin, "5")
         assert mention(second, slack, claude, "answered at once")
+        assert "refused on the other replica" in json.dumps(claude.requests[-1]["messages"])  # kept in the history
+        second.react("UALICE01", refused_ts, "repeat")  # and answered on request, now the cap allows it
+        wait_until(lambda: len(claude.requests) > before + 1, message="the retried answer")
+        second.settled()
+        retried = request_texts(claude.requests[-1])
+        assert retried[-1] == UNANSWERED and any(t.endswith("refused on the other replica") for t in retried)
     finally:
         first.stop()
         second.stop()
