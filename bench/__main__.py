@@ -22,8 +22,9 @@ from sqlalchemy import create_engine, text
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
+from . import day
 from .measure import machine
-from .report import targets, update_readme, versus
+from .report import DAY_MARKS, day_table, replace_marked, targets, update_readme, versus
 from .rig import Rig, progress
 from .threadfork import Threadfork
 from .versus import Baseline
@@ -54,6 +55,7 @@ def run(quick: bool, with_postgres: bool) -> dict:
                 bench.close()
             if n == 0:  # the baseline right after Threadfork on SQLite, so the machine has drifted least
                 raw["baseline"] = baseline(tmp, quick)
+                raw["day"] = day.run(tmp)  # figure 11: its own fakes, one bot process per run
         # figure 4 again with two worker processes sharing the port (THREADFORK_PROCESSES=2)
         label = "sqlite, 2 processes"
         bench = Threadfork(Rig(slack, claude, tmp, f"sqlite:///{tmp / 'bench-processes.db'}", "processes",
@@ -104,7 +106,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and 50 concurrent replies")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL figures")
+    parser.add_argument("--only", choices=["day"], help="one figure alone: `day` is figure 11, a team's day priced")
     args = parser.parse_args()
+    if args.only == "day":
+        return only_day()
     raw = run(args.quick, with_postgres=not args.no_postgres)
     (ROOT / "bench" / "raw.json").write_text(json.dumps(raw, indent=1, default=str))
     against_targets, against_baseline = targets(raw), versus(raw)
@@ -118,7 +123,26 @@ def main() -> int:
     if not args.quick:
         update_readme(ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md)):\n\n"
                       + against_baseline)
+        write_day(raw["day"], when)
     return 0
+
+
+def only_day() -> int:
+    """Figure 11 alone: its table printed, and written into docs/benchmarks.md and the README."""
+    raw = day.run(Path(tempfile.mkdtemp(prefix="threadfork-day-")))
+    progress("")
+    print(file=sys.stderr)
+    (ROOT / "bench" / "raw-day.json").write_text(json.dumps(raw, indent=1))
+    print(day_table(raw))
+    write_day(raw, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    return 0
+
+
+def write_day(raw: dict, when: str) -> None:
+    table = day_table(raw)
+    replace_marked(ROOT / "docs" / "benchmarks.md", DAY_MARKS, f"Run of {when}:\n\n{table}")
+    replace_marked(ROOT / "README.md", DAY_MARKS, f"{table}\n\nHow the day is played: [Benchmarks](docs/benchmarks.md"
+                                                  "#figure-11-a-teams-day-priced).")
 
 
 BASELINE_NOTE = (

@@ -81,6 +81,11 @@ def targets(r: dict) -> str:
             "byte-identical prefix, breakpoint within 20 blocks, ≥ 90 %",
             c["identical"] and 0 <= c["fork_breakpoint"] - c["parent_breakpoint"] <= 20
             and c["shared_share"] >= 0.9)
+    if "day" in r:
+        cost = {name: run["usage"]["cost_micros"] / 1e6 for name, run in r["day"]["runs"].items()}
+        row(11, "a team's day, priced", " · ".join(f"{name} ${cost[name]:.2f}" for name, _ in DAY_ROWS),
+            "`auto` ≤ 1.05 × min(`5m`, `1h`) and ≤ 0.6 × `5m`",
+            cost["auto"] <= 1.05 * min(cost["5m"], cost["1h"]) and cost["auto"] <= 0.6 * cost["5m"])
     if "images" in r:
         i = r["images"]
         med, p99 = statistics.median(i["latency"]), percentile(i["latency"], 99)
@@ -151,3 +156,47 @@ def update_readme(readme: Path, table: str) -> None:
     if start in text and end in text:
         readme.write_text(re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: f"{start}\n{table}\n{end}",
                                  text, flags=re.S))
+
+
+DAY_MARKS = ("<!-- bench:day -->", "<!-- /bench:day -->")
+DAY_ROWS = (("auto", "Threadfork, `THREADFORK_CACHE_TTL=auto` (the default)"),
+            ("5m", "Threadfork, `5m` (every breakpoint the API's default)"),
+            ("1h", "Threadfork, `1h`"),
+            ("inline", "Threadfork, `auto`, every exploration asked in the channel (no forks)"),
+            ("baseline", "the baseline bot (no prompt caching; a thread sees only its own messages)"))
+
+
+def day_table(raw: dict) -> str:
+    """Figure 11: what the day cost, run by run, and the issue's two bars for `auto`."""
+    runs = raw["runs"]
+    cost = {name: run["usage"]["cost_micros"] / 1e6 for name, run in runs.items()}
+    steps = raw["steps"]
+    lines = [f"One seeded day (seed {raw['seed']}, {raw['hours']} hours) in a channel whose conversation already "
+             f"held {raw['history']} exchanges: {steps['ask']} turns in the channel, "
+             f"{steps['open']} forks with {steps['turn']} turns of their own, {steps['merge']} merged, "
+             f"{steps['abandon']} abandoned; the default model's rates (claude-sonnet-5-5: $2 / $10 per MTok, "
+             "cache reads $0.10, writes $2.50 for 5 minutes and $4 for an hour). Estimated from the usage the fake "
+             "Anthropic reported, as the bot's own figures are.", "",
+             "| run | model requests | input | cache reads | cache writes 5m / 1h | output | cost | ÷ `5m` |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, label in DAY_ROWS:
+        run = runs[name]
+        u = run["usage"]
+        hour = u["cache_write_1h_tokens"]
+        lines.append(f"| {label} | {run['requests']} | {u['input_tokens']:,} | {u['cache_read_tokens']:,} | "
+                     f"{u['cache_write_tokens'] - hour:,} / {hour:,} | {u['output_tokens']:,} | "
+                     f"${cost[name]:.2f} | {cost[name] / cost['5m']:.2f} |")
+    cheaper = min(cost["5m"], cost["1h"])
+    lines += ["", f"`auto` ≤ 1.05 × the cheaper of `5m` and `1h` (${1.05 * cheaper:.2f}): "
+                  f"{'yes' if cost['auto'] <= 1.05 * cheaper else '**no**'}; `auto` ≤ 0.6 × `5m` "
+                  f"(${0.6 * cost['5m']:.2f}): {'yes' if cost['auto'] <= 0.6 * cost['5m'] else '**no**'}."]
+    return "\n".join(lines)
+
+
+def replace_marked(page: Path, marks: tuple[str, str], text: str) -> None:
+    """Put `text` between the page's two marks."""
+    content = page.read_text()
+    start, end = marks
+    if start in content and end in content:
+        page.write_text(re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: f"{start}\n{text}\n{end}",
+                               content, flags=re.S))

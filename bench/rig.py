@@ -25,9 +25,11 @@ def progress(text: str) -> None:
 
 class Rig:
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, tmp: Path, database_url: str, name: str,
-                 module: str = "bot", processes: int = 1):
+                 module: str = "bot", processes: int = 1, **more):
+        """`more`: further settings of the bot (lower-case names, as THREADFORK_CACHE_TTL → threadfork_cache_ttl)."""
         self.slack, self.claude, self.database_url = slack, claude, database_url
         settings = {"threadfork_sweep_interval": "1h", "threadfork_processes": processes} if module == "bot" else {}
+        settings.update(more)
         self.bot = BotProcess(tmp, slack, claude, database_url, name=name, module=module, log_level="WARNING",
                               **settings)
         self.bot.wait_healthy(timeout=60)
@@ -52,10 +54,10 @@ class Rig:
         return started
 
     def mention(self, channel: str, text: str, thread_ts: str | None = None,
-                files: list[dict] | None = None) -> tuple[str, float]:
+                files: list[dict] | None = None, ts: str | None = None) -> tuple[str, float]:
         """An @-mention at the channel's top level, or a plain message in a thread (with `files`, as
-        the fake Slack's `share_file` describes them)."""
-        ts = self.next_ts()
+        the fake Slack's `share_file` describes them); `ts`: when it was written (default: the next ts)."""
+        ts = ts or self.next_ts()
         event = {"type": "app_mention", "channel": channel, "user": "UBENCH01", "text": f"<@{BOT_USER_ID}> {text}",
                  "ts": ts, "event_ts": ts, "team": TEAM_ID}
         if thread_ts:
@@ -65,8 +67,8 @@ class Rig:
             event["files"] = files
         return ts, self.send(event)
 
-    def mention_in_thread(self, channel: str, text: str, thread_ts: str) -> float:
-        ts = self.next_ts()
+    def mention_in_thread(self, channel: str, text: str, thread_ts: str, ts: str | None = None) -> float:
+        ts = ts or self.next_ts()
         return self.send({"type": "app_mention", "channel": channel, "user": "UBENCH01", "team": TEAM_ID,
                           "text": f"<@{BOT_USER_ID}> {text}", "ts": ts, "event_ts": ts, "thread_ts": thread_ts})
 

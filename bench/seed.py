@@ -1,6 +1,6 @@
 """The one place the bench writes into Threadfork's store directly: a channel's history of N turns
-for figures 1, 2 and 9, written in a moment instead of N model turns. `bot.store` is the moving
-part: when its API changes, only this function changes."""
+for figures 1, 2 and 9 (and the conversation figure 11's day starts from), written in a moment instead
+of N model turns. `bot.store` is the moving part: when its API changes, only these functions change."""
 from __future__ import annotations
 
 from bot.domain.model import Channel, Role, TurnStatus, Usage
@@ -27,3 +27,16 @@ def question(n: int) -> str:
 
 def answer(n: int) -> str:
     return f"answer {n}: " + "considered reply " * 30
+
+
+def populate_pairs(url: str, channel: str, pairs: list[tuple[str, str]]) -> None:
+    """A channel's conversation so far: each (question, answer) as a person's turn and Claude's reply."""
+    db, store = open_store(url)
+    db.create_schema()
+    parent = store.sessions.parent_id(Channel(TEAM_ID, channel))
+    for asked, answered in pairs:
+        store.turns.append_turn(parent, Role.USER, asked, TurnStatus.ANSWERED, author_id="UBENCH01",
+                                author_name="bench")
+        store.turns.append_turn(parent, Role.ASSISTANT, answered, TurnStatus.COMPLETE,
+                                usage=Usage(len(asked + answered) // 4, len(answered) // 4))
+    db.engine.dispose()

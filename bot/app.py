@@ -126,7 +126,8 @@ def policy_of(settings: Settings) -> Policy:
                   expiry_policy=settings.threadfork_fork_expiry_policy, retention=settings.threadfork_retention,
                   lease=settings.claim_ttl, max_file_bytes=settings.threadfork_max_file_bytes,
                   max_fork_depth=settings.threadfork_max_fork_depth,
-                  retention_after_uninstall=settings.threadfork_retention_after_uninstall)
+                  retention_after_uninstall=settings.threadfork_retention_after_uninstall,
+                  cache_ttl=settings.threadfork_cache_ttl)
 
 
 def _who_am_i(client: WebClient) -> SlackResponse:

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from .domain.caching import CacheMode
 from .domain.connectors import MAX_CONNECTORS, Connector, check_name, check_url, parse_tools as parse_tool_names
 from .domain.durations import parse_duration
 from .domain.settings import MAX_BUDGET, MAX_DURATION, ChannelSettings
@@ -156,6 +157,10 @@ class Settings(BaseSettings):
     threadfork_tool_max_uses: int = Field(5, gt=0, le=50)  # per request, per tool
     threadfork_connectors: Connectors = ()  # every channel's default MCP connectors
     threadfork_secret_key: SecretStr | None = None  # Fernet key sealing connectors' tokens in the database
+    threadfork_cache_ttl: CacheMode = CacheMode.AUTO  # prompt-cache TTLs: auto (by each session's pace), 5m, 1h
+    # every channel's monthly cap on estimated spend, in USD; unset: no cap
+    threadfork_monthly_spend_cap_usd: Annotated[float | None, ChannelDefault("monthly_spend_cap_usd"),
+                                                Field(gt=0, le=1_000_000)] = None
 
     @model_validator(mode="after")
     def _secret_key_is_a_fernet_key(self) -> Settings:
@@ -192,6 +197,7 @@ class Settings(BaseSettings):
         values = {mark.name: getattr(self, name) for name, field in type(self).model_fields.items()
                   for mark in field.metadata if isinstance(mark, ChannelDefault)}
         values["fork_token_budget"] = values["fork_token_budget"] or 0  # unset: no budget, as a channel's 0 says
+        values["monthly_spend_cap_usd"] = values["monthly_spend_cap_usd"] or 0.0  # unset: no cap
         return ChannelSettings(instructions=None, enabled=True, **values)
 
     @property

@@ -11,7 +11,8 @@
 Rendering is byte-stable: a stored turn always renders to the same text, the system prompt never
 changes, and earlier turns are never rewritten. A `cache_control` breakpoint sits on the system
 prompt, at the end of an inherited parent prefix, and on the final block, so a fork's first
-request reads the parent's prompt cache.
+request reads the parent's prompt cache. Each breakpoint's TTL follows the pace of the session whose
+turns end there (caching.py); it is the only thing it changes, never a byte of the prefix.
 
 When the retention policy removed a session's earliest turns (its own, or those it inherits), its input
 starts with one note saying so (PRUNED), whichever levels lost turns.
@@ -26,9 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from . import caching
+from .caching import CacheMode, Ttl, closing, lasting, longest, own_history
+from .blocks import (COMPACTION_HEADER, EMPTY_ANSWER, FILES_ONLY, Block, cache_control, file_block,  # noqa: F401
+                     render_turn, speaker_line, stopped_note)
 from .connectors import Connector
 from .memo import IdentityMemo
-from .model import Attachment, FileKind, Fork, Mode, Role, Turn, TurnStatus
+from .model import Fork, Mode, Role, Turn, TurnStatus
 from .settings import system_prompt
 
 SYSTEM_PROMPT = (
@@ -41,36 +46,6 @@ SYSTEM_PROMPT = (
 
 ESTIMATED_CHARS_PER_TOKEN = 4
 MAX_BREAKPOINTS = 4  # the Messages API refuses a request with more cache_control blocks
-EMPTY_ANSWER = "[no answer: this reply was empty]"
-
-
-@dataclass(frozen=True)
-class Block:
-    """One content block of a message: text, or an image or PDF by its Files API id (then `text` is
-    the file's name, a document's title)."""
-
-    role: str  # "user" or "assistant"
-    text: str
-    breakpoint: bool = False
-    kind: str = "text"  # "text", "image" or "document"
-    file_id: str | None = None
-
-    def content(self) -> dict:
-        """The Messages API's content block."""
-        if self.kind == "text":
-            content = {"type": "text", "text": self.text}
-        else:
-            content = {"type": self.kind, "source": {"type": "file", "file_id": self.file_id}}
-            if self.kind == "document":
-                content["title"] = self.text
-        if self.breakpoint:
-            content["cache_control"] = {"type": "ephemeral"}
-        return content
-
-    def marked(self, breakpoint: bool = True) -> Block:
-        return replace(self, breakpoint=breakpoint)
-
-
 @dataclass(frozen=True)
 class ModelInput:
     system: str
@@ -80,6 +55,8 @@ class ModelInput:
     connectors: tuple[Connector, ...] = ()  # the MCP servers Claude may call
     # their tokens by connector name, read as the request is made: never shown, compared or kept
     tokens: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    system_ttl: Ttl = Ttl.FIVE_MINUTES  # the system prompt's breakpoint: never shorter than a later one
+    cache: CacheMode = CacheMode.AUTO  # how the TTLs were chosen (a request added on top follows it)
 
     def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None,
                    connectors: tuple[Connector, ...] = ()) -> ModelInput:
@@ -103,56 +80,6 @@ class ModelInput:
             else:
                 out.append({"role": block.role, "content": [content]})
         return out
-
-
-COMPACTION_HEADER = "[Summary of the earlier conversation, compacted by Threadfork to save context:]"
-
-
-def _render(turn: Turn) -> tuple[Block, ...]:
-    if turn.role is Role.USER:
-        files = tuple(file_block(a) for a in turn.attachments if not a.deleted)
-        words = turn.text or (FILES_ONLY if files else "")
-        return (*files, Block("user", f"{speaker_line(turn.author_id, turn.author_name)}\n{words}"))
-    if turn.role is Role.SUMMARY:
-        return (Block("user", turn.text),)
-    if turn.role is Role.COMPACTION:
-        return (Block("user", f"{COMPACTION_HEADER}\n{turn.text}"),)
-    text = turn.text if turn.text.strip() else EMPTY_ANSWER
-    if turn.status is TurnStatus.INTERRUPTED:
-        text = f"{text}\n\n[This reply was interrupted and is incomplete.]"
-    elif turn.status is TurnStatus.STOPPED:
-        text = f"{text}\n\n{stopped_note(turn.stopped_by)}"
-    return (Block("assistant", text),)
-
-
-def stopped_note(user_id: str | None) -> str:
-    """What follows a stopped answer in every later request: the same bytes each time (the stopper's id)."""
-    return f"[<@{user_id}> stopped this reply here; it is incomplete.]" if user_id else \
-        "[This reply was stopped here; it is incomplete.]"
-
-
-FILES_ONLY = "[shared the files above, without a message]"
-
-
-def file_block(attachment: Attachment) -> Block:
-    """A shared file as one user block, placed before the words of its turn."""
-    if attachment.kind is FileKind.TEXT:
-        return Block("user", f"[File “{attachment.name}” ({attachment.media_type}):]\n{attachment.text}")
-    return Block("user", attachment.name, kind=attachment.kind.value, file_id=attachment.file_id)
-
-
-# a turn's blocks, remembered per Turn object (see memo.py): a 1,000-turn session renders only its new turns
-render_turn: Callable[[Turn], tuple[Block, ...]] = IdentityMemo(_render)
-
-
-def speaker_line(author_id: str | None, author_name: str | None) -> str:
-    """`[alice <@U123>]`; a name without an id is not a person's (another app's post, an adopted
-    thread's earlier messages: transcript.py)."""
-    if author_id and author_name:
-        return f"[{author_name} <@{author_id}>]"
-    if author_id:
-        return f"[<@{author_id}>]"
-    return f"[{author_name}]" if author_name else "[unknown speaker]"
 
 
 def boundary_note(fork: Fork) -> str:
@@ -195,28 +122,52 @@ def rendered(turns: Sequence[Turn]) -> list[Block]:
     return [block for turn in in_context(turns) for block in render_turn(turn)]
 
 
-def parent_input(parent_turns: Sequence[Turn], pruned: bool = False) -> ModelInput:
-    """`pruned`: the retention policy removed the parent's earliest turns."""
-    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns))
+def parent_input(parent_turns: Sequence[Turn], pruned: bool = False, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
+    """`pruned`: the retention policy removed the parent's earliest turns; `cache`: THREADFORK_CACHE_TTL."""
+    moving = closing(cache, parent_turns)
+    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns), moving, cache,
+                   _own_history(cache, parent_turns, moving))
 
 
 def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
-               ancestors: Sequence[tuple[Fork, Sequence[Turn]]] = (), channel_pruned: bool = False) -> ModelInput:
+               ancestors: Sequence[tuple[Fork, Sequence[Turn]]] = (), channel_pruned: bool = False,
+               cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """`inherited`: the channel's turns up to the topmost fork point; `ancestors`: for a fork of a
     fork, the forks above it from the top down, each with its turns up to the next one's fork point;
-    `channel_pruned`: the retention policy removed the channel's earliest turns."""
+    `channel_pruned`: the retention policy removed the channel's earliest turns. The breakpoint closing
+    each level's turns keeps that settled history (caching.lasting), the final one moves at the fork's pace."""
     levels = [*ancestors, (fork, own)]
     cut = max((i for i, (level, _) in enumerate(levels) if level.mode is Mode.FRESH), default=None)
     shown = levels if cut is None else levels[cut:]  # a fresh fork in the chain cuts everything above it
     pruned = any(level.pruned for level, _ in shown) or (cut is None and channel_pruned)
     histories = ([inherited] if cut is None else []) + [turns for _, turns in shown]
     blocks = _noted(pruned, *histories) + (rendered(inherited) if cut is None else [])
+    above: Sequence[Turn] = inherited  # the turns of the level whose end the next breakpoint closes
     for position, (level, turns) in enumerate(shown):
         if blocks and not (position == 0 and cut is not None):
-            blocks[-1] = blocks[-1].marked()
+            blocks[-1] = blocks[-1].marked(ttl=lasting(cache, above))
             blocks.append(Block("user", boundary_note(level)))
         blocks.extend(rendered(turns))
-    return _finish(blocks)
+        above = turns
+    moving = closing(cache, own)
+    return _finish(blocks, moving, cache, _own_history(cache, own, moving))
+
+
+def _own_history(cache: CacheMode, turns: Sequence[Turn], moving: Ttl) -> tuple[int, Ttl] | None:
+    """Where the session's own settled history ends — how many blocks, those of the turns waiting for this
+    answer, come after it — and its breakpoint's TTL; None when it has no such history or needs no mark."""
+    ttl = own_history(cache, turns, moving)
+    if ttl is None:
+        return None
+    waiting, answered = 0, False
+    for turn in reversed(turns):  # from the end: the waiting turns, up to the first one answered before them
+        if turn.status in UNSEEN:
+            continue
+        if turn.status is not TurnStatus.PENDING:
+            answered = True
+            break
+        waiting += len(render_turn(turn))
+    return (waiting, ttl) if waiting and answered else None
 
 
 PRUNED = Block("user", "[Earlier turns of this conversation were removed under the workspace's retention policy.]")
@@ -241,13 +192,18 @@ def asking(base: ModelInput) -> ModelInput:
     """The input that asks for an answer ends with a user's block: after a final assistant block
     (an earlier message retried with 🔁 once others were answered) the API would continue that
     answer instead, and refuses one that ends with whitespace."""
-    return with_request(base, UNANSWERED) if base.blocks and base.blocks[-1].role == "assistant" else base
+    if not base.blocks or base.blocks[-1].role != "assistant":
+        return base
+    return with_request(base, UNANSWERED, base.blocks[-1].ttl)
 
 
-def with_request(base: ModelInput, text: str) -> ModelInput:
-    """One more user block after a session's history (merge and compaction prompts)."""
+def with_request(base: ModelInput, text: str, ttl: Ttl | None = None) -> ModelInput:
+    """One more user block after a session's history (merge and compaction prompts); its breakpoint's
+    `ttl`, by default that of a prefix read once (caching.one_off)."""
     blocks = [_plain(b) if i == len(base.blocks) - 1 else b for i, b in enumerate(base.blocks)]
-    return replace(base, blocks=_finish(blocks + [Block("user", text)]).blocks)
+    ttl = caching.one_off(base.cache) if ttl is None else ttl
+    finished = _finish(blocks + [Block("user", text)], ttl, base.cache)
+    return replace(base, blocks=finished.blocks, system_ttl=longest(base.system_ttl, finished.system_ttl))
 
 
 COMPACTION_PROMPT = (
@@ -259,9 +215,9 @@ COMPACTION_PROMPT = (
 )
 
 
-def compaction_input(turns: Sequence[Turn]) -> ModelInput:
+def compaction_input(turns: Sequence[Turn], cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """The request that compacts `turns` (already cut at the compaction point)."""
-    return with_request(_finish(rendered(turns)), COMPACTION_PROMPT)
+    return with_request(_finish(rendered(turns), closing(cache, turns), cache), COMPACTION_PROMPT)
 
 
 def estimate_tokens(text: str) -> int:
@@ -272,17 +228,28 @@ def estimate_tokens(text: str) -> int:
 OPENING = Block("user", "[The messages before this point were deleted.]")
 
 
-def _finish(blocks: list[Block]) -> ModelInput:
-    """Open with a user's block, put the moving breakpoint on the final block, and keep the latest
-    breakpoints the API allows beside the system prompt's."""
+def _finish(blocks: list[Block], final: Ttl = Ttl.FIVE_MINUTES, cache: CacheMode = CacheMode.AUTO,
+            history: tuple[int, Ttl] | None = None) -> ModelInput:
+    """Open with a user's block, put the moving breakpoint on the final block (with TTL `final`) and, with
+    `history` (blocks after it, TTL), one on the session's settled history; keep the latest breakpoints the
+    API allows beside the system prompt's, and none shorter-lived than a later one."""
     if blocks and blocks[0].role != "user":
         blocks.insert(0, OPENING)
+    if history and len(blocks) > history[0]:
+        at = len(blocks) - history[0] - 1
+        blocks[at] = blocks[at].marked(ttl=longest(history[1], blocks[at].ttl if blocks[at].breakpoint else history[1]))
     if blocks:
-        blocks[-1] = blocks[-1].marked()
+        blocks[-1] = blocks[-1].marked(ttl=final)
     marked = [i for i, block in enumerate(blocks) if block.breakpoint]
     for i in marked[: max(0, len(marked) - (MAX_BREAKPOINTS - 1))]:
         blocks[i] = _plain(blocks[i])
-    return ModelInput(SYSTEM_PROMPT, tuple(blocks))
+    kept = [i for i in marked if blocks[i].breakpoint]
+    ttls = caching.settled([blocks[i].ttl for i in kept])
+    for i, ttl in zip(kept, ttls):
+        if blocks[i].ttl is not ttl:
+            blocks[i] = blocks[i].marked(ttl=ttl)
+    system_ttl = ttls[0] if ttls else caching.chosen(cache, ())
+    return ModelInput(SYSTEM_PROMPT, tuple(blocks), system_ttl=system_ttl, cache=cache)
 
 
 def _plain(block: Block) -> Block:

@@ -49,5 +49,9 @@ class ReviewMoved(ThreadforkError):
     """A summary draft is already waiting, being written, replaced, or no longer live."""
 
 
+class CapReached(ThreadforkError):
+    """The channel's estimated spend this month reached its cap: no new turns or forks until it is raised."""
+
+
 class NoSecretKey(ThreadforkError):
     """A connector's token can't be kept: THREADFORK_SECRET_KEY is not set."""

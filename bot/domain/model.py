@@ -11,8 +11,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import NamedTuple
 
+from typing import TYPE_CHECKING
+
 from . import text
 from .connectors import Connector
+
+if TYPE_CHECKING:  # spend.py prices Usage, defined here
+    from .spend import SpendReport
 
 LABEL_TOPIC = 80  # characters of a topic shown in a fork's label (notices, refusals, lists)
 
@@ -63,6 +68,11 @@ class Usage:
     cache_write_tokens: int = 0
     searches: int = 0  # web searches and fetches Claude's server tools made for this answer
     fetches: int = 0
+    cache_write_1h_tokens: int = 0  # the part of cache_write_tokens written to the 1-hour cache
+    # estimated from reported usage at the price table's rates (bot/domain/pricing.py), in micro-dollars
+    cost_micros: int = 0
+    uncached_micros: int = 0  # what the same calls would have cost without the prompt cache
+    unpriced: int = 0  # calls whose model the price table lacks: their cost is unknown, never guessed
 
     @property
     def prompt_tokens(self) -> int:
@@ -248,6 +258,8 @@ class ContextReport:
     open: list[Fork]
     economy: ChannelEconomy | None = None
     connector_calls: dict[int, dict[str, int]] | None = None  # fork number (0: the channel's) → connector → calls
+    spend: SpendReport | None = None  # today's and this month's estimated spend
+    cap_usd: float | None = None  # the monthly spend cap in force (None or 0: none)
 
     @property
     def kept_out(self) -> int:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields, replace
 from . import text
 from .connectors import Connector
 from .durations import parse_duration
+from .spend import parse_cap
 
 INSTRUCTIONS_LIMIT = 3_000  # characters: one modal text box, and a system prompt kept short
 MAX_BUDGET = 1_000_000_000  # tokens: far beyond any fork, and inside every database's integers
@@ -30,6 +31,7 @@ class ChannelSettings:
     tools: tuple[str, ...] | None = None  # () = no tools here
     merge_review: bool | None = None
     connectors: tuple[Connector, ...] | None = None  # () = none here; tokens are never part of settings
+    monthly_spend_cap_usd: float | None = None  # 0: no cap here, whatever the default
 
     def over(self, defaults: ChannelSettings) -> ChannelSettings:
         """These settings where set, the defaults elsewhere."""
@@ -50,13 +52,14 @@ BUILT_IN = ChannelSettings(
     merge_policy="anyone",  # or "owner": only the fork's owner may merge or abandon it
     enabled=True, idle_reminder=24 * 3600.0, expiry=7 * 86400.0,
     merge_review=False,  # True: a merge gesture first posts a draft summary people approve, edit or redraft
+    monthly_spend_cap_usd=0.0,  # 0: no cap
 )
 
 
 LABELS = {"instructions": "instructions", "model": "model", "fork_token_budget": "fork token budget",
           "merge_policy": "merge policy", "enabled": "Threadfork here", "idle_reminder": "idle reminder",
           "expiry": "expiry", "tools": "tools", "merge_review": "summary review",
-          "connectors": "connectors"}
+          "connectors": "connectors", "monthly_spend_cap_usd": "monthly spend cap"}
 
 
 def shown(name: str, value) -> str:
@@ -73,6 +76,8 @@ def shown(name: str, value) -> str:
         return ", ".join(c.name for c in value) if value else "none"
     if name == "instructions":
         return "updated" if value else "removed"
+    if name == "monthly_spend_cap_usd":
+        return f"${value:,.2f} a month (estimated spend)" if value else "no cap"
     return str(value)
 
 
@@ -176,6 +181,7 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
     take("expiry", lambda v: parse_positive_duration(_text(v), "expiry"))
     take("tools", lambda v: _tools(v, choices.tools))
     take("merge_review", lambda v: _switch(_text(v)))
+    take("monthly_spend_cap_usd", lambda v: parse_cap(_text(v)))
     asked = replace(current, **chosen)
     if not errors and ({"idle_reminder", "expiry"} & chosen.keys()) and asked.idle_reminder >= asked.expiry:
         errors["idle_reminder"] = "The reminder must come before the expiry, or it would never be sent."
@@ -197,6 +203,8 @@ def form_value(name: str, value) -> FormValue:
         return list(value or ())
     if name == "fork_token_budget":
         return str(value) if value else None
+    if name == "monthly_spend_cap_usd":
+        return f"{value:g}" if value else None
     return value or None
 
 

@@ -6,7 +6,7 @@ from dataclasses import asdict
 from statistics import mean
 
 from ..domain.model import Usage
-from .pricing import PRICES_AS_OF, PRICES_SOURCE, cost, price_of
+from ..domain.pricing import PRICES_AS_OF, PRICES_SOURCE, cost, price_of
 from .runner import ARMS, ArmRun
 
 MEANINGLESS = ("OFFLINE: a fake Anthropic API answered (it said so), so the accuracy means nothing — "
@@ -72,7 +72,8 @@ def _run(model: str, run: ArmRun) -> dict:
 def _usage(usages: list[Usage]) -> dict:
     total = sum(usages, Usage())
     return {"input_tokens": total.input_tokens, "output_tokens": total.output_tokens,
-            "cache_read_tokens": total.cache_read_tokens, "cache_write_tokens": total.cache_write_tokens}
+            "cache_read_tokens": total.cache_read_tokens, "cache_write_tokens": total.cache_write_tokens,
+            "cache_write_1h_tokens": total.cache_write_1h_tokens}
 
 
 def _ratio(part: int, whole: int) -> float | None:

@@ -6,6 +6,10 @@ JSON), then its `web_search_tool_result` or `web_fetch_tool_result` block, then 
 `citations_delta` events name the pages relied on; `message_delta` carries the final usage, with
 `server_tool_use` counts. Raw search results never leave this module: only the sources do.
 
+`message_start` names the model that answers and its usage splits cache writes by TTL
+(`cache_creation.ephemeral_1h_input_tokens`); each round (a paused turn resumes in another call) is
+priced on its own with the price table (bot/domain/pricing.py) as its usage is complete.
+
 The MCP connector's calls come the same way: an `mcp_tool_use` block {id, name, server_name, input}
 (its input streamed as JSON), then its `mcp_tool_result` {tool_use_id, is_error, content}. They are
 shown as "connector · tool" with a one-line result and counted per connector; the result's content
@@ -18,6 +22,7 @@ import json
 
 from ..domain.context import estimate_tokens
 from ..domain.model import Usage
+from ..domain.pricing import priced
 from ..domain.text import storable
 from ..services.ports import Completion, ReplyEvents, Source
 
@@ -31,6 +36,7 @@ class Reading:
         self.events = events
         self.parts: list[str] = []
         self.counts: dict[str, int] = {}
+        self.model: str | None = None  # the model that answered, as the API named it
         self._tools: dict[int, tuple[str, str, list[str]]] = {}  # block index → (tool id, name, input JSON)
         self.cited: list[Source] = []  # pages the answer cites, in order
         self.found: list[Source] = []  # pages searches and fetches brought back, in order
@@ -54,6 +60,7 @@ class Reading:
                 self.events.tool_started(tool_id, name, _detail(name, "".join(json_parts)))
         elif kind == "message_start":
             self.counts = _counts(event.message.usage)
+            self.model = getattr(event.message, "model", None)
         elif kind == "message_delta":
             self.counts.update(_counts(event.usage))  # final counts override the first ones
             self.stop_reason = getattr(event.delta, "stop_reason", None)
@@ -66,7 +73,7 @@ class Reading:
         texts = [b for b in self.earlier_content if b.get("type") == "text"]
         if texts:  # nor an assistant message whose text ends with whitespace
             texts[-1]["text"] = texts[-1]["text"].rstrip()
-        self.earlier_usage += Usage(**self.counts)
+        self.earlier_usage += priced(self.model, Usage(**self.counts))
         self.blocks, self.counts, self._tools, self.stop_reason = {}, {}, {}, None
         return self.earlier_content
 
@@ -110,13 +117,13 @@ class Reading:
                 self.events.tool_finished(block.tool_use_id, pages, failed)
 
     def completion(self, stopped: bool = False) -> Completion:
-        """What the call produced; `stopped`: cut short by Stop — the API never sent its final usage, so the
-        text written is counted as its output (an estimate)."""
+        """What the call produced, priced; `stopped`: cut short by Stop — the API never sent its final usage,
+        so the text written is counted as its output (an estimate)."""
         counts = dict(self.counts)
         text = "".join(self.parts)
         if stopped:
             counts["output_tokens"] = max(counts.get("output_tokens", 0), estimate_tokens(text))
-        usage = self.earlier_usage + Usage(**counts)
+        usage = self.earlier_usage + priced(self.model, Usage(**counts))
         return Completion(text, usage, _sources(self.cited, self.found), tuple(self.connector_calls.items()),
                           tuple(self.failed_connectors.items()), stopped=stopped)
 
@@ -125,6 +132,9 @@ def _counts(usage) -> dict[str, int]:
     """The counts an event reports (a message_delta leaves out what did not change)."""
     counts = {ours: value for theirs, ours in _USAGE_FIELDS.items()
               if (value := getattr(usage, theirs, None)) is not None}
+    hour = getattr(getattr(usage, "cache_creation", None), "ephemeral_1h_input_tokens", None)
+    if hour is not None:
+        counts["cache_write_1h_tokens"] = hour
     tools = getattr(usage, "server_tool_use", None)
     counts.update({ours: value for theirs, ours in _TOOL_COUNTS.items()
                    if (value := getattr(tools, theirs, None)) is not None})

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from ..domain.context import Block, ModelInput
+from ..domain.context import Block, ModelInput, cache_control
 
 KEPT_PER_START = 8  # encodings kept per first block: a channel's parent and its inherited forks share one
 
@@ -69,7 +69,7 @@ def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: l
 
 
 def _system(model_input: ModelInput) -> list[dict]:
-    return [{"type": "text", "text": model_input.system, "cache_control": {"type": "ephemeral"}}]
+    return [{"type": "text", "text": model_input.system, "cache_control": cache_control(model_input.system_ttl)}]
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,10 @@ class RequestEncoder:
     millisecond, where the SDK's copy and stdlib encoding took ~15 ms).
 
     The encoded messages of recent requests are kept (up to `budget` bytes, least recently used
-    dropped first), found again by their first Block object, and a new request reuses the longest
-    run of whole messages whose blocks are the same objects (see bot/domain/memo.py): settled turns
-    render to shared, immutable blocks, so a long session encodes only its new turns, and an
-    inherited fork's first request reuses its parent's encoding.
+    dropped first) but for their last two (where the moving breakpoints are), found again by their first
+    Block object, and a new request reuses the longest run of whole messages whose blocks are the same
+    objects (see bot/domain/memo.py): settled turns render to shared, immutable blocks, so a long session
+    encodes only its newest turns, and an inherited fork's first request reuses its parent's encoding.
     """
 
     def __init__(self, model: str, max_tokens: int, tools: list[dict] | None = None, budget: int = 64 << 20,
@@ -116,9 +116,11 @@ class RequestEncoder:
             ends.append((count, size))
         history = b",".join(parts)
         if len(ends) > 1:
-            # everything but the last message, which may still grow or lose its breakpoint
-            kept_blocks, kept_bytes = ends[-2]
-            self._keep(_Encoded(blocks[:kept_blocks], history[:kept_bytes], tuple(ends[:-1])))
+            # everything but the last two messages: the last may still grow or lose its breakpoint, and the one
+            # before holds the settled history's breakpoint, which moves on at the next turn (domain/caching.py)
+            last = -3 if len(ends) > 2 else -2
+            kept_blocks, kept_bytes = ends[last]
+            self._keep(_Encoded(blocks[:kept_blocks], history[:kept_bytes], tuple(ends[:last + 1])))
         tools = self.tools if model_input.tools is None else server_tools(model_input.tools, self.tool_max_uses)
         tools = [*(tools or ()), *mcp_toolsets(model_input)]
         servers = {"mcp_servers": mcp_servers(model_input)} if model_input.connectors else {}

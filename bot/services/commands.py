@@ -9,6 +9,7 @@ from ..domain.commands import parse_merge
 from ..domain.errors import ChildrenOpen, ThreadforkError
 from ..domain.model import Channel, ContextReport, ForkStatus, Role
 from .conversation import Speaker
+from .caps import SpendCaps
 from .forks import Forks
 from .policy import Policy
 from .ports import Audience, People, PrivateAnswers, Store
@@ -35,8 +36,10 @@ class SlashCommand:
 
 
 class SlashCommands:
-    def __init__(self, store: Store, answers: PrivateAnswers, people: People, forks: Forks, policy: Policy):
+    def __init__(self, store: Store, answers: PrivateAnswers, people: People, forks: Forks, policy: Policy,
+                 caps: SpendCaps | None = None):
         self.store = store
+        self.caps = caps
         self.answers = answers
         self.people = people
         self.forks = forks
@@ -76,6 +79,8 @@ class SlashCommands:
             open=sessions.forks_in(command.channel, ForkStatus.OPEN),
             economy=self.store.views.channel_economy(command.channel),
             connector_calls=self.store.connector_use.in_channel(command.channel),
+            spend=self.store.spending.report(command.channel),
+            cap_usd=self.caps.read(command.channel)[1].cap_usd if self.caps else None,
         )
         self.answers.show_context(command.audience, report)
 

@@ -36,7 +36,7 @@ class Compactor:
         covers = older[-1].seq
         if not self.store.claims.mark(f"compact:{session_id}:{covers}"):
             return None
-        completion = self.model.complete(compaction_input(older))
+        completion = self.model.complete(compaction_input(older, self.policy.cache_ttl))
         if not completion.text.strip():  # an empty summary would stand in for the turns and erase them
             log.warning("compaction of session %s up to turn %s returned nothing; kept the turns", session_id, covers)
             return None

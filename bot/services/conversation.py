@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..domain.agent import SessionStatus, first_message_title
+from ..domain.caching import CacheMode
 from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Role, Session, Usage
 from ..domain.settings import ChannelSettings
@@ -42,7 +43,8 @@ OnAnswered = Callable[[Session, Usage, ChannelSettings | None], None]  # the set
 class Conversation:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
                  on_answered: OnAnswered | None = None, connections: Connections | None = None,
-                 stopping: Stopping | None = None, agent: AgentSessions | None = None):
+                 stopping: Stopping | None = None, agent: AgentSessions | None = None,
+                 cache: CacheMode = CacheMode.AUTO):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -54,15 +56,17 @@ class Conversation:
         self.connections = connections
         self.stopping = stopping or Stopping(store.stops, store.sessions)
         self.agent = agent
+        self.cache = cache  # THREADFORK_CACHE_TTL
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
                on_stored: Callable[[], None] | None = None, chosen: ChannelSettings | None = None,
-               delivery: str | None = None) -> None:
+               delivery: str | None = None) -> Usage:
         """Store the turn (once per `claim` key) and answer it, unless someone already is; `on_stored`
         runs once the turn is stored, before any answer (not for a duplicate). `chosen`: the channel's
         settings as the caller read them for this turn (its first answer uses them, later ones read anew).
-        `delivery`: the kept delivery it came in, done once the turn is stored (in the same write)."""
+        `delivery`: the kept delivery it came in, done once the turn is stored (in the same write).
+        Returns what the answers given meanwhile used (nothing when another holder answers)."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
             submitted = self.turns.submit_turn(
                 session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
@@ -74,7 +78,8 @@ class Conversation:
             if submitted.stored and on_stored:
                 on_stored()
             if submitted.batch:
-                self._answer_all(session.id, owner, submitted.batch, chosen)
+                return self._answer_all(session.id, owner, submitted.batch, chosen)
+            return Usage()
 
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
@@ -83,9 +88,11 @@ class Conversation:
                 self._answer_all(session_id, owner)
 
     def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None,
-                    chosen: ChannelSettings | None = None) -> None:
-        """As the lease holder: answer `batch` (or the first waiting batch), then every later one."""
+                    chosen: ChannelSettings | None = None) -> Usage:
+        """As the lease holder: answer `batch` (or the first waiting batch), then every later one; what
+        they used, together."""
         answered: tuple[Session, Usage, ChannelSettings | None] | None = None
+        used = Usage()
         try:
             batch = batch or self.turns.next_answer(session_id, owner, self.lease)
             while batch is not None:
@@ -96,6 +103,7 @@ class Conversation:
                 usage, batch = self._answer(batch, owner, chosen)
                 answered = (session, usage, chosen) if usage else answered
                 chosen = None  # a later batch is a later turn: it reads the settings in force then
+                used = used + usage if usage else used
         except BaseException:
             self.turns.release(session_id, owner)
             raise
@@ -104,6 +112,7 @@ class Conversation:
                 self.on_answered(*answered)
             except Exception:
                 log.exception("after-answer work failed in session %s", session_id)
+        return used
 
     def _answer(self, batch: Batch, owner: str, chosen: ChannelSettings | None) -> tuple[Usage | None, Batch | None]:
         """Answer one batch; returns its usage (None if it failed) and the next batch, if any."""
@@ -111,7 +120,8 @@ class Conversation:
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts,
                       reply.id)
-        request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections)
+        request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections,
+                              cache=self.cache)
         try:
             writer = self.replies.begin_reply(place)
         except ChatUnavailable as error:

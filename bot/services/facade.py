@@ -18,6 +18,7 @@ from ..domain.settings import ChannelSettings, Choices
 from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
+from .caps import SpendCaps
 from .commands import SlashCommands
 from .compaction import Compactor
 from .conversation import Conversation
@@ -75,11 +76,12 @@ class Services:
         self.stopping = Stopping(store.stops, store.sessions)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
                                          on_answered=self._after_answer, connections=self.connections,
-                                         stopping=self.stopping, agent=chat.agent)
-        merging = Merging(store, chat.posts, model, self.connections, chat.agent)
+                                         stopping=self.stopping, agent=chat.agent, cache=policy.cache_ttl)
+        merging = Merging(store, chat.posts, model, self.connections, chat.agent, policy.cache_ttl)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
+        self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
         self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews,
-                           chat.agent)
+                           chat.agent, self.caps)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
         self.attachments = Attachments(store, chat.shared, model, policy.max_file_bytes)
         self.access = Access(store, chat.answers, chat.people, channels.lists)
@@ -89,12 +91,12 @@ class Services:
                                  self.policies.defaults, chat.agent)
         self.pane = AgentPane(store, chat.posts, chat.answers, chat.channels, chat.agent, self.access, self.policies)
         self.router = Router(store, chat.answers, chat.people, self.conversation, self.forks, self.budgets,
-                             self.attachments, self.adoption, self.bot_user_id, self.access, self.pane)
-        self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy)
+                             self.attachments, self.adoption, self.bot_user_id, self.access, self.caps, self.pane)
+        self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy, self.caps)
         self.channel_admin = ChannelAdmin(store, chat.replies, chat.answers, chat.screens, self.access,
                                           channels.defaults, channels.choices, self.connections)
         self.gestures = Gestures(store, chat.answers, chat.screens, chat.people, self.conversation, self.forks,
-                                 self.bot_user_id, self.access)
+                                 self.bot_user_id, self.access, self.caps)
 
     def sweep(self) -> None:
         """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""

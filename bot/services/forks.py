@@ -16,6 +16,7 @@ from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
 from ..domain.queue import one_too_many
+from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .followups import safely
 from .liveness import Liveness
@@ -29,8 +30,10 @@ log = logging.getLogger(__name__)
 
 class Forks:
     def __init__(self, store: Store, posts: ForkPosts, conversation: Conversation, policies: Policies,
-                 liveness: Liveness, merging: Merging, reviews: Reviews, agent: AgentSessions | None = None):
+                 liveness: Liveness, merging: Merging, reviews: Reviews, agent: AgentSessions | None = None,
+                 caps: SpendCaps | None = None):
         self.liveness = liveness
+        self.caps = caps  # a channel at its monthly spend cap opens no fork
         self.store = store
         self.posts = posts
         self.conversation = conversation
@@ -49,6 +52,7 @@ class Forks:
             return FORK_USAGE
         if parent is not None:
             self._may_nest(parent)
+        cap = self.caps.check_opening(channel) if self.caps else None
         fork = self.store.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
                                                origin_ts=origin_ts, parent=parent, defaults=self.policies.defaults)
         if fork.fork_point_seq:
@@ -71,8 +75,10 @@ class Forks:
                          f"<@{speaker.user_id}> opened fork #{fork.number} from this thread. Its summary comes "
                          "back here when it is merged.")
         if command.topic:
-            self.conversation.submit(Session(fork.id, fork.channel_id, fork.team_id, fork), speaker, command.topic,
-                                     None)
+            used = self.conversation.submit(Session(fork.id, fork.channel_id, fork.team_id, fork), speaker,
+                                            command.topic, None)
+            if cap is not None:
+                self.caps.answered(channel, cap, used.cost_micros)
         return fork
 
     def resolve(self, channel: Channel, user_id: str, number: int | None) -> Fork:

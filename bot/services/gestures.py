@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..domain.commands import strip_mention
-from ..domain.errors import ThreadforkError
+from ..domain.errors import ChatUnavailable, ThreadforkError
 from ..domain.model import Channel, Fork
 from ..domain.shared import SharedMessage, with_shared
 from .access import Access
+from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, BotUsers, People, PrivateAnswers, Screens, Store
@@ -21,8 +22,10 @@ RETRY_REACTIONS = frozenset({"repeat"})
 
 class Gestures:
     def __init__(self, store: Store, answers: PrivateAnswers, screens: Screens, people: People,
-                 conversation: Conversation, forks: Forks, bot_user_id: BotUsers, access: Access):
+                 conversation: Conversation, forks: Forks, bot_user_id: BotUsers, access: Access,
+                 caps: SpendCaps | None = None):
         self.access = access
+        self.caps = caps  # at the monthly spend cap a retry makes no model call
         self.store = store
         self.answers = answers
         self.screens = screens
@@ -34,6 +37,10 @@ class Gestures:
     def reaction(self, channel: Channel, ts: str, user_id: str, name: str) -> None:
         base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
         if base in RETRY_REACTIONS and self.access.refusal(channel, user_id) is None:
+            capped = self.caps.refusal(channel, self.caps.read(channel)[1]) if self.caps else None
+            if capped:
+                self.answers.tell(Audience(channel.team_id, channel.id, user_id), capped)
+                return
             session_id = self.store.edits.retry_turn(channel, ts)
             if session_id is not None:
                 self.conversation.drain(session_id)
@@ -107,8 +114,17 @@ class Gestures:
         self.store.files.forget_files_of(channel, ts)
 
     def home_opened(self, team_id: str, user_id: str) -> None:
+        """Your open forks and the token economy; for the workspace's admins, each channel's spend this month."""
         listings = self.forks.listings(self.store.sessions.open_forks_of(team_id, user_id))
-        self.screens.publish_home(team_id, user_id, listings, self.store.views.economy(team_id, user_id))
+        months = self.store.spending.months(team_id)
+        self.screens.publish_home(team_id, user_id, listings, self.store.views.economy(team_id, user_id),
+                                  months if months and self._admin(team_id, user_id) else None)
+
+    def _admin(self, team_id: str, user_id: str) -> bool:
+        try:
+            return self.access.is_admin(team_id, user_id)
+        except ChatUnavailable:  # Slack won't say: nothing is shown that only admins may see
+            return False
 
     def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from ..domain.agent import SessionStatus
+from ..domain.caching import CacheMode
 from ..domain.context import estimate_tokens, with_request
 from ..domain.errors import ChildrenOpen, NothingToMerge
 from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merge_prompt, summary_turn_text
@@ -20,9 +21,10 @@ log = logging.getLogger(__name__)
 
 class Merging:
     def __init__(self, store: Store, posts: ForkPosts, model: Model, connections: Connections | None = None,
-                 agent: AgentSessions | None = None):
+                 agent: AgentSessions | None = None, cache: CacheMode = CacheMode.AUTO):
         self.agent = agent  # a merged fork's agent session closes (best effort)
         self.store = store
+        self.cache = cache  # THREADFORK_CACHE_TTL: the summary request keeps the fork's breakpoints
         self.posts = posts
         self.model = model
         self.connections = connections  # the fork's connectors stay in its summary request: same cached prefix
@@ -45,8 +47,8 @@ class Merging:
                                  "Talk in its thread first, or abandon it.")
         newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
         prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
-        completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns, self.connections),
-                                                      prompt))
+        completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns, self.connections,
+                                                                       self.cache), prompt))
         summary = mark_conflicts(completion.text) if newer else completion.text
         return summary, completion.usage, turns[-1].seq
 

@@ -1,6 +1,7 @@
 """A session's model input, read out of the store: the fork pointers are resolved here."""
 from __future__ import annotations
 
+from ..domain.caching import CacheMode
 from ..domain.context import ModelInput, asking, fork_input, parent_input
 from ..domain.model import Channel, Fork, Mode, Session, Turn
 from ..domain.settings import ChannelSettings
@@ -9,25 +10,26 @@ from .ports import Store
 
 
 def model_input(store: Store, session: Session, history: list[Turn] | None = None,
-                chosen: ChannelSettings | None = None, connections: Connections | None = None) -> ModelInput:
+                chosen: ChannelSettings | None = None, connections: Connections | None = None,
+                cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """The input that asks for the session's next answer. `history`: the session's own turns, and
     `chosen`: its channel's settings, when the caller has just read them; `connections`: its MCP
-    connectors' (none without)."""
+    connectors' (none without); `cache`: how breakpoints' TTLs are chosen (THREADFORK_CACHE_TTL)."""
     if session.fork is None:
         chosen = store.channel_settings.of(session.channel) if chosen is None else chosen
-        base = parent_input(store.turns.turns(session.id) if history is None else history, session.pruned)
+        base = parent_input(store.turns.turns(session.id) if history is None else history, session.pruned, cache)
         connectors = connections.of_channel(chosen) if connections else ()
         asked = asking(base.configured(chosen.instructions, chosen.model, chosen.tools, connectors))
         return connections.attach(asked, session.channel) if connections else asked
-    return asking(fork_model_input(store, session.fork, history, connections))
+    return asking(fork_model_input(store, session.fork, history, connections, cache))
 
 
 def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None,
-                     connections: Connections | None = None) -> ModelInput:
+                     connections: Connections | None = None, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
     A fork keeps its channel's instructions, model, tools and connectors as they were at its fork point
     (a snapshot); its connectors' tokens are read now."""
-    configured = _fork_input(store, fork, history).configured(fork.instructions, fork.model, fork.tools,
+    configured = _fork_input(store, fork, history, cache).configured(fork.instructions, fork.model, fork.tools,
                                                               fork.connectors if connections else ())
     if not connections or not configured.connectors:
         return configured
@@ -42,7 +44,7 @@ def _settings_home(store: Store, fork: Fork) -> Channel:
     return fork.home
 
 
-def _fork_input(store: Store, fork: Fork, history: list[Turn] | None) -> ModelInput:
+def _fork_input(store: Store, fork: Fork, history: list[Turn] | None, cache: CacheMode) -> ModelInput:
     ancestors: list[tuple[Fork, list[Turn]]] = []
     inherited: list[Turn] = []
     channel_pruned = False
@@ -56,4 +58,4 @@ def _fork_input(store: Store, fork: Fork, history: list[Turn] | None) -> ModelIn
         child = store.sessions.fork(child.parent_id)
         ancestors.insert(0, (child, turns))
     own = store.turns.turns(fork.id) if history is None else history
-    return fork_input(fork, inherited, own, ancestors, channel_pruned)
+    return fork_input(fork, inherited, own, ancestors, channel_pruned, cache)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
+from ..domain.caching import CacheMode
 from ..domain.errors import NotAllowed
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Channel, Fork
@@ -26,6 +27,7 @@ class Policy:
     max_file_bytes: int = 32 * 1024 * 1024  # one shared file
     max_fork_depth: int = 3  # forks of forks of forks; 1 = only forks of the channel's conversation
     retention_after_uninstall: float = 30 * 86400.0  # a departed workspace's conversations; 0 = at once
+    cache_ttl: CacheMode = CacheMode.AUTO  # how prompt-cache breakpoints' TTLs are chosen (bot/domain/caching.py)
 
     @classmethod
     def knobs(cls, **values) -> Policy:

@@ -13,6 +13,10 @@ the person may not fork it, it is a DM turn as always.
 A message someone shared or forwarded (`shared`) is part of the sharer's turn, quoted after their own
 words (bot/domain/shared.py), with or without words of their own; whether the bot was mentioned, and
 which command was given, is read from the sharer's own words only.
+
+A turn reads its channel's settings once, and with them its spend this month where a cap applies
+(caps.py): at the cap a new turn or fork is refused privately, with no model call; merges, abandons and
+other in-thread commands go on.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from .access import Access
 from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
+from .caps import CapView, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .pane import AgentPane
@@ -67,8 +72,9 @@ class IncomingMessage:
 class Router:
     def __init__(self, store: Store, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
                  budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access,
-                 pane: AgentPane | None = None):
+                 caps: SpendCaps, pane: AgentPane | None = None):
         self.access = access
+        self.caps = caps
         self.pane = pane
         self.attachments = attachments
         self.adoption = adoption
@@ -92,27 +98,36 @@ class Router:
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
-        chosen = self.store.channel_settings.of(message.channel)  # read once for the whole turn
+        chosen, cap = self.caps.read(message.channel)  # read once for the whole turn (its spend: if capped)
         refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
             if self.store.claims.claim(key):
                 self.answers.tell(audience, refusal)
             return
+        capped = self.caps.refusal(message.channel, cap)
         try:
             if fork is not None:
-                self._in_fork(fork, message, text, mentioned, audience, key, chosen)
+                self._in_fork(fork, message, text, mentioned, audience, key, chosen, cap, capped)
             elif foreign_thread:
-                self._adopt(message, text, audience, key)
-            elif (text or message.files) and not self._privately(message, text, key):
-                session = Session(self.store.sessions.parent_id(message.channel),
-                                  message.channel_id, message.team_id)
-                self._submit(session, message, text, audience, key, chosen)
+                self._adopt(message, text, audience, key, capped)
+            elif text or message.files:
+                if capped or not self._privately(message, text, key, chosen, cap):
+                    self._parent_turn(message, text, audience, key, chosen, cap, capped)
             elif self.store.claims.claim(key):
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
 
-    def _privately(self, message: IncomingMessage, text: str, key: str) -> bool:
+    def _parent_turn(self, message: IncomingMessage, text: str, audience: Audience, key: str,
+                     chosen: ChannelSettings, cap: CapView | None, capped: str | None) -> None:
+        session = Session(self.store.sessions.parent_id(message.channel), message.channel_id, message.team_id)
+        if capped:
+            self._keep_unanswered(session, message, text, audience, key, capped)
+        else:
+            self._submit(session, message, text, audience, key, chosen, cap)
+
+    def _privately(self, message: IncomingMessage, text: str, key: str, chosen: ChannelSettings,
+                   cap: CapView | None) -> bool:
         """A DM message beside a channel: the first turn of a private fork of it (True), if it may be one."""
         if self.pane is None or message.channel_type != "im" or message.in_thread:
             return False
@@ -121,15 +136,18 @@ class Router:
         if fork is None:
             return False
         audience = Audience(message.team_id, message.channel_id, message.user_id, thread_ts=message.ts)
-        self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key)
+        self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key, chosen, cap)
         return True
 
-    def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str) -> None:
+    def _adopt(self, message: IncomingMessage, text: str, audience: Audience, key: str,
+               capped: str | None = None) -> None:
         """A mention in a thread that is no fork: the thread becomes one, then the mention is its turn."""
         command = None if message.shared else parse_thread_command(text)
         if command and command.verb != "fork":
-            if self.store.claims.claim(key):
-                self.answers.tell(audience, NOT_A_FORK.format(verb=command.verb))
+            self._tell_once(key, audience, NOT_A_FORK.format(verb=command.verb))
+            return
+        if capped:  # it would be a new fork
+            self._tell_once(key, audience, capped)
             return
         if command:  # `@Threadfork fork [topic]` here: this very thread becomes the fork (an inherited one)
             asked = parse_fork(command.guidance)
@@ -141,11 +159,16 @@ class Router:
             self.conversation.drain(adopted.fork.id)
 
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
-                 key: str, chosen: ChannelSettings | None = None) -> None:
+                 key: str, chosen: ChannelSettings | None = None, cap: CapView | None = None,
+                 capped: str | None = None) -> None:
         command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files
         if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork, chosen):
-            self._submit(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text, audience, key, chosen)
+            session = Session(fork.id, fork.channel_id, fork.team_id, fork)
+            if capped:
+                self._keep_unanswered(session, message, text, audience, key, capped)
+            else:
+                self._submit(session, message, text, audience, key, chosen, cap)
             return
         if not self.store.claims.claim(key):
             return
@@ -172,9 +195,28 @@ class Router:
         else:
             self.answers.tell(audience, "That message had no text, so I left it out of the fork.")
 
+    def _tell_once(self, key: str, audience: Audience, text: str) -> None:
+        """A private answer to a message, once though it arrives twice."""
+        if self.store.claims.claim(key):
+            self.answers.tell(audience, text)
+
+    def _keep_unanswered(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
+                         why: str) -> None:
+        """At the spend cap: the message is kept in the session as a failed turn (🔁 answers it once the cap
+        is raised), no model is called, and its author is told why, privately, once."""
+        if not self.store.claims.claim(key):
+            return
+        if text:
+            self.store.turns.append_turn(session.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
+                                         author_name=self.people.display_name(message.team_id, message.user_id),
+                                         slack_ts=message.ts, channel=session.channel if session.fork else None)
+        self.answers.tell(audience, why + (" Your message is kept: react 🔁 to it once the cap is raised." if text
+                                           else ""))
+
     def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
-                chosen: ChannelSettings | None = None) -> None:
-        """A turn, with the files shared with it; files left out are named to their sender, once."""
+                chosen: ChannelSettings | None = None, cap: CapView | None = None) -> None:
+        """A turn, with the files shared with it; files left out are named to their sender, once; then the
+        channel's spend notice if its answers took it near its cap."""
         attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
         if message.files and not attachments and not text:
             if self.store.claims.claim(key):
@@ -188,8 +230,11 @@ class Router:
             if under_review:
                 self.forks.reviews.went_on(under_review)
 
-        self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts, claim=key,
-                                 attachments=attachments, on_stored=stored, chosen=chosen, delivery=message.delivery)
+        used = self.conversation.submit(session, self._speaker(message.team_id, message.user_id), text, message.ts,
+                                        claim=key, attachments=attachments, on_stored=stored, chosen=chosen,
+                                        delivery=message.delivery)
+        if cap is not None:
+            self.caps.answered(session.channel, cap, used.cost_micros)
 
     def _speaker(self, team_id: str, user_id: str) -> Speaker:
         return Speaker(user_id, self.people.display_name(team_id, user_id))

@@ -18,6 +18,7 @@ from slack_sdk.errors import SlackApiError
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ..domain.settings import ChannelSettings, Choices
+from ..domain.spend import Spent
 from ..domain.text import neutralise
 from ..services.ports import Audience, Place, ThreadMessage
 from . import drafts, render, settings_view, threads, views
@@ -149,8 +150,8 @@ class SlackChat:
         self.tell(audience, f"{reason}\n{views.open_forks_text(open_forks)}")
 
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
-                     economy: list[ChannelEconomy]) -> None:
-        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy))
+                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> None:
+        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy, spend))
 
     def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
         text, blocks = render.children_refusal(reason, children)

@@ -37,6 +37,11 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
             form_value("fork_token_budget", effective.fork_token_budget), "e.g. 200000 — empty: none"),
                "Tokens a fork may burn before it asks to merge, abandon or continue. " + _default(
                    "fork_token_budget", defaults), optional=True),
+        _input("monthly_spend_cap_usd", "Monthly spend cap (USD)", _text(
+            form_value("monthly_spend_cap_usd", effective.monthly_spend_cap_usd), "e.g. 50 — empty: no cap"),
+               "Estimated from the usage Claude's API reports. At the cap, new questions and forks here wait until "
+               "the cap is raised or the month (UTC) ends; merges and abandons go on. " + _default(
+                   "monthly_spend_cap_usd", defaults), optional=True),
         _input("merge_policy", "Who may merge or abandon a fork",
                _select([("anyone", "Anyone in the channel"), ("owner", "Only whoever opened it")],
                        effective.merge_policy), _default("merge_policy", defaults)),

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
+from ..domain.spend import ESTIMATED, Spent, cap_micros, dollars
 from ..domain.tree import as_tree
 from .render import permalink, quoted_topic, section
 
@@ -83,7 +84,8 @@ def open_forks_text(forks: list[Fork]) -> str:
     return "Open forks here:\n" + "\n".join(lines)
 
 
-def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dict:
+def home_view(listings: list[ForkListing], economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> dict:
+    """`spend`: each channel's month, shown to the workspace's admins only."""
     blocks: list[dict] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Threadfork"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": "*Your open forks*"}},
@@ -107,7 +109,19 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy]) -> dic
                         f" · {research(entry)} · {feedback(entry)}")
                for entry in economy[:HOME_CHANNELS]]
     blocks += _more(len(economy) - HOME_CHANNELS, "channels")
+    if spend:
+        blocks += [{"type": "divider"}, section(spend_text(spend))]
     return {"type": "home", "blocks": blocks}
+
+
+def spend_text(spend: dict[str, Spent]) -> str:
+    """Each channel's month, the costliest first, within one section's 3,000 characters."""
+    head = f"*Spend this month, by channel* ({ESTIMATED}; you see this as a workspace admin)"
+    lines = [f"<#{channel}>: {amount(month)} — forks {dollars(month.fork_micros)}, caching "
+             f"{_saved(month.saved_micros)}" + (f", n/a for {month.unpriced} calls" if month.unpriced else "")
+             for channel, month in sorted(spend.items(), key=lambda item: (-item[1].cost_micros, item[0]))]
+    kept = fitted(lines, lambda line, _: line, "channels", budget=2_700)
+    return "\n".join([head, *kept])
 
 
 
@@ -136,12 +150,39 @@ def context_text(report: ContextReport) -> str:
     lines.append(f"Forks kept *{report.kept_out:,} tokens* out of this conversation.")
     if report.economy is not None:
         lines.append(f"Research: {research(report.economy)}. Feedback: {feedback(report.economy)}.")
+    if report.spend is not None:
+        lines.append(spend_line(report))
     if report.connector_calls:
         lines.append("Connector calls: " + "; ".join(
             f"{'this conversation' if number == 0 else f'#{number}'}: "
             + ", ".join(f"{name} {count}" for name, count in calls.items())
             for number, calls in report.connector_calls.items()) + ".")
     return "\n".join(lines)
+
+
+def spend_line(report: ContextReport) -> str:
+    """`*Spend* (estimated …): today $0.42 · December 2026 $3.10, of which forks $1.20; caching saved $2.05`,
+    the cap in force, and the answers no price applies to."""
+    spend = report.spend
+    month = spend.month
+    line = (f"*Spend* ({ESTIMATED}): today {amount(spend.today)} · {spend.month_name} {amount(month)}, "
+            f"of which forks {dollars(month.fork_micros)}; caching {_saved(month.saved_micros)} this month")
+    cap = cap_micros(report.cap_usd)
+    if cap:
+        line += f". Monthly cap {dollars(cap)} ({month.cost_micros / cap:.0%} used)"
+    if month.unpriced:
+        line += (f". n/a for {month.unpriced} call{'s' if month.unpriced > 1 else ''} by a model missing from the "
+                 "price table")
+    return line + "."
+
+
+def amount(spent: Spent) -> str:
+    """A period's cost: n/a when nothing in it could be priced."""
+    return "n/a" if spent.unpriced and not spent.cost_micros else dollars(spent.cost_micros)
+
+
+def _saved(micros: int) -> str:
+    return f"saved {dollars(micros)}" if micros >= 0 else f"cost {dollars(-micros)} more than it saved"
 
 
 def connector_calls(calls: tuple[tuple[str, int], ...]) -> str:

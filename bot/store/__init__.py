@@ -19,6 +19,7 @@ from .pane import SqlPane
 from .queue import SqlTurnQueue
 from .reviews import SqlReviews
 from .sessions import SqlSessions
+from .spend import SqlSpending
 from .stops import SqlStops
 from .upkeep import SqlUpkeep
 from .views import SqlViews
@@ -34,8 +35,8 @@ def sql_store(db: Database) -> Store:
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
                  connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), stops=SqlStops(db),
-                 pane=SqlPane(db), erasure=SqlErasure(db), departures=SqlDepartures(db), clock=db.clock,
-                 check=db.check)
+                 pane=SqlPane(db), spending=SqlSpending(db), erasure=SqlErasure(db), departures=SqlDepartures(db),
+                 clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

@@ -27,9 +27,7 @@ class SqlChannelSettings:
 
     def of(self, channel: Channel) -> ChannelSettings:
         with self.db.reading() as conn:
-            row = conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first()
-            chosen = connectors.read(conn, channel) if row is not None and row.connectors_chosen else None
-        return to_settings(row, chosen) if row else ChannelSettings()
+            return read(conn, channel)
 
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
         values = {"team_id": channel.team_id, "channel_id": channel.id, **columns(chosen), "updated_by": by,
@@ -46,6 +44,13 @@ class SqlChannelSettings:
             row = conn.execute(select(func.min(channel_settings.c.idle_reminder),
                                       func.min(channel_settings.c.expiry))).one()
         return row[0], row[1]
+
+
+def read(conn, channel: Channel) -> ChannelSettings:
+    """The channel's choices, inside the caller's read."""
+    row = conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first()
+    chosen = connectors.read(conn, channel) if row is not None and row.connectors_chosen else None
+    return to_settings(row, chosen) if row else ChannelSettings()
 
 
 # each setting is the column of its name (tools as text): a new setting needs its column, nothing here;

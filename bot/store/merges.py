@@ -14,6 +14,7 @@ from ..domain.merge import MergedSummary
 from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
 from .database import Database
 from .moves import change_all, make, where
+from . import spend
 from .rows import append, to_fork
 from .tables import sessions, turns
 
@@ -38,8 +39,10 @@ class SqlMerges:
         with self.db.writing() as conn:
             if not make(conn, fork.id, transitions.complete_merge(summary, usage, now)):
                 raise RuntimeError(f"fork {fork.id} left the merging state")
-            return append(conn, now, fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
+            turn = append(conn, now, fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
                           usage=usage, source_fork_id=fork.id)
+            spend.add(conn, fork.team_id, fork.channel_id, now, usage, in_fork=True)  # a summary is a fork's cost
+            return turn
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
         with self.db.writing() as conn:

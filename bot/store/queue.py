@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from ..domain.model import Attachment, Channel, Role, Turn, TurnStatus, Usage
 from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until, next_batch
 from ..services.ports import Batch, Submitted
+from . import spend
 from . import statements as sql
 from .database import Database
 from .history import HistoryCache
@@ -99,7 +100,10 @@ class SqlTurnQueue:
             settle(conn, pending, TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 index(conn, channel, ts, reply.session_id)
-            return self._batch(conn, reply.session_id, owner, now)
+            row = conn.execute(sql.SESSION, {"session_id": reply.session_id}).one()
+            following = self._batch(conn, reply.session_id, owner, now, row)
+            spend.add(conn, row.team_id, row.channel_id, now, usage, row.kind == "fork")  # last: the day's row
+            return following                                                          # is locked till commit
 
     def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float) -> Batch | None:
         now = self.db.now()
@@ -116,10 +120,10 @@ class SqlTurnQueue:
             return None
         return self._batch(conn, session_id, owner, now)
 
-    def _batch(self, conn, session_id: int, owner: str, now: datetime) -> Batch | None:
+    def _batch(self, conn, session_id: int, owner: str, now: datetime, row=None) -> Batch | None:
         """The next batch as the domain decides it (bot/domain/queue.py: next_batch), its turns each
-        counted as one more attempt, a reply reserved for it."""
-        row = conn.execute(sql.SESSION, {"session_id": session_id}).one()
+        counted as one more attempt, a reply reserved for it. `row`: the session's, if just read."""
+        row = row if row is not None else conn.execute(sql.SESSION, {"session_id": session_id}).one()
         session = to_session(row)
         rows = conn.execute(sql.PENDING, {"session_id": session_id}).all()
         batch = next_batch([Waiting(to_turn(r), r.attempts) for r in rows], session)

@@ -51,7 +51,8 @@ def usage_values(usage: Usage) -> dict:
     """A Usage as the turns table's columns."""
     return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
             "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
-            "searches": usage.searches, "fetches": usage.fetches}
+            "searches": usage.searches, "fetches": usage.fetches, "cache_write_1h_tokens": usage.cache_write_1h_tokens,
+            "cost_micros": usage.cost_micros, "uncached_micros": usage.uncached_micros, "unpriced": usage.unpriced}
 
 
 def with_attachments(conn, turns: list[Turn], rows) -> list[Turn]:
@@ -96,7 +97,8 @@ def release_lease(conn, session_id: int, owner: str) -> None:
 def usage_columns(table):
     """In Usage's field order."""
     return (table.c.input_tokens, table.c.output_tokens, table.c.cache_read_tokens, table.c.cache_write_tokens,
-            table.c.searches, table.c.fetches)
+            table.c.searches, table.c.fetches, table.c.cache_write_1h_tokens, table.c.cost_micros,
+            table.c.uncached_micros, table.c.unpriced)
 
 
 def usage_total(table):
@@ -139,7 +141,8 @@ def to_turn(row) -> Turn:
         session_id=row.session_id, seq=row.seq, role=Role(row.role), text=row.text,
         author_id=row.author_id, author_name=row.author_name, status=TurnStatus(row.status),
         usage=Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens,
-                    row.searches, row.fetches),
+                    row.searches, row.fetches, row.cache_write_1h_tokens, row.cost_micros, row.uncached_micros,
+                    row.unpriced),
         slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq, stopped_by=row.stopped_by,
     )
 

@@ -59,7 +59,9 @@ FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
                         input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
                         cache_read_tokens=bindparam("cache_read_tokens"),
                         cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),
-                        fetches=bindparam("fetches")))
+                        fetches=bindparam("fetches"), cache_write_1h_tokens=bindparam("cache_write_1h_tokens"),
+                        cost_micros=bindparam("cost_micros"), uncached_micros=bindparam("uncached_micros"),
+                        unpriced=bindparam("unpriced")))
 
 ATTACHMENTS = (select(attachments.c.turn_id, attachments.c.name, attachments.c.slack_file_id,
                       attachments.c.deleted, files.c.sha256, files.c.kind, files.c.media_type, files.c.file_id,

@@ -112,6 +112,11 @@ turns = Table(
     Column("has_files", Boolean, nullable=False, default=False),  # attachments rows exist for it
     Column("searches", Integer, nullable=False, default=0),  # web searches and fetches by Claude's server tools
     Column("fetches", Integer, nullable=False, default=0),
+    Column("cache_write_1h_tokens", BigInteger, nullable=False, default=0),  # of cache_write_tokens
+    # the answer's estimated cost from its reported usage (bot/domain/pricing.py), in micro-dollars
+    Column("cost_micros", BigInteger, nullable=False, default=0),
+    Column("uncached_micros", BigInteger, nullable=False, default=0),  # what it would have cost uncached
+    Column("unpriced", Integer, nullable=False, default=0),  # calls by a model the price table lacks
     # who pressed Stop on this answer: set once, only while it streams (a request its writer obeys), and
     # kept with the answer it stopped
     Column("stopped_by", String(32)),
@@ -231,8 +236,23 @@ channel_settings = Table(
     Column("tools", String(64)),  # comma list; "" = no tools
     Column("merge_review", Boolean),
     Column("connectors_chosen", Boolean),  # NULL: THREADFORK_CONNECTORS; true: the `connectors` rows (maybe none)
+    Column("monthly_spend_cap_usd", Float),  # 0: no cap here
     Column("updated_by", String(32)),
     Column("updated_at", DateTime(), nullable=False),
+)
+
+# each channel's estimated spend per UTC day, from reported usage (bot/domain/pricing.py), added in the
+# transaction that records each answer, summary, draft and compaction; a month is the sum of its days
+spend = Table(
+    "spend",
+    metadata,
+    Column("team_id", String(32), primary_key=True),
+    Column("channel_id", String(32), primary_key=True),
+    Column("day", String(10), primary_key=True),  # YYYY-MM-DD
+    Column("cost_micros", BigInteger, nullable=False, default=0),
+    Column("fork_micros", BigInteger, nullable=False, default=0),  # the part spent in forks and their merges
+    Column("uncached_micros", BigInteger, nullable=False, default=0),  # the same calls without the cache
+    Column("unpriced", Integer, nullable=False, default=0),  # calls by a model the price table lacks
 )
 
 # a channel's own MCP connectors, in the order its settings show them; the token is Fernet-sealed

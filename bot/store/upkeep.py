@@ -9,6 +9,7 @@ from sqlalchemy import exists, func, select, update
 from ..domain import transitions
 from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
 from ..domain.queue import lease_lapsed, stalled_turn
+from . import spend
 from .database import Database
 from .moves import clause, make, where
 from .rows import append, to_fork, usage_total
@@ -62,6 +63,11 @@ class SqlUpkeep:
             ))
 
     def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
+        now = self.db.now()
         with self.db.writing() as conn:
-            return append(conn, self.db.now(), session_id, Role.COMPACTION, text, TurnStatus.COMPLETE,
+            turn = append(conn, now, session_id, Role.COMPACTION, text, TurnStatus.COMPLETE,
                           usage=usage, covers_seq=covers_seq)
+            where = conn.execute(select(sessions.c.team_id, sessions.c.channel_id, sessions.c.kind)
+                                 .where(sessions.c.id == session_id)).one()
+            spend.add(conn, where.team_id, where.channel_id, now, usage, in_fork=where.kind == "fork")
+            return turn

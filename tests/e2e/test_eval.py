@@ -14,7 +14,8 @@ from ..processes import clean_env
 
 SCENARIO = load("launch-planning")
 DONT_KNOW = "I don't know: nothing here records that."
-PRICE_IN, PRICE_OUT = 2.00, 10.00  # the default model's prices per million tokens (bot/eval/pricing.py)
+# the default model's prices per million tokens (bot/domain/pricing.py): input, output, cache read and writes
+PRICE_IN, PRICE_OUT, PRICE_READ, PRICE_WRITE, PRICE_WRITE_1H = 2.00, 10.00, 0.10, 2.50, 4.00
 
 
 def run_eval(tmp_path, env, *args):
@@ -102,14 +103,28 @@ def test_the_eval_plays_three_arms_through_threadfork_and_says_offline_accuracy_
     assert all(SCENARIO.asked(q) in final for q in SCENARIO.questions)
 
     # the final parent's input is what the API reported for the arm's last request; the cost is its usage priced
+    first = 0
     for arm, requests in (("forks", forks), ("inline", inline), ("none", none)):
         entry = result["arms"][arm]
-        assert entry["final_parent_input_tokens"] == len(json.dumps(requests[-1]["messages"])) // 4
-        reported_in = sum(len(json.dumps(r["messages"])) // 4 for r in requests)
-        reported_out = sum(max(1, len(text) // 4) for text in arms[arm])
-        assert entry["usage"]["input_tokens"] == reported_in and entry["usage"]["output_tokens"] == reported_out
-        assert entry["cost_usd"] == round((reported_in * PRICE_IN + reported_out * PRICE_OUT) / 1e6, 4)
+        reported = [claude.usages[i] for i in range(first, first + len(requests))]
+        first += len(requests)
+        last = reported[-1]
+        assert entry["final_parent_input_tokens"] == (last["input_tokens"] + last["cache_read_input_tokens"]
+                                                      + last["cache_creation_input_tokens"])
+        total = {key: sum(u[key] for u in reported) for key in
+                 ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
+        hour = sum(u["cache_creation"]["ephemeral_1h_input_tokens"] for u in reported)
+        assert entry["usage"] == {"input_tokens": total["input_tokens"], "output_tokens": total["output_tokens"],
+                                  "cache_read_tokens": total["cache_read_input_tokens"],
+                                  "cache_write_tokens": total["cache_creation_input_tokens"],
+                                  "cache_write_1h_tokens": hour}
+        assert total["output_tokens"] == sum(max(1, len(text) // 4) for text in arms[arm])
+        five = total["cache_creation_input_tokens"] - hour
+        assert entry["cost_usd"] == round((total["input_tokens"] * PRICE_IN + total["output_tokens"] * PRICE_OUT
+                                           + total["cache_read_input_tokens"] * PRICE_READ + five * PRICE_WRITE
+                                           + hour * PRICE_WRITE_1H) / 1e6, 4)
         assert entry["requests"] == len(requests)
+    assert result["arms"]["forks"]["usage"]["cache_read_tokens"] > 0  # forks read their parent's cached prefix
     assert result["arms"]["forks"]["final_parent_input_tokens"] < result["arms"]["inline"]["final_parent_input_tokens"]
     graded = {a["question"]: a for a in result["runs"][0]["answers"]}
     assert set(graded) == {q.id for q in SCENARIO.questions} and all(a["passed"] for a in graded.values())

@@ -22,6 +22,12 @@ A client that closes a stream (Threadfork's Stop) is noticed as the API notices 
 connection is checked, and once the client is gone nothing more is generated or sent — `cancelled`
 records, per request, how many text deltas had been sent and when the client left, so a test can prove
 no token was generated after a stop.
+
+Usage is reported as the API reports it, its prompt cache included (prompt_cache.py: entries keyed by
+content up to each breakpoint, 5-minute and 1-hour lifetimes refreshed on a hit, the minimum cacheable
+length, the 20-block lookback, `cache_creation` split by TTL); `claude.cache.clock.advance(minutes=…)`
+makes time pass for it without waiting. A script's `usage` overrides what it reports. `usages` keeps what
+each answered request was told, by request index.
 """
 from __future__ import annotations
 
@@ -39,8 +45,8 @@ from .tool_rules import server_tools
 
 from .anthropic_files import TOO_LARGE, FilesStore
 from .http import BackgroundServer, QuietHandler
-from .media_rules import input_tokens
 from .messages_rules import problem
+from .prompt_cache import PromptCache
 
 REQUEST_LIMIT = 32 * 1024 * 1024  # bytes of a Messages request (platform.claude.com, API overview)
 
@@ -89,6 +95,8 @@ class FakeAnthropic:
         self.tools_sent: list[list | None] = []  # each request's `tools`, None when it had no such key
         self.betas: list[set[str]] = []  # each request's anthropic-beta names
         self.files = FilesStore()
+        self.cache = PromptCache()
+        self.usages: dict[int, dict] = {}  # request index → the usage its answer reported
         self.request_limit = REQUEST_LIMIT
         self._scripts: deque[Script] = deque()
         self._lock = threading.Lock()
@@ -108,6 +116,8 @@ class FakeAnthropic:
             self.files = FilesStore()
             self.finished_at.clear()
             self.cancelled.clear()
+            self.usages.clear()
+            self.cache.clear()
             self.default_script = None
 
     def script(self, *scripts: Script) -> None:
@@ -181,14 +191,13 @@ def answer(request: dict, script: Script) -> tuple[list[dict], dict | None]:
     return content, counts if server_tools(request) else None
 
 
-def _usage(request: dict, script: Script, text: str, files=None) -> dict:
-    usage = {
-        "input_tokens": max(1, input_tokens(request, files)),
-        "output_tokens": max(1, len(text) // 4),
-        "cache_read_input_tokens": 0,
-        "cache_creation_input_tokens": 0,
-    }
+def _usage(cache: PromptCache, request: dict, script: Script, text: str, files=None) -> dict:
+    usage = cache.use(request, files)
+    usage = {**usage, "input_tokens": max(1, usage["input_tokens"]), "output_tokens": max(1, len(text) // 4)}
     usage.update(script.usage)
+    if "cache_creation_input_tokens" in script.usage and "cache_creation" not in script.usage:
+        usage["cache_creation"] = {"ephemeral_5m_input_tokens": script.usage["cache_creation_input_tokens"],
+                                   "ephemeral_1h_input_tokens": 0}
     return usage
 
 
@@ -271,10 +280,12 @@ class _Handler(QuietHandler):
                                                  "request_id": f"req_fake{index:06d}"}).encode())
             return
         content, tool_use = answer(request, script)
-        usage = _usage(request, script, "".join(b["text"] for b in content if b["type"] == "text"),
+        usage = _usage(fake.cache, request, script, "".join(b["text"] for b in content if b["type"] == "text"),
                        fake.files.sources())
         if tool_use is not None:
             usage["server_tool_use"] = tool_use
+        with fake._lock:
+            fake.usages[index] = usage
         if request.get("stream"):
             self._stream(index, request, script, content, usage)
         else:

@@ -11,7 +11,12 @@ such as `messages.0.content.1.text`, then the conversation rules):
 - `messages: text content blocks must be non-empty` / `… must contain non-whitespace text`
   (the same for `system`);
 - `messages: final assistant content cannot end with trailing whitespace`;
-- `A maximum of 4 blocks with cache_control may be provided. Found N.` (system and messages together).
+- `A maximum of 4 blocks with cache_control may be provided. Found N.` (system and messages together);
+- `<path>.cache_control.ttl: Input should be '5m' or '1h'`;
+- `<path>.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control
+  block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.` — a
+  breakpoint without a `ttl` is a 5-minute one (platform.claude.com "Prompt caching", "Mixing different
+  TTLs"; the message as the API sends it, quoted in anthropics/claude-code#37842).
 
 Images and documents (media_rules.py), `tools` (tool_rules.py) and the MCP connector's
 `mcp_servers` (mcp_rules.py, with the request's beta names) are checked as the API checks them; `problem()` gives the whole answer (status, type, message, details) for the fake to send.
@@ -27,6 +32,9 @@ BLOCK_TYPES = ("text", "image", "document", "search_result", "thinking", "redact
                "tool_result", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
 MCP_BLOCK_TYPES = ("mcp_tool_use", "mcp_tool_result")  # with the MCP connector's beta only
 TEXT_KEYS = {"type", "text", "cache_control", "citations"}
+TTLS = ("5m", "1h")
+TTL_ORDER = ("a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that "
+             "blocks are processed in the following order: `tools`, `system`, `messages`.")
 
 
 def refusal(request: dict, files=None, betas: set[str] = frozenset()) -> str | None:
@@ -104,9 +112,20 @@ def _text_block(block, path: str, text_only: bool = False, mcp: bool = False) ->
     for key in block:
         if key not in TEXT_KEYS:
             return f"{path}.{key}: Extra inputs are not permitted"
+    return _cache_control(block, path)
+
+
+def _cache_control(block: dict, path: str) -> str | None:
     control = block.get("cache_control")
-    if control is not None and (not isinstance(control, dict) or control.get("type") != "ephemeral"):
+    if control is None:
+        return None
+    if not isinstance(control, dict) or control.get("type") != "ephemeral":
         return f"{path}.cache_control.type: Input should be 'ephemeral'"
+    extra = next((key for key in control if key not in ("type", "ttl")), None)
+    if extra:
+        return f"{path}.cache_control.{extra}: Extra inputs are not permitted"
+    if control.get("ttl", "5m") not in TTLS:
+        return f"{path}.cache_control.ttl: Input should be '5m' or '1h'"
     return None
 
 
@@ -151,15 +170,32 @@ def _breakpoints(request: dict) -> str | None:
     count = breakpoints(request)
     if count > MAX_BREAKPOINTS:
         return f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {count}."
+    marked = [(path, block) for path, block in paths(request) if "cache_control" in block]
+    for path, block in marked:
+        problem = _cache_control(block, path)
+        if problem:
+            return problem
+    seen_five = False
+    for path, block in marked:
+        ttl = block["cache_control"].get("ttl", "5m")
+        if ttl == "1h" and seen_five:
+            return f"{path}.cache_control.ttl: {TTL_ORDER}"
+        seen_five = seen_five or ttl == "5m"
     return None
+
+
+def paths(request: dict) -> list[tuple[str, dict]]:
+    """Every block that may carry `cache_control`, in the order the API processes them (tools, system,
+    messages), with its path as the API's errors name it."""
+    found = [(f"tools.{i}", t) for i, t in enumerate(request.get("tools") or []) if isinstance(t, dict)]
+    if isinstance(request.get("system"), list):
+        found += [(f"system.{i}", b) for i, b in enumerate(request["system"]) if isinstance(b, dict)]
+    for i, message in enumerate(request.get("messages") or []):
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            found += [(f"messages.{i}.content.{j}", b) for j, b in enumerate(message["content"]) if isinstance(b, dict)]
+    return found
 
 
 def breakpoints(request: dict) -> int:
     """`cache_control` markers in a request: tools, system and message blocks together."""
-    blocks = list(request.get("tools") or [])
-    if isinstance(request.get("system"), list):
-        blocks += request["system"]
-    for message in request.get("messages") or []:
-        if isinstance(message.get("content"), list):
-            blocks += message["content"]
-    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
+    return sum(1 for _, block in paths(request) if "cache_control" in block)

@@ -144,6 +144,10 @@ class FakeSlack(SlackWorld):
         """A new message ts, later than every one before (people's messages and the bot's share it)."""
         return self.chat.next_ts()
 
+    def pass_time(self, seconds: float = 0.0, minutes: float = 0.0) -> None:
+        """Messages from now on are written that much later, as their ts say."""
+        self.chat.pass_time(seconds + 60 * minutes)
+
     # serving ----------------------------------------------------------------------------
 
     def handle(self, method: str, args: dict, token: str | None, arrived: float | None = None,

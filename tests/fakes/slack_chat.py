@@ -22,11 +22,16 @@ class Chat:
     def __init__(self):
         self.messages: dict[str, Message] = {}
         self._ts = itertools.count(1)
+        self._later = 0  # seconds the test let pass (pass_time): ts stay in order, they only jump ahead
         self._lock = threading.Lock()
 
     def next_ts(self) -> str:
         n = next(self._ts)
-        return f"{1_800_000_000 + n}.{n:06d}"
+        return f"{1_800_000_000 + self._later + n}.{n:06d}"
+
+    def pass_time(self, seconds: float) -> None:
+        """Later messages are written `seconds` later (a test plays minutes and hours without waiting)."""
+        self._later += int(seconds)
 
     def post(self, method: str, args: dict, team: Team) -> dict:
         ts = self.next_ts()

@@ -156,3 +156,34 @@ def test_a_long_draft_split_over_boxes_comes_back_byte_for_byte(text):
 def test_a_reminder_under_review_says_a_draft_is_coming_not_a_merge():
     text, _ = render.reminder(fork("pricing"), "draft", 86_400)
     assert "draft summary to review" in text and "merged automatically" not in text
+
+
+def test_the_home_tabs_spend_fits_one_section_however_many_channels_and_says_it_is_an_estimate():
+    from bot.domain.spend import Spent
+    from bot.slack.views import home_view, spend_text
+
+    months = {f"C{n:08d}": Spent(n * 10_000, n * 1_000, n * 20_000, n % 2) for n in range(1, 400)}
+    text = spend_text(months)
+    assert len(text) <= 3000 and "estimated" in text and text.splitlines()[1].startswith("<#C00000399>: $3.99")
+    assert text.endswith("more channels.")
+    view = home_view([], [], months)
+    assert view_problems(view) == [] and view["blocks"][-1]["text"]["text"] == text
+    assert "Spend this month" not in str(home_view([], [], None))
+
+
+def test_context_spend_says_n_a_for_what_no_price_covers_and_the_cap_in_force():
+    from bot.domain.model import ContextReport, ContextSize
+    from bot.domain.spend import Spent, SpendReport
+    from bot.slack.views import context_text
+
+    def report(month, cap=None):
+        return ContextReport(ContextSize(2, 100), 1000, 0, [], [], spend=SpendReport(Spent(), month, "December 2026"),
+                             cap_usd=cap)
+
+    priced = context_text(report(Spent(2_500_000, 500_000, 4_000_000, 0), cap=10.0))
+    assert "today $0.00 · December 2026 $2.50, of which forks $0.50; caching saved $1.50 this month" in priced
+    assert "Monthly cap $10.00 (25% used)" in priced and "estimated" in priced
+    unknown = context_text(report(Spent(0, 0, 0, 3)))
+    assert "December 2026 n/a" in unknown and "n/a for 3 calls by a model missing from the price table" in unknown
+    costly = context_text(report(Spent(3_000_000, 0, 1_000_000, 0)))
+    assert "caching cost $2.00 more than it saved" in costly

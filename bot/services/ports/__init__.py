@@ -13,7 +13,8 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Upkeep`: what the sweep looks for — idle forks, stalled sessions, sessions to compact;
 - `Views`: read-only figures — a fork's stats, a context's size, the token economy;
 - `ChannelSettingsStore`: what each channel's admins chose in `/threadfork`; `ConnectorTokens`: their
-  connectors' tokens, sealed; `ConnectorUse`: their calls per fork;
+  connectors' tokens, sealed; `ConnectorUse`: their calls per fork; `Spending`: each channel's estimated
+  spend per day, added as each answer is recorded, and read with its settings when a cap applies;
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
 - `Departures`: workspaces that uninstalled the app, until their conversations are deleted;
@@ -45,6 +46,7 @@ from .store import (
     PrivateForks,
     Reviews,
     Sessions,
+    Spending,
     Stops,
     Store,
     TurnEdits,
@@ -74,5 +76,6 @@ __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUse
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
            "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
-           "Shared", "SharedFile", "Source", "StopSignal", "Stops", "Store", "StoredFile", "Submitted", "ThreadMessage", "TurnEdits",
+           "Shared", "SharedFile", "Source", "Spending", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
+           "ThreadMessage", "TurnEdits",
            "TurnQueue", "Upkeep", "Views"]

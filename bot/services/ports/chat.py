@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from ...domain.agent import Prompt, SessionStatus
 from ...domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ...domain.settings import ChannelSettings, Choices
+from ...domain.spend import Spent
 from .outside import ReplyWriter
 from .values import Audience, Membership, Place, SharedFile, ThreadMessage
 
@@ -68,7 +69,8 @@ class Screens(Protocol):
     def open_draft_editor(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
-                     economy: list[ChannelEconomy]) -> None: ...
+                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> None:
+        """`spend`: this month's estimated spend by channel id, for a workspace admin (None: not shown)."""
 
 
 class People(Protocol):

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ...domain.merge import MergedSummary
 from ...domain.settings import ChannelSettings
+from ...domain.spend import Spent, SpendReport
 from ...domain.model import (
     Attachment,
     Channel,
@@ -288,6 +289,19 @@ class ConnectorUse(Protocol):
         """Fork number (0: the channel's conversation) → connector → calls."""
 
 
+class Spending(Protocol):
+    """Each channel's estimated spend per UTC day, from the usage the API reported, priced as each answer,
+    summary, draft and compaction is recorded and added in that same transaction (bot/domain/spend.py)."""
+
+    def chosen(self, channel: Channel, default_cap: float | None) -> tuple[ChannelSettings, int | None]:
+        """The channel's settings and, when a cap applies there (its own, else `default_cap`), its spend this
+        UTC month in micro-dollars (None: no cap applies, nothing summed) — in the one read a turn makes."""
+    def report(self, channel: Channel) -> SpendReport:
+        """Today's and this month's figures (UTC), for `/context`."""
+    def months(self, team_id: str) -> dict[str, Spent]:
+        """This month's figures of every channel of the workspace that spent anything, by channel id."""
+
+
 class Erasure(Protocol):
     """Real deletes, for people's control over their data: forgetting a channel or a workspace, and the
     retention policy. Every cache of another process notices (the rows it keyed on are gone or their
@@ -348,6 +362,7 @@ class Store:
     connector_use: ConnectorUse
     stops: Stops
     pane: Pane
+    spending: Spending
     erasure: Erasure
     departures: Departures
     clock: Clock

@@ -8,7 +8,7 @@ from __future__ import annotations
 from bot.services.ports import Clock, Store
 
 from .agent import MemoryPane, MemoryPrivateForks, MemoryStops
-from .channel_settings import MemoryChannelSettings, MemoryConnectorTokens, MemoryConnectorUse
+from .channel_settings import MemoryChannelSettings, MemoryConnectorTokens, MemoryConnectorUse, MemorySpending
 from .departures import MemoryDepartures
 from .erasure import MemoryErasure
 from .files import MemoryFeedback, MemoryFiles
@@ -29,6 +29,7 @@ def memory_store(clock: Clock) -> Store:
                  private=MemoryPrivateForks(memory, sessions.parent_id), budgets=sessions, turns=turns, edits=turns, merges=MemoryMerges(memory), reviews=MemoryReviews(memory),
                  upkeep=MemoryUpkeep(memory), views=MemoryViews(memory), files=MemoryFiles(memory),
                  feedback=MemoryFeedback(memory), channel_settings=MemoryChannelSettings(memory),
-                 connector_tokens=MemoryConnectorTokens(memory), connector_use=MemoryConnectorUse(memory), stops=MemoryStops(memory),
-                 pane=MemoryPane(memory), erasure=MemoryErasure(memory), departures=MemoryDepartures(memory), clock=clock,
+                 connector_tokens=MemoryConnectorTokens(memory), connector_use=MemoryConnectorUse(memory),
+                 stops=MemoryStops(memory), pane=MemoryPane(memory), spending=MemorySpending(memory),
+                 erasure=MemoryErasure(memory), departures=MemoryDepartures(memory), clock=clock,
                  check=lambda process: None)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from bot.domain.model import Channel
 from bot.domain.settings import ChannelSettings
+from bot.domain.spend import Spent, SpendReport, day_of, month_of
 
 from .state import Memory
 
@@ -61,3 +62,32 @@ class MemoryConnectorUse:
         with self.m.lock:
             return {number: dict(sorted(counts.items()))
                     for number, counts in sorted(self.m.connector_calls.get(channel, {}).items())}
+
+
+class MemorySpending:
+    """Each channel's estimated spend per day, in memory (see bot/store/spend.py)."""
+
+    def __init__(self, memory: Memory):
+        self.m = memory
+
+    def chosen(self, channel: Channel, default_cap: float | None) -> tuple[ChannelSettings, int | None]:
+        with self.m.lock:
+            chosen = self.m.settings.get(channel, ChannelSettings())
+            cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else default_cap
+            return chosen, self._month(channel).cost_micros if cap else None
+
+    def report(self, channel: Channel) -> SpendReport:
+        with self.m.lock:
+            now = self.m.clock()
+            return SpendReport(today=self.m.spend.get((channel, day_of(now)), Spent()), month=self._month(channel),
+                               month_name=now.strftime("%B %Y"))
+
+    def months(self, team_id: str) -> dict[str, Spent]:
+        with self.m.lock:
+            channels = {channel for channel, _ in self.m.spend if channel.team_id == team_id}
+            return {c.id: figures for c in channels if (figures := self._month(c)) != Spent()}
+
+    def _month(self, channel: Channel) -> Spent:
+        first, following = month_of(self.m.clock())
+        return sum((figures for (c, day), figures in self.m.spend.items() if c == channel and first <= day < following),
+                   Spent())

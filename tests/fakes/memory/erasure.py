@@ -27,6 +27,7 @@ class MemoryErasure:
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0] != channel}
             self.m.tokens.pop(channel, None)
             self.m.connector_calls.pop(channel, None)
+            self.m.spend = {key: figures for key, figures in self.m.spend.items() if key[0] != channel}
             if parent and parent.next_fork_number:  # a fresh parent that only carries the fork numbering on
                 now = self.m.clock()
                 fresh = SessionRow(self.m.new_id(), "parent", channel.id, channel.team_id, now, now,
@@ -44,6 +45,7 @@ class MemoryErasure:
             self.m.connector_calls = {channel: kept for channel, kept in self.m.connector_calls.items()
                                       if channel.team_id != team_id}
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0].team_id != team_id}
+            self.m.spend = {key: figures for key, figures in self.m.spend.items() if key[0].team_id != team_id}
             return deleted[0]
 
     def prune(self, before: datetime) -> int:

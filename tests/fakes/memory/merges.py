@@ -31,6 +31,7 @@ class MemoryMerges:
         with self.m.lock:
             if not self.m.move(fork.id, transitions.complete_merge(summary, usage, self.m.clock())):
                 raise RuntimeError(f"fork {fork.id} left the merging state")
+            self.m.add_spend(fork.id, usage)
             return self.m.append(fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE, usage=usage,
                                  source_fork_id=fork.id)
 

@@ -60,6 +60,7 @@ class MemoryTurnQueue:
             self.m.settle(pending, TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 self.m.index(channel, ts, reply.session_id)
+            self.m.add_spend(reply.session_id, usage)
             return self._batch(reply.session_id, owner)
 
     def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:

@@ -11,6 +11,7 @@ from bot.domain.conditions import all_hold, apply
 from bot.domain.model import Channel, ContextSize, Draft, Fork, ForkStatus, Mode, Role, Session, Turn, TurnStatus, Usage
 from bot.domain.queue import held_by, lease_takeable, lease_until
 from bot.domain.settings import ChannelSettings
+from bot.domain.spend import Spent, day_of, spent
 from bot.domain.transitions import Move
 from bot.services.ports import Clock, StoredFile
 
@@ -144,6 +145,7 @@ class Memory:
     tokens: dict[Channel, dict[str, str]] = field(default_factory=dict)  # connectors' sealed tokens
     connector_calls: dict[Channel, dict[int, dict[str, int]]] = field(default_factory=dict)
     viewing: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (team, user) → channel in view
+    spend: dict[tuple[Channel, str], Spent] = field(default_factory=dict)  # (channel, UTC day) → figures
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
@@ -173,6 +175,14 @@ class Memory:
                     self.new_id(), covers_seq, tuple(attachments))
         self.rows(session_id).append(TurnRow(turn, now, source_fork_id=source_fork_id))
         return turn
+
+    def add_spend(self, session_id: int, usage: Usage, in_fork: bool | None = None) -> None:
+        """A recorded call's cost, added to its channel's day (bot/store/spend.py)."""
+        session = self.sessions[session_id]
+        figures = spent(usage, session.kind == "fork" if in_fork is None else in_fork)
+        if figures != Spent():
+            key = (session.channel, day_of(self.clock()))
+            self.spend[key] = self.spend.get(key, Spent()) + figures
 
     def index(self, channel: Channel, ts: str, session_id: int) -> None:
         self.messages.setdefault((channel, ts), session_id)

@@ -51,5 +51,6 @@ class MemoryUpkeep:
 
     def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
         with self.m.lock:
+            self.m.add_spend(session_id, usage)
             return self.m.append(session_id, Role.COMPACTION, text, TurnStatus.COMPLETE, usage=usage,
                                  covers_seq=covers_seq)

@@ -1,0 +1,115 @@
+"""A channel's monthly cap on estimated spend (bot/domain/spend.py), in `/threadfork` settings, with
+THREADFORK_MONTHLY_SPEND_CAP_USD as every channel's default.
+
+- A turn's one read of its channel's settings brings the month's spend only where a cap applies
+  (`read`): where none does (the default), the cap costs a turn nothing.
+- At the cap, a new turn or fork gets a private answer (`refusal`) and no model call; merges and
+  abandons go on, so no fork is stranded. The cap and the month are read afresh at every turn, so a
+  raised cap or a new month lifts it at once on every replica.
+- At NOTICE_SHARE of the cap the channel gets one notice per month and cap, whichever replica sees it
+  first (a marker): after the answer that crossed it, or at the next turn when a merge or compaction did.
+  Each process remembers the notices it knows were sent, so a channel near its cap costs no write per turn.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..domain.errors import CapReached
+from ..domain.model import Channel
+from ..domain.settings import ChannelSettings
+from ..domain.spend import ESTIMATED, CapState, cap_micros, cap_state, dollars, month_of
+from .ports import Place, Replies, Store
+
+log = logging.getLogger(__name__)
+
+REMEMBERED = 10_000  # notices a process remembers as sent; beyond that it asks the store again
+
+
+@dataclass(frozen=True)
+class CapView:
+    """A channel's cap in force and its spend this month, as a turn read them."""
+
+    cap_usd: float | None  # None or 0: no cap applies
+    month_micros: int | None  # None: not read (no cap applies)
+
+    @property
+    def state(self) -> CapState:
+        return cap_state(self.month_micros, self.cap_usd)
+
+    def plus(self, micros: int) -> CapView:
+        return CapView(self.cap_usd, None if self.month_micros is None else self.month_micros + micros)
+
+
+class SpendCaps:
+    def __init__(self, store: Store, replies: Replies, default_cap: float | None, admins: frozenset[str] = frozenset()):
+        self.store = store
+        self.replies = replies
+        self.default_cap = default_cap or None  # THREADFORK_MONTHLY_SPEND_CAP_USD; 0 or unset: none
+        self.admins = admins  # THREADFORK_ADMINS, who may raise it beside the workspace's admins and owners
+        self._noticed: set[str] = set()
+
+    def read(self, channel: Channel) -> tuple[ChannelSettings, CapView]:
+        """The channel's settings and its cap in force, in the one read a turn makes of them."""
+        chosen, month = self.store.spending.chosen(channel, self.default_cap)
+        cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else self.default_cap
+        return chosen, CapView(cap, month)
+
+    def refusal(self, channel: Channel, view: CapView) -> str | None:
+        """What a person who asks for a new turn or fork is told privately at the cap (None: below it); the
+        channel is told once, too, if nobody was yet."""
+        self.notice_if_due(channel, view)
+        if view.state is not CapState.REACHED:
+            return None
+        return (f"This channel reached its monthly spend cap: {dollars(view.month_micros)} of "
+                f"{dollars(cap_micros(view.cap_usd))} this month ({ESTIMATED}). I won't start new questions or "
+                f"forks here until {self.who_can_raise()} raises the cap with `/threadfork`, or the month ends "
+                f"({self._month()[1]} UTC). Merging and abandoning forks still work.")
+
+    def check_opening(self, channel: Channel) -> CapView:
+        """The channel's cap in force; raises CapReached, with what to tell the person, when it is reached."""
+        view = self.read(channel)[1]
+        refused = self.refusal(channel, view)
+        if refused:
+            raise CapReached(refused)
+        return view
+
+    def answered(self, channel: Channel, view: CapView, micros: int) -> None:
+        """After answers that cost `micros`: the channel's notice, if they took it to NOTICE_SHARE of its cap."""
+        if micros and view.month_micros is not None:
+            self.notice_if_due(channel, view.plus(micros))
+
+    def notice_if_due(self, channel: Channel, view: CapView) -> None:
+        if view.state not in (CapState.NEAR, CapState.REACHED):
+            return
+        key = f"spend-notice:{channel.team_id}:{channel.id}:{self._month()[0]}:{cap_micros(view.cap_usd)}"
+        if key in self._noticed:
+            return
+        if len(self._noticed) >= REMEMBERED:
+            self._noticed.clear()
+        self._noticed.add(key)
+        if not self.store.claims.mark(key):
+            return
+        cap = dollars(cap_micros(view.cap_usd))
+        if view.state is CapState.REACHED:
+            text = (f"💸 This channel reached its monthly spend cap of {cap} ({dollars(view.month_micros)} this month, "
+                    f"{ESTIMATED}). New questions and forks wait until {self.who_can_raise()} raises it with "
+                    f"`/threadfork`, or the month ends; merging and abandoning forks still work.")
+        else:
+            share = view.month_micros / cap_micros(view.cap_usd)
+            text = (f"💸 This channel has used {share:.0%} of its monthly spend cap: {dollars(view.month_micros)} of "
+                    f"{cap} this month ({ESTIMATED}). At the cap, new questions and forks wait until "
+                    f"{self.who_can_raise()} raises it with `/threadfork`.")
+        try:
+            self.replies.post_notice(Place(channel.id, None, channel.team_id, None), text)
+        except Exception:
+            log.exception("the spend notice of channel %s could not be posted", channel.id)
+
+    def who_can_raise(self) -> str:
+        listed = sorted(self.admins)[:5]
+        named = ", ".join(f"<@{user}>" for user in listed)
+        return "a workspace admin or owner" + (f" (or {named})" if named else "")
+
+    def _month(self) -> tuple[str, str]:
+        """This UTC month's first day and the next one's, by the store's clock (the one its figures use)."""
+        return month_of(self.store.clock())

@@ -1,0 +1,77 @@
+"""Each channel's estimated spend per UTC day (bot/domain/spend.py), added to in the very transaction that
+records an answer, summary, draft or compaction (one upsert, no transaction of its own); and what a turn
+reads of it: the month's sum, beside the channel's settings in the one read a turn makes of them, and only
+when a cap applies there."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..domain.model import Channel, Usage
+from ..domain.settings import ChannelSettings
+from ..domain.spend import Spent, SpendReport, day_of, month_of, spent
+from . import channel_settings as settings_rows
+from .database import Database
+from .tables import spend
+
+_FIGURES = ("cost_micros", "fork_micros", "uncached_micros", "unpriced")
+_KEY = ("team_id", "channel_id", "day")
+
+
+def _upsert(dialect):
+    statement = dialect.insert(spend).values(**{name: bindparam(name) for name in (*_KEY, *_FIGURES)})
+    return statement.on_conflict_do_update(
+        index_elements=list(_KEY),
+        set_={name: spend.c[name] + statement.excluded[name] for name in _FIGURES})
+
+
+# on every recorded answer's path: built once, for each database
+ADD = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}
+_channel = (spend.c.team_id == bindparam("team_id"), spend.c.channel_id == bindparam("channel_id"))
+MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
+    *_channel, spend.c.day >= bindparam("first"), spend.c.day < bindparam("next"))
+
+
+def add(conn, team_id: str, channel_id: str, now: datetime, usage: Usage, in_fork: bool) -> None:
+    """Add a recorded call's cost to its channel's day (inside the caller's transaction); nothing for a call
+    with no cost and no unpriced use (a fake model, a merge approved as drafted)."""
+    figures = spent(usage, in_fork)
+    if figures == Spent():
+        return
+    conn.execute(ADD[conn.dialect.name], {"team_id": team_id, "channel_id": channel_id, "day": day_of(now),
+                                          **{name: getattr(figures, name) for name in _FIGURES}})
+
+
+class SqlSpending:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def chosen(self, channel: Channel, default_cap: float | None) -> tuple[ChannelSettings, int | None]:
+        first, following = month_of(self.db.now())
+        with self.db.reading() as conn:
+            chosen = settings_rows.read(conn, channel)
+            cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else default_cap
+            month = conn.scalar(MONTH, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
+                                        "next": following}) if cap else None
+        return chosen, None if month is None else int(month)
+
+    def report(self, channel: Channel) -> SpendReport:
+        now = self.db.now()
+        first, following = month_of(now)
+        with self.db.reading() as conn:
+            rows = conn.execute(select(spend.c.day, *(spend.c[name] for name in _FIGURES)).where(
+                spend.c.team_id == channel.team_id, spend.c.channel_id == channel.id, spend.c.day >= first,
+                spend.c.day < following)).all()
+        days = {row.day: Spent(*(int(getattr(row, name)) for name in _FIGURES)) for row in rows}
+        return SpendReport(today=days.get(day_of(now), Spent()), month=sum(days.values(), Spent()),
+                           month_name=now.strftime("%B %Y"))
+
+    def months(self, team_id: str) -> dict[str, Spent]:
+        first, following = month_of(self.db.now())
+        with self.db.reading() as conn:
+            rows = conn.execute(select(spend.c.channel_id, *(func.sum(spend.c[name]) for name in _FIGURES))
+                                .where(spend.c.team_id == team_id, spend.c.day >= first, spend.c.day < following)
+                                .group_by(spend.c.channel_id)).all()
+        return {row[0]: Spent(*(int(v or 0) for v in row[1:])) for row in rows}
