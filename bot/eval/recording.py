@@ -54,7 +54,8 @@ class RecordingReply:
     def tool_finished(self, tool_id: str, sources, failed: bool, output: str = "") -> None:
         self.tools.append(("finished", tool_id, list(sources), failed))
 
-    def finish(self) -> list[str]:
+    def finish(self, tail: str = "") -> list[str]:
+        self.text += tail
         return [self.chat.record("reply", self.place, self.text).ts]
 
     def fail(self, notice: str) -> None:
@@ -110,7 +111,7 @@ class RecordingChat:
 
     # the methods that answer something ---------------------------------------------------
 
-    def begin_reply(self, place: Place) -> RecordingReply:
+    def begin_reply(self, place: Place, stop=None) -> RecordingReply:
         return RecordingReply(self, place)
 
     def display_name(self, team_id: str, user_id: str) -> str | None:

@@ -122,31 +122,29 @@ class Conversation:
                       reply.id)
         request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections,
                               cache=self.cache)
-        try:
-            writer = self.replies.begin_reply(place)
-        except ChatUnavailable as error:
-            # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
-            log.warning("session %s cannot be answered: %s", session.id, error)
-            return None, self.turns.abort_reply(reply, pending, owner, self.lease)
-        self._session(session, SessionStatus.PROCESSING, batch)
-        try:
-            with self.stopping.holding(reply.id) as stop:
+        with self.stopping.holding(reply.id) as stop:
+            try:
+                writer = self.replies.begin_reply(place, stop)
+            except ChatUnavailable as error:
+                # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
+                log.warning("session %s cannot be answered: %s", session.id, error)
+                return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+            self._session(session, SessionStatus.PROCESSING, batch)
+            try:
                 completion = self.model.complete(request, writer, stop)
-        except Exception as error:
-            if not isinstance(error, ModelUnavailable):
-                log.exception("reply failed in session %s", session.id)
-            self._safely_fail(writer, failure_notice(error))
-            self._session(session, SessionStatus.ACTIVE)
-            return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+            except Exception as error:
+                if not isinstance(error, ModelUnavailable):
+                    log.exception("reply failed in session %s", session.id)
+                self._safely_fail(writer, failure_notice(error))
+                self._session(session, SessionStatus.ACTIVE)
+                return None, self.turns.abort_reply(reply, pending, owner, self.lease)
         if completion.stopped:
             text, shown = completion.text, f"\n\n_⏹ Stopped by <@{stop.stopped_by}>._"
         else:
             text = completion.text + sources_section(completion.sources) + failures_note(completion.failed_connectors)
             shown = text[len(completion.text):]
         try:
-            if shown:
-                writer.write(shown)
-            posted = writer.finish()
+            posted = writer.finish(shown)
         except Exception:
             # the answer stays in the history even if Slack refused it; the log says why
             log.exception("posting the reply failed in session %s", session.id)

@@ -10,6 +10,9 @@
 - Obeying is the answer's Switch: its model call shuts its stream (no more tokens generated or billed)
   and returns what was written so far; the conversation keeps that as the answer, marked stopped by the
   person, and ends the Slack message with it.
+- Nothing more of an answer streams once Stop was pressed, on whichever replica: before each append the
+  reply asks its switch (`clear_to_show`), which waits for the watcher's next look — at most POLL, shared
+  by every answer this process streams, no query of its own.
 A failed poll is logged and tried again at the next one: Stop never costs an answer.
 """
 from __future__ import annotations
@@ -25,20 +28,29 @@ from .ports import Sessions, Stops
 
 log = logging.getLogger(__name__)
 
-POLL = 0.3  # seconds between the watcher's reads while this process streams something
+POLL = 0.2  # seconds between the watcher's reads while this process streams something (and the longest an append waits)
 
 
 class Switch:
     """One answer's Stop (the StopSignal its model call obeys): thrown once, from any thread."""
 
-    def __init__(self, reply_id: int):
+    def __init__(self, reply_id: int, looked: Callable[[float], bool] = lambda since: True):
+        """`looked(since)`: waits (briefly) until the stop requests were read after `since`; False if they
+        could not be."""
         self.reply_id = reply_id
         self.stopped_by: str | None = None
         self._close: Callable[[], None] | None = None
         self._lock = threading.Lock()
+        self._looked = looked
 
     def requested(self) -> bool:
         return self.stopped_by is not None
+
+    def clear_to_show(self) -> bool:
+        if self.requested():
+            return False
+        self._looked(time.monotonic())  # a stop pressed on another replica by now is thrown by then
+        return not self.requested()
 
     def on_stop(self, close: Callable[[], None] | None) -> None:
         with self._lock:
@@ -66,11 +78,13 @@ class Stopping:
         self._held: dict[int, Switch] = {}  # reply id → the switch of an answer this process is writing
         self._lock = threading.Lock()
         self._watcher: threading.Thread | None = None
+        self._read = threading.Condition()  # notified after each look, with when it began
+        self._last_look = float("-inf")
 
     @contextmanager
     def holding(self, reply_id: int) -> Iterator[Switch]:
         """The switch of the answer `reply_id` while this process writes it."""
-        switch = Switch(reply_id)
+        switch = Switch(reply_id, self._looked_since)
         with self._lock:
             self._held[reply_id] = switch
             if self._watcher is None:
@@ -113,13 +127,23 @@ class Stopping:
                     self._watcher = None  # nothing streams: no query until something does
                     return
                 held = dict(self._held)
+            began = time.monotonic()
             try:
                 asked = self.stops.requested(list(held))
             except Exception:  # noqa: BLE001 - the one watcher must outlive a store outage
                 log.warning("could not read stop requests; trying again", exc_info=True)
-                asked = {}
+                continue
             for reply_id, user_id in asked.items():
                 held[reply_id].stop(user_id)
+            with self._read:
+                self._last_look = began
+                self._read.notify_all()
+
+    def _looked_since(self, since: float) -> bool:
+        """Wait until a look that began after `since` is over (at most two polls: a store that cannot be
+        read never holds an answer back)."""
+        with self._read:
+            return self._read.wait_for(lambda: self._last_look > since, timeout=2 * self.poll + 0.5)
 
 
 def _safely(close: Callable[[], None]) -> None:

@@ -26,8 +26,10 @@ CHANNEL_ENTITY = "slack#/types/channel_id"
 MESSAGE_ENTITY = "slack#/types/message_context"
 
 
-def viewed_channels(context) -> tuple[str, ...]:
-    """The channels a context's entities name, most relevant first."""
+def viewed_channels(context) -> tuple[str, ...] | None:
+    """The channels a context's entities name, most relevant first; None for no context at all."""
+    if context is None:
+        return None
     entities = (context or {}).get("entities") if isinstance(context, dict) else None
     found = []
     for entity in entities if isinstance(entities, list) else ():
@@ -42,18 +44,30 @@ def viewed_channels(context) -> tuple[str, ...]:
 
 
 def register_agent(app: App, services: Services) -> None:
+    """After the door (bot/slack/intake.py): a Stop is recorded before Slack is acknowledged."""
+
+    @app.use
+    def stop_before_ack(req, resp, next):
+        # one conditional write, made before the ack: from then on nothing more of the answer streams,
+        # on whichever replica writes it (a failure here is left to the listener, which tries again)
+        event = (req.body.get("event") or {}) if req.body.get("type") == "event_callback" else {}
+        if event.get("type") == "agent_session_stopped":
+            try:
+                _session_stopped(services, event, req.context)
+            except Exception:  # noqa: BLE001 - the listener retries it
+                log.warning("recording a Stop before the ack failed; the listener tries again", exc_info=True)
+        return next()
+
     @app.event("agent_session_stopped")
     def on_session_stopped(event, context):
         with delivered(services, context):
-            if event.get("channel") and event.get("thread_ts") and event.get("user"):
-                services.stopping.thread_stopped(Channel(context.team_id or "", event["channel"]),
-                                                 event["thread_ts"], event["user"])
+            _session_stopped(services, event, context)  # done already, normally: then it changes nothing
 
     @app.event("app_context_changed")
     def on_context_changed(event, body, context):
         user = event.get("user") or _person(body)
         if user:
-            services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context"))))
+            services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context")) or ()))
 
     @app.action(STOP_ACTION)
     def on_stop(ack, body, action, context):
@@ -66,6 +80,12 @@ def register_agent(app: App, services: Services) -> None:
                 return
             audience = presser(body, context)
             services.stopping.pressed(audience.channel, reply_id, audience.user_id)
+
+
+def _session_stopped(services: Services, event: dict, context) -> None:
+    if event.get("channel") and event.get("thread_ts") and event.get("user"):
+        services.stopping.thread_stopped(Channel(context.team_id or "", event["channel"]), event["thread_ts"],
+                                         event["user"])
 
 
 def _person(body: dict) -> str | None:

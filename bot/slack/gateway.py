@@ -20,7 +20,7 @@ from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, 
 from ..domain.settings import ChannelSettings, Choices
 from ..domain.spend import Spent
 from ..domain.text import neutralise
-from ..services.ports import Audience, Place, ThreadMessage
+from ..services.ports import Audience, Place, StopSignal, ThreadMessage
 from . import drafts, render, settings_view, threads, views
 from .agent_sessions import SessionCalls
 from .clients import Clients
@@ -63,12 +63,13 @@ class SlackChat:
         """Claude's Markdown as posted: it cannot ping or phish, and people it mentions are shown by name."""
         return neutralise(text, self.names.for_text(team_id))
 
-    def begin_reply(self, place: Place) -> ChannelReply | ThreadReply:
+    def begin_reply(self, place: Place, stop: StopSignal | None = None) -> ChannelReply | ThreadReply:
         """A thread is a fork's: where its workspace takes agent sessions, their `processing` status says Claude
-        is at work (and offers Stop), so the 👀 reaction is left out."""
+        is at work (and offers Stop), so the 👀 reaction is left out; its stream asks `stop` before each append."""
         if not place.thread_ts:
             return ChannelReply(self, place)
-        return ThreadReply(self, place, thinking=not (self.sessions and self.sessions.works_in(place.team_id)))
+        return ThreadReply(self, place, thinking=not (self.sessions and self.sessions.works_in(place.team_id)),
+                           stop=stop)
 
     def post_fork_root(self, fork: Fork) -> str:
         response = self.call(fork.team_id, "chat_postMessage", channel=fork.channel_id,

@@ -32,7 +32,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
 from ..domain.text import settled
-from ..services.ports import Place, Source
+from ..services.ports import Place, Source, StopSignal
 from .paging import Pager
 from .posted import Message, Posted
 from .render import feedback_block, stop_block
@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: about once a second)
 STREAM_INTERVAL = 1.5  # seconds between appendStream calls
 STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
+NOT_STREAMING = "message_not_in_streaming_state"  # an append Slack refuses once the person pressed Stop
 
 
 class _Reply:
@@ -97,8 +98,10 @@ class _Reply:
     def _status_line(self) -> str:
         return status_line(list(self.researching.values())[-1]) if self.researching else ""
 
-    def finish(self) -> list[str]:
+    def finish(self, tail: str = "") -> list[str]:
+        """`tail` is never streamed on its own: it rides on the last call (chat.stopStream, the last update)."""
         self.researching.clear()
+        self.text += tail
         if not self.text.strip():  # an empty answer still gets a visible reply
             self.text = "_(Claude returned an empty answer.)_"
         self._flush(final=True)
@@ -152,6 +155,7 @@ class _Stream:
     ts: str | None = None
     shown: str = ""  # what Slack confirmed the streamed message shows
     stopped: bool = False  # chat.stopStream was called (whatever came of it)
+    held: bool = False  # Slack took no more appends (a person pressed Stop): the rest waits for chat.stopStream
 
 
 def _chunks(text: str) -> list[MarkdownTextChunk] | None:
@@ -168,8 +172,11 @@ class ThreadReply(_Reply):
 
     interval = STREAM_INTERVAL
 
-    def __init__(self, chat: SlackChat, place: Place, **kwargs):
+    def __init__(self, chat: SlackChat, place: Place, stop: StopSignal | None = None, **kwargs):
+        """`stop`: asked before each append — once Stop was pressed nothing more streams; the answer's last
+        words ride on chat.stopStream."""
         super().__init__(chat, place, **kwargs)
+        self.stop = stop
         self.pager = Pager(STREAM_LIMIT)
         self.streams: list[_Stream] = []
         self.rest: Posted | None = None  # the answer from page `handover` on, once a stream broke
@@ -205,7 +212,7 @@ class ThreadReply(_Reply):
                 stream = _Stream()
                 self._start(stream, "", [chunk])
                 self.streams.append(stream)
-            else:
+            elif self._may_show():
                 self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])
             self.thinking.stop()
         except (*FAILURES, _StreamsPaused) as error:
@@ -228,7 +235,7 @@ class ThreadReply(_Reply):
                 if stream.ts is None:
                     self._start(stream, delta)
                     delta = ""
-                elif delta and not closing:
+                elif delta and not closing and not stream.held and self._may_show():
                     step = "chat.appendStream"
                     self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts,
                                                        chunks=_chunks(delta))
@@ -240,13 +247,21 @@ class ThreadReply(_Reply):
                                                      chunks=_chunks(delta), blocks=under)
                     stream.shown = page
             except (*FAILURES, _StreamsPaused) as error:
+                if step == "chat.appendStream" and failure_code(error) == NOT_STREAMING:
+                    stream.held = True  # stopped in Slack a moment before this replica heard of it
+                    continue
                 log.warning("%s failed (%s); the answer is posted and updated instead", step, failure_code(error))
                 return i
         return None
 
+    def _may_show(self) -> bool:
+        return self.stop is None or self.stop.clear_to_show()
+
     def _start(self, stream: _Stream, text: str, cards: list[dict] = ()) -> None:
         if time.monotonic() < self.chat.streams_resume_at.get(self.place.team_id, 0.0):
             raise _StreamsPaused()
+        if self.chat.sessions is not None:  # the fork's session says `processing` before the answer shows
+            self.chat.sessions.landed(self.place.team_id, self.place.channel_id, self.place.thread_ts)
         try:
             response = self.client.chat_startStream(
                 channel=self.place.channel_id, thread_ts=self.place.thread_ts,

@@ -22,12 +22,13 @@ from ...domain.agent import Prompt, SessionStatus
 from ...domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ...domain.settings import ChannelSettings, Choices
 from ...domain.spend import Spent
-from .outside import ReplyWriter
+from .outside import ReplyWriter, StopSignal
 from .values import Audience, Membership, Place, SharedFile, ThreadMessage
 
 
 class Replies(Protocol):
-    def begin_reply(self, place: Place) -> ReplyWriter: ...
+    def begin_reply(self, place: Place, stop: StopSignal | None = None) -> ReplyWriter:
+        """`stop`: the answer's Stop, asked before more of it streams."""
     def post_notice(self, place: Place, text: str) -> None: ...
 
 

@@ -19,8 +19,9 @@ class ReplyEvents(Protocol):
 
 
 class ReplyWriter(ReplyEvents, Protocol):
-    def finish(self) -> list[str]:
-        """The answer is complete: show it all; the ts of the messages that hold it."""
+    def finish(self, tail: str = "") -> list[str]:
+        """The answer is complete: show it all, `tail` (its sources, a note) last, with the call that ends it;
+        the ts of the messages that hold it."""
     def fail(self, notice: str) -> None: ...
 
 
@@ -31,6 +32,9 @@ class StopSignal(Protocol):
     def requested(self) -> bool: ...
     def on_stop(self, close: Callable[[], None] | None) -> None:
         """Call `close` (from any thread) when Stop comes — at once if it came already; None: no more."""
+    def clear_to_show(self) -> bool:
+        """Before more of the answer streams: True when no Stop was pressed by now, wherever it was pressed
+        (it may wait a moment for this process to have looked)."""
 
 
 class Model(Protocol):
