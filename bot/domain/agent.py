@@ -33,19 +33,28 @@ def one_line(text: str, limit: int = TITLE_LIMIT) -> str:
 
 
 def session_title(fork: Fork) -> str:
-    """The title a fork's session is created with."""
+    """The title a fork's session is created with: `#N topic` (see _numbered)."""
     if fork.private:
         return one_line(fork.topic) or "Private fork"
-    topic = one_line(fork.topic, TITLE_LIMIT - len(f"#{fork.number} "))
-    return f"#{fork.number} {topic}" if topic else f"Fork #{fork.number}"
+    return _numbered(fork, fork.topic) or f"Fork #{fork.number}"
 
 
 def first_message_title(fork: Fork, first_message: str) -> str | None:
     """The new title of a fork that had no topic, from its first message (None: it keeps its title)."""
     if fork.topic:
         return None
-    line = one_line(first_message, TITLE_LIMIT - len(f"#{fork.number} "))
-    return (line if fork.private else f"#{fork.number} {line}") if line else None
+    return (one_line(first_message) if fork.private else _numbered(fork, first_message)) or None
+
+
+def _numbered(fork: Fork, text: str) -> str:
+    """`#N line` within the limit; a line that fits the title whole but not beside its number goes alone
+    (a title holds all of a topic that a title can hold), a longer one is cut after the number."""
+    line, number = one_line(text, limit=len(text) + 1), f"#{fork.number} "
+    if not line:
+        return ""
+    if len(number + line) <= TITLE_LIMIT:
+        return number + line
+    return line if len(line) <= TITLE_LIMIT else number + one_line(line, TITLE_LIMIT - len(number))
 
 
 def is_dm(channel_id: str) -> bool:

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from ..domain.agent import in_view, one_line, session_title, suggested_prompts
 from ..domain.errors import ChatUnavailable
@@ -51,9 +52,10 @@ class AgentPane:
         """app_context_changed: what the person views now (`channels`: those Slack names, most relevant first)."""
         self.store.pane.viewed(team_id, user_id, in_view(channels))
 
-    def in_view(self, team_id: str, user_id: str, attached: list[str] | None) -> str | None:
-        """The channel a DM message was written beside: the message's own context, else the latest seen."""
-        if attached:
+    def in_view(self, team_id: str, user_id: str, attached: Sequence[str] | None) -> str | None:
+        """The channel a DM message was written beside: the message's own context when it carries one (an empty
+        one: no channel in view), else the latest app_context_changed."""
+        if attached is not None:
             return in_view(attached)
         return self.store.pane.viewing(team_id, user_id)
 

@@ -58,7 +58,8 @@ class IncomingMessage:
     files: Sequence[SharedFile] = ()  # may be read lazily (Slack Connect stubs are resolved on first read)
     shared: tuple[SharedMessage, ...] = ()  # messages shared or forwarded with this one
     delivery: str | None = None  # the kept delivery it arrived in (done once its turn is stored)
-    viewing: tuple[str, ...] = ()  # in a DM: the channels Slack says its writer views (its app_context)
+    # in a DM: the channels Slack says its writer views (its app_context; None: it attached no context)
+    viewing: tuple[str, ...] | None = None
 
     @property
     def channel(self) -> Channel:
@@ -131,7 +132,7 @@ class Router:
         """A DM message beside a channel: the first turn of a private fork of it (True), if it may be one."""
         if self.pane is None or message.channel_type != "im" or message.in_thread:
             return False
-        home = self.pane.in_view(message.team_id, message.user_id, list(message.viewing))
+        home = self.pane.in_view(message.team_id, message.user_id, message.viewing)
         fork = self.pane.open_private(home, message.channel, message.ts, message.user_id, text) if home else None
         if fork is None:
             return False

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -27,6 +28,8 @@ from .retries import FAILURES, failure_code
 log = logging.getLogger(__name__)
 
 REMEMBER = 3600.0  # seconds a workspace's refusal of session calls is remembered
+CLOSED_KEPT = 10_000  # closed sessions remembered per process
+LANDING = 1.0  # seconds an answer's first words wait at most for its session's `processing`
 CALLS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agent-sessions")  # every workspace's, one pool
 REFUSED = frozenset({"missing_scope", "not_allowed", "not_allowed_token_type", "unknown_method", "method_deprecated",
                      "feature_not_enabled", "no_permission", "access_denied", "team_access_not_granted",
@@ -40,12 +43,22 @@ class SessionCalls:
         self._pool = CALLS
         self._refused: dict[str, float] = {}  # team → until when its refusal stands
         self._last: dict[tuple[str, str, str], Future] = {}  # a session's latest call, for the next to follow
+        # sessions this process closed lately: no status after that (the oldest forgotten past CLOSED_KEPT)
+        self._closed: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         self._lock = threading.Lock()
 
     def session_opened(self, fork: Fork, title: str) -> None:
         self._session(fork, status=SessionStatus.ACTIVE.value, title=title, initiator_user_id=fork.owner_id)
 
     def session_status(self, fork: Fork, status: SessionStatus) -> None:
+        key = (fork.team_id, fork.channel_id, fork.root_ts or "")
+        with self._lock:
+            if key in self._closed:
+                return  # merged or abandoned while an answer was being written: it stays closed
+            if status is SessionStatus.CLOSED:
+                self._closed[key] = None
+                if len(self._closed) > CLOSED_KEPT:
+                    self._closed.popitem(last=False)
         self._session(fork, status=status.value)
 
     def session_renamed(self, fork: Fork, title: str) -> None:
@@ -95,6 +108,14 @@ class SessionCalls:
                      failure_code(error))
         except Exception:  # noqa: BLE001 - a session call is never worth more than a log line
             log.exception("Slack %s failed", method.replace("_", "."))
+
+    def landed(self, team_id: str, channel_id: str, thread_ts: str | None, timeout: float = LANDING) -> None:
+        """Wait (at most `timeout`) for the calls already made for a thread's session to be over: an answer's
+        first words appear after its `processing`, not beside it."""
+        with self._lock:
+            last = self._last.get((team_id, channel_id, thread_ts or ""))
+        if last is not None:
+            wait([last], timeout=timeout)
 
     def works_in(self, team_id: str) -> bool:
         """Session calls go out in this workspace (it has not refused them lately)."""

@@ -116,3 +116,17 @@ def test_a_plan_without_agent_sessions_is_remembered_after_its_first_refusal(bot
     bot.quiesce()
     assert len(slack.calls_to("agents.sessions.setStatus")) == 1 and slack.session(CHANNEL, root) is None
     assert [r.getMessage().count("not_allowed") for r in caplog.records] == [1]
+
+
+def test_a_fork_merged_or_abandoned_while_it_answers_ends_closed(bot, slack, claude):
+    for n, reaction in enumerate(("white_check_mark", "x"), start=1):
+        bot.slash("/fork", "--fresh")
+        root = bot.fork_root(number=n)
+        claude.script(Script(text="a long answer " * 20, chunks=20, chunk_delay=0.15))  # ~3 s
+        bot.say("UBOB0001", "tell me everything", thread_ts=root)
+        wait_until(lambda: slack.session(CHANNEL, root).status == "processing", message="the answer under way")
+        bot.react("UALICE01", root, reaction)  # closed while the answer is still streaming
+        wait_until(lambda: slack.session(CHANNEL, root).status == "closed", message="the session closed")
+        wait_until(lambda: not bot.busy(), timeout=15, message="the answer over")
+        bot.settled()
+        assert slack.session(CHANNEL, root).statuses[-1] == "closed"  # no `active` after it

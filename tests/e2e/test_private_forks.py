@@ -192,6 +192,16 @@ def test_without_a_channel_in_view_the_dm_works_as_before(bot, slack, claude, ch
     assert slack.calls_to("conversations.members") == []
 
 
+def test_a_dm_whose_own_context_names_no_channel_is_a_dm_turn_whatever_was_viewed_before(bot, slack, claude,
+                                                                                       channel_talk):
+    bot.view_channel("UALICE01", CHANNEL, dm=DM)
+    bot.dm("UALICE01", "just chatting", dm=DM, viewing="")  # Slack says, with the message: no channel in view
+    wait_until(lambda: len(claude.requests) == channel_talk + 1)
+    bot.settled()
+    assert not any("Postgres" in t for t in request_texts(claude.requests[-1]))
+    assert [m for m in slack.posts(DM) if not m.get("thread_ts")]  # a top-level DM answer
+
+
 def test_membership_is_read_once_per_private_fork_not_per_turn(bot, slack, claude, channel_talk):
     root = fork_privately(bot, slack, claude)
     for n in range(3):

@@ -98,8 +98,8 @@ class SlackActor:
             message["attachments"] = attachments
         if thread_ts:
             message["thread_ts"] = thread_ts
-        if viewing:
-            message["app_context"] = {"entities": [payloads.channel_entity(viewing, team)]}
+        if viewing is not None:  # "": a context naming nothing (the person views no channel)
+            message["app_context"] = {"entities": [payloads.channel_entity(viewing, team)] if viewing else []}
         self.slack.record_message(message, team)
         assert self.event(message, team=team).status == 200
         if mention:

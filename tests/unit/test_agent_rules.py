@@ -27,6 +27,14 @@ def test_a_forks_title_is_its_number_and_topic_on_one_line_within_two_hundred_ch
     assert session_title(fork("what about pricing?", private_of="C1")) == "what about pricing?"
 
 
+def test_a_topic_that_fits_a_title_is_all_in_it_even_when_the_number_does_not_fit_beside_it():
+    for size in (196, 197, 198, 200):
+        topic = "t" * (size - 1) + "!"
+        title = session_title(fork(topic))
+        assert topic in title and len(title) <= TITLE_LIMIT
+    assert session_title(fork("t" * 197)) == "#3 " + "t" * 197
+
+
 def test_only_a_fork_without_a_topic_is_renamed_by_its_first_message():
     assert first_message_title(fork(), "\n  should we   move?\nmore") == "#3 should we move?"
     assert first_message_title(fork("has one"), "anything") is None
