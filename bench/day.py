@@ -7,7 +7,8 @@ real bot process on fresh fakes per run, the fake Anthropic's prompt cache on a 
 each step's minute (people's Slack timestamps carry the same minute): Threadfork with
 THREADFORK_CACHE_TTL=auto, 5m and 1h; Threadfork again with every exploration asked in the channel's
 conversation (inline, no forks); and the bench's baseline bot (no prompt caching; a thread is a
-conversation of its own messages). Each request's reported usage is priced with bot/domain/pricing.py.
+conversation of its own messages). Each request's reported usage is priced with bot/eval/pricing.py (the
+bot's own table, bot/domain/pricing.py).
 Nothing here is asserted: the figure is a measurement.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bot.domain.model import Usage
-from bot.domain.pricing import priced
+from bot.eval.pricing import priced
 from tests.fakes.anthropic_api import FakeAnthropic, Script
 from tests.fakes.slack_api import FakeSlack
 

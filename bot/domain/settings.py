@@ -203,8 +203,8 @@ def form_value(name: str, value) -> FormValue:
         return list(value or ())
     if name == "fork_token_budget":
         return str(value) if value else None
-    if name == "monthly_spend_cap_usd":
-        return f"{value:g}" if value else None
+    if name == "monthly_spend_cap_usd":  # dollars as typed: 1000000, 12345.67, 12.5 (never 1e+06)
+        return f"{value:.2f}".rstrip("0").rstrip(".") if value else None
     return value or None
 
 

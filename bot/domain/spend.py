@@ -104,4 +104,6 @@ def parse_cap(value: str) -> float:
         raise ValueError("The cap must be a positive number of dollars, or empty for no cap.")
     if cap > 1_000_000:
         raise ValueError("Keep the cap under $1,000,000 a month — or leave it empty for no cap.")
+    if cap < 0.01:  # rounded to cents it would be 0, which means no cap at all
+        raise ValueError("The smallest cap is $0.01 a month — or leave it empty for no cap.")
     return round(cap, 2)

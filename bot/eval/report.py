@@ -6,7 +6,7 @@ from dataclasses import asdict
 from statistics import mean
 
 from ..domain.model import Usage
-from ..domain.pricing import PRICES_AS_OF, PRICES_SOURCE, cost, price_of
+from .pricing import PRICES_AS_OF, PRICES_SOURCE, cost, price_of
 from .runner import ARMS, ArmRun
 
 MEANINGLESS = ("OFFLINE: a fake Anthropic API answered (it said so), so the accuracy means nothing — "

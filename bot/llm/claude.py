@@ -61,7 +61,7 @@ class Claude:
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
                  stop: StopSignal | None = None) -> Completion:
         body = self.encoder.encode(model_input)
-        reading = Reading(events)
+        reading = Reading(events, model_input.model or self.model)
         try:
             self._answer(body, reading, model_input, stop)
         except ModelUnavailable:

@@ -32,11 +32,12 @@ _TOOL_COUNTS = {"web_search_requests": "searches", "web_fetch_requests": "fetche
 
 
 class Reading:
-    def __init__(self, events: ReplyEvents | None):
+    def __init__(self, events: ReplyEvents | None, asked: str | None = None):
+        """`asked`: the model the request named, priced until the API names the one that answered."""
         self.events = events
         self.parts: list[str] = []
         self.counts: dict[str, int] = {}
-        self.model: str | None = None  # the model that answered, as the API named it
+        self.model: str | None = asked  # the model that answered, as the API named it
         self._tools: dict[int, tuple[str, str, list[str]]] = {}  # block index → (tool id, name, input JSON)
         self.cited: list[Source] = []  # pages the answer cites, in order
         self.found: list[Source] = []  # pages searches and fetches brought back, in order
@@ -60,7 +61,7 @@ class Reading:
                 self.events.tool_started(tool_id, name, _detail(name, "".join(json_parts)))
         elif kind == "message_start":
             self.counts = _counts(event.message.usage)
-            self.model = getattr(event.message, "model", None)
+            self.model = getattr(event.message, "model", None) or self.model
         elif kind == "message_delta":
             self.counts.update(_counts(event.usage))  # final counts override the first ones
             self.stop_reason = getattr(event.delta, "stop_reason", None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..domain.agent import is_dm
 from ..domain.errors import CapReached
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
@@ -55,21 +56,24 @@ class SpendCaps:
         cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else self.default_cap
         return chosen, CapView(cap, month)
 
-    def refusal(self, channel: Channel, view: CapView) -> str | None:
+    def refusal(self, channel: Channel, view: CapView, elsewhere: bool = False) -> str | None:
         """What a person who asks for a new turn or fork is told privately at the cap (None: below it); the
-        channel is told once, too, if nobody was yet."""
+        channel is told once, too, if nobody was yet. `elsewhere`: asked from another conversation (a private
+        fork of the channel, from a DM), which the answer names."""
         self.notice_if_due(channel, view)
         if view.state is not CapState.REACHED:
             return None
-        return (f"This channel reached its monthly spend cap: {dollars(view.month_micros)} of "
+        where = f"<#{channel.id}>" if elsewhere else "This DM" if is_dm(channel.id) else "This channel"
+        return (f"{where} reached its monthly spend cap: {dollars(view.month_micros)} of "
                 f"{dollars(cap_micros(view.cap_usd))} this month ({ESTIMATED}). I won't start new questions or "
-                f"forks here until {self.who_can_raise()} raises the cap with `/threadfork`, or the month ends "
+                f"forks {'of it' if elsewhere else 'here'} until {self.who_can_raise()} raises the cap with `/threadfork`, or the month ends "
                 f"({self._month()[1]} UTC). Merging and abandoning forks still work.")
 
-    def check_opening(self, channel: Channel) -> CapView:
-        """The channel's cap in force; raises CapReached, with what to tell the person, when it is reached."""
+    def check_opening(self, channel: Channel, elsewhere: bool = False) -> CapView:
+        """The channel's cap in force; raises CapReached, with what to tell the person, when it is reached
+        (`elsewhere`: see refusal)."""
         view = self.read(channel)[1]
-        refused = self.refusal(channel, view)
+        refused = self.refusal(channel, view, elsewhere)
         if refused:
             raise CapReached(refused)
         return view

@@ -133,6 +133,8 @@ class Router:
         if self.pane is None or message.channel_type != "im" or message.in_thread:
             return False
         home = self.pane.in_view(message.team_id, message.user_id, message.viewing)
+        if home:  # a private fork of a channel at its cap is a new fork of it: refused as one (CapReached)
+            self.caps.check_opening(Channel(message.team_id, home), elsewhere=True)
         fork = self.pane.open_private(home, message.channel, message.ts, message.user_id, text) if home else None
         if fork is None:
             return False
@@ -187,12 +189,10 @@ class Router:
             self.answers.tell(audience, f"Fork {fork.label} is {state}, so I won't answer here. "
                                         "Open a new one with `/fork [topic]` at the channel's top level.")
         elif words:
-            self.store.turns.append_turn(fork.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
-                                         author_name=self.people.display_name(message.team_id, message.user_id),
-                                         slack_ts=message.ts, channel=fork.channel)
+            _, notice = self._keep(Session(fork.id, fork.channel_id, fork.team_id, fork), message, text)
             self.answers.tell(audience, f"Fork {fork.label} has used up its token budget, so I kept your message "
                                         "without answering. Merge it, abandon it, or press *Continue* on the budget "
-                                        "notice in this thread to raise the budget.")
+                                        "notice in this thread to raise the budget." + (f" {notice}" if notice else ""))
         else:
             self.answers.tell(audience, "That message had no text, so I left it out of the fork.")
 
@@ -207,12 +207,21 @@ class Router:
         is raised), no model is called, and its author is told why, privately, once."""
         if not self.store.claims.claim(key):
             return
-        if text:
-            self.store.turns.append_turn(session.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
-                                         author_name=self.people.display_name(message.team_id, message.user_id),
-                                         slack_ts=message.ts, channel=session.channel if session.fork else None)
-        self.answers.tell(audience, why + (" Your message is kept: react 🔁 to it once the cap is raised." if text
-                                           else ""))
+        kept, notice = self._keep(session, message, text)
+        self.answers.tell(audience, why + (" Your message is kept: react 🔁 to it once the cap is raised." if kept
+                                           else "") + (f" {notice}" if notice else ""))
+
+    def _keep(self, session: Session, message: IncomingMessage, text: str) -> tuple[bool, str | None]:
+        """The message stored unanswered, as a failed turn with the files Claude could read (🔁 answers it
+        later): whether anything was kept, and the notice naming files left out, if any."""
+        attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
+        if not (text or attachments):
+            return False, notice
+        self.store.turns.append_turn(session.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
+                                     author_name=self.people.display_name(message.team_id, message.user_id),
+                                     slack_ts=message.ts, channel=session.channel if session.fork else None,
+                                     attachments=attachments)
+        return True, notice
 
     def _submit(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
                 chosen: ChannelSettings | None = None, cap: CapView | None = None) -> None:

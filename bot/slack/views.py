@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+from ..domain.agent import is_dm
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
 from ..domain.spend import ESTIMATED, Spent, cap_micros, dollars
 from ..domain.tree import as_tree
@@ -115,12 +116,18 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy], spend:
 
 
 def spend_text(spend: dict[str, Spent]) -> str:
-    """Each channel's month, the costliest first, within one section's 3,000 characters."""
+    """Each channel's month, the costliest first, within one section's 3,000 characters. Direct messages are
+    one line, everyone's together: a person's DM (and the private forks in it) is nobody else's to see."""
     head = f"*Spend this month, by channel* ({ESTIMATED}; you see this as a workspace admin)"
-    lines = [f"<#{channel}>: {amount(month)} — forks {dollars(month.fork_micros)}, caching "
-             f"{_saved(month.saved_micros)}" + (f", n/a for {month.unpriced} calls" if month.unpriced else "")
-             for channel, month in sorted(spend.items(), key=lambda item: (-item[1].cost_micros, item[0]))]
-    kept = fitted(lines, lambda line, _: line, "channels", budget=2_700)
+    channels = {c: month for c, month in spend.items() if not is_dm(c)}
+    dms = [month for c, month in spend.items() if is_dm(c)]
+    lines = [f"<#{channel}>: {amount(month)} — forks {part(month, month.fork_micros)}, caching "
+             f"{_saved(month)}" + (f", n/a for {month.unpriced} calls" if month.unpriced else "")
+             for channel, month in sorted(channels.items(), key=lambda item: (-item[1].cost_micros, item[0]))]
+    kept = fitted(lines, lambda line, _: line, "channels", budget=2_600)
+    if dms:
+        everyone = sum(dms, Spent())
+        kept.append(f"Direct messages with Threadfork (everyone's, together): {amount(everyone)}")
     return "\n".join([head, *kept])
 
 
@@ -166,7 +173,7 @@ def spend_line(report: ContextReport) -> str:
     spend = report.spend
     month = spend.month
     line = (f"*Spend* ({ESTIMATED}): today {amount(spend.today)} · {spend.month_name} {amount(month)}, "
-            f"of which forks {dollars(month.fork_micros)}; caching {_saved(month.saved_micros)} this month")
+            f"of which forks {part(month, month.fork_micros)}; caching {_saved(month)} this month")
     cap = cap_micros(report.cap_usd)
     if cap:
         line += f". Monthly cap {dollars(cap)} ({month.cost_micros / cap:.0%} used)"
@@ -178,11 +185,20 @@ def spend_line(report: ContextReport) -> str:
 
 def amount(spent: Spent) -> str:
     """A period's cost: n/a when nothing in it could be priced."""
-    return "n/a" if spent.unpriced and not spent.cost_micros else dollars(spent.cost_micros)
+    return part(spent, spent.cost_micros)
 
 
-def _saved(micros: int) -> str:
-    return f"saved {dollars(micros)}" if micros >= 0 else f"cost {dollars(-micros)} more than it saved"
+def part(spent: Spent, micros: int) -> str:
+    """A part of a period's cost (its forks', what caching saved): n/a, as the whole, when nothing in the
+    period could be priced — never $0.00 for calls no price applies to."""
+    return "n/a" if spent.unpriced and not spent.cost_micros else dollars(micros)
+
+
+def _saved(spent: Spent) -> str:
+    micros = spent.saved_micros
+    if micros >= 0:
+        return f"saved {part(spent, micros)}"
+    return f"cost {part(spent, -micros)} more than it saved"
 
 
 def connector_calls(calls: tuple[tuple[str, int], ...]) -> str:

@@ -67,10 +67,11 @@ class SqlTurnQueue:
 
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
-                    slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None) -> Turn:
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None,
+                    attachments: Sequence[Attachment] = ()) -> Turn:
         with self.db.writing() as conn:
-            return self._store(conn, session_id, role, text, status, author_id=author_id,
-                               author_name=author_name, slack_ts=slack_ts, usage=usage, channel=channel)
+            return self._store(conn, session_id, role, text, status, author_id=author_id, author_name=author_name,
+                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments)
 
     def _store(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id, author_name,
                slack_ts, channel, usage: Usage = Usage(), attachments: Sequence[Attachment] = ()) -> Turn:

@@ -236,3 +236,21 @@ def test_where_slack_was_told_no_members_whoever_wrote_in_the_channel_may_fork_i
     bot.dm("UEVE0001", "what's their roadmap?", dm="D0EVE0001")
     bot.settled()
     assert "not a member" in slack.calls_to("chat.postEphemeral")[-1]["text"]
+
+
+def test_a_channel_at_its_spend_cap_cannot_be_forked_privately_either(bot, slack, claude, channel_talk):
+    from .test_spend import costing, private, save_cap
+
+    slack.person("UADMIN01", is_admin=True)
+    save_cap(bot, slack, "UADMIN01", "0.1")  # #general's own cap; the DM has none
+    claude.script(costing(0.11))
+    bot.say("UBOB0001", "an expensive question", mention=True)
+    wait_until(lambda: len(claude.requests) == channel_talk + 1)
+    bot.settled()
+    bot.view_channel("UALICE01", CHANNEL, dm=DM)
+    bot.dm("UALICE01", "let me explore it privately", dm=DM)
+    bot.settled()
+    assert len(claude.requests) == channel_talk + 1  # no private fork's request, no DM answer either
+    [refusal] = [t for t in private(slack) if "spend cap" in t]
+    assert refusal.startswith(f"<#{CHANNEL}> reached its monthly spend cap") and "forks of it" in refusal
+    assert not slack.posts(DM)  # no private fork's note, no answer

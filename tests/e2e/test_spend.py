@@ -166,6 +166,25 @@ def test_a_retry_at_the_cap_makes_no_model_call(bot, slack, claude):
     assert any("reached its monthly spend cap" in t for t in private(slack))
 
 
+@pytest.mark.settings(threadfork_monthly_spend_cap_usd=0.1)
+def test_a_message_kept_at_the_cap_keeps_its_files_and_a_retry_once_the_cap_is_raised_reads_them(bot, slack,
+                                                                                                   claude):
+    slack.person("UADMIN01", is_admin=True)
+    claude.script(costing(0.11))
+    assert mention(bot, slack, claude, "expensive")
+    log = slack.share_file("server.log", b"12:01 ERROR disk full on db-2\n", "text/plain", "text")
+    kept_ts = bot.say("UBOB0001", "what does this log say?", mention=True, files=[log])
+    bot.settled()
+    assert len(claude.requests) == 1 and any("Your message is kept" in t for t in private(slack))
+    save_cap(bot, slack, "UADMIN01", "5")
+    bot.react("UBOB0001", kept_ts, "repeat")
+    wait_until(lambda: len(claude.requests) == 2, message="the kept message answered")
+    bot.settled()
+    texts = request_texts(claude.requests[1])
+    assert "[File “server.log” (text/plain):]\n12:01 ERROR disk full on db-2\n" in texts
+    assert any(t.endswith("\nwhat does this log say?") for t in texts)
+
+
 def test_app_home_shows_each_channels_month_to_admins_only(bot, slack, claude):
     slack.person("UADMIN01", is_admin=True)
     slack.person("UALICE01")

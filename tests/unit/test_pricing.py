@@ -94,3 +94,15 @@ def test_cap_states_and_dollars_read_as_people_expect():
     assert cap_state(10_000_000, 10.0) is CapState.REACHED
     assert (dollars(0), dollars(4_000), dollars(1_234_567), dollars(-2_000_000)) == ("$0.00", "<$0.01", "$1.23",
                                                                                      "-$2.00")
+
+
+def test_a_cap_is_shown_in_the_modal_as_typed_and_a_cap_below_a_cent_is_refused():
+    from bot.domain.settings import form_value
+    from bot.domain.spend import parse_cap
+
+    assert [form_value("monthly_spend_cap_usd", v) for v in (1e6, 123456.78, 12.5, 50.0)] == [
+        "1000000", "123456.78", "12.5", "50"]
+    for tiny in ("0.001", "0.004"):
+        with pytest.raises(ValueError, match=r"\$0\.01"):
+            parse_cap(tiny)
+    assert parse_cap("0.01") == 0.01

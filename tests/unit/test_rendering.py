@@ -171,6 +171,24 @@ def test_the_home_tabs_spend_fits_one_section_however_many_channels_and_says_it_
     assert "Spend this month" not in str(home_view([], [], None))
 
 
+def test_the_home_tabs_spend_shows_direct_messages_as_one_line_naming_nobody():
+    from bot.domain.spend import Spent
+    from bot.slack.views import spend_text
+
+    text = spend_text({"C0GENERAL1": Spent(1_000_000), "D0ALICE001": Spent(2_000_000, 2_000_000),
+                       "D0BOB00001": Spent(500_000)})
+    assert "<#C0GENERAL1>: $1.00" in text and "D0ALICE001" not in text and "D0BOB00001" not in text
+    assert text.splitlines()[-1] == "Direct messages with Threadfork (everyone's, together): $2.50"
+
+
+def test_spend_that_no_price_covers_is_n_a_in_its_parts_too():
+    from bot.domain.spend import Spent
+    from bot.slack.views import spend_text
+
+    line = spend_text({"C0GENERAL1": Spent(0, 0, 0, unpriced=3)}).splitlines()[1]
+    assert line == "<#C0GENERAL1>: n/a — forks n/a, caching saved n/a, n/a for 3 calls"
+
+
 def test_context_spend_says_n_a_for_what_no_price_covers_and_the_cap_in_force():
     from bot.domain.model import ContextReport, ContextSize
     from bot.domain.spend import Spent, SpendReport

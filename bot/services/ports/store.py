@@ -128,7 +128,9 @@ class TurnQueue(Protocol):
         change come back as the same objects every time (see bot/domain/memo.py)."""
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
-                    usage: Usage = Usage(), channel: Channel | None = None) -> Turn: ...
+                    usage: Usage = Usage(), channel: Channel | None = None,
+                    attachments: Collection[Attachment] = ()) -> Turn:
+        """A turn stored as it is (a message kept unanswered, with its files), nobody leased."""
 
 
 class Stops(Protocol):

@@ -32,10 +32,11 @@ class MemoryTurnQueue:
 
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
-                    slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None) -> Turn:
+                    slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None,
+                    attachments=()) -> Turn:
         with self.m.lock:
             return self._store(session_id, role, text, status, author_id=author_id, author_name=author_name,
-                               slack_ts=slack_ts, usage=usage, channel=channel)
+                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments)
 
     def _store(self, session_id, role, text, status, *, author_id, author_name, slack_ts, channel,
                usage: Usage = Usage(), attachments=()) -> Turn:

@@ -1,7 +1,7 @@
 """spend: every answer priced as it is recorded, each channel's spend per day, a monthly cap per channel
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-12-03
 """
 from alembic import op
