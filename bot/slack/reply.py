@@ -129,16 +129,26 @@ class _Reply:
 
 
 class ChannelReply(_Reply):
-    """A top-level answer: posted at the first token, then updated in place."""
+    """A top-level answer: posted as its words come, with a Stop button under it while it streams, then
+    updated in place. Its first words wait for the answer's next event (more words, research, its end):
+    an answer that arrives whole is posted once, finished — with no Stop to take away again."""
 
     def __init__(self, chat: SlackChat, place: Place, **kwargs):
         super().__init__(chat, place, **kwargs)
         self.posted = Posted(chat, place)
         self.streaming = [stop_block(place.reply_id)] if place.reply_id is not None else None
+        self._first_words = True
 
     @property
     def ts(self) -> list[str]:
         return self.posted.ts
+
+    def write(self, delta: str) -> None:
+        if self._first_words:
+            self._first_words = False
+            self.text += delta
+            return
+        super().write(delta)
 
     def _deliver(self, visible: str, final: bool) -> None:
         self.posted.status = self._status_line()
