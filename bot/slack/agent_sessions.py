@@ -29,8 +29,12 @@ log = logging.getLogger(__name__)
 
 REMEMBER = 3600.0  # seconds a workspace's refusal of session calls is remembered
 CLOSED_KEPT = 10_000  # closed sessions remembered per process
-LANDING = 1.0  # seconds an answer's first words wait at most for its session's `processing`
-CALLS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agent-sessions")  # every workspace's, one pool
+# seconds an answer's first words wait at most for its session's `processing` (a call's round trip, not a
+# queue: under a burst the words go first)
+LANDING = 0.25
+# every workspace's calls, one pool: each waits a round trip to Slack, and a burst of forks answering at once
+# makes three apiece (processing, a rename, active)
+CALLS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-sessions")
 REFUSED = frozenset({"missing_scope", "not_allowed", "not_allowed_token_type", "unknown_method", "method_deprecated",
                      "feature_not_enabled", "no_permission", "access_denied", "team_access_not_granted",
                      "ekm_access_denied", "enterprise_is_restricted"})
