@@ -108,11 +108,12 @@ def read_from_cache(claude, request: dict) -> int:
 
 
 @pytest.mark.parametrize("mode, reads", [("auto", True), ("5m", False)])
-def test_a_fork_opened_after_a_meeting_reads_the_parents_cache_only_if_it_was_kept_an_hour(slack, claude, sqlite_url,
+def test_a_fork_opened_after_a_meeting_reads_the_parents_cache_only_if_it_was_kept_an_hour(slack, claude,
+                                                                                          migrated_sqlite_url,
                                                                                            mode, reads):
     from ..harness import RunningBot
 
-    bot = RunningBot(slack, claude, sqlite_url, threadfork_cache_ttl=mode)
+    bot = RunningBot(slack, claude, migrated_sqlite_url, threadfork_cache_ttl=mode)
     try:
         for n, minutes in enumerate((0, 8, 15)):
             ask(bot, slack, claude, f"point {n}: {LONG}", minutes=minutes)

@@ -292,8 +292,9 @@ def test_when_slack_wont_say_who_is_asking_the_settings_stay_closed_and_the_pers
     assert not slack.calls_to("views.open")
 
 
-def test_a_fork_keeps_the_environments_model_and_tools_of_its_fork_point_across_a_restart(slack, claude, sqlite_url):
-    first = RunningBot(slack, claude, sqlite_url, threadfork_model="claude-sonnet-5-5")
+def test_a_fork_keeps_the_environments_model_and_tools_of_its_fork_point_across_a_restart(slack, claude,
+                                                                                        migrated_sqlite_url):
+    first = RunningBot(slack, claude, migrated_sqlite_url, threadfork_model="claude-sonnet-5-5")
     try:
         first.slash("/fork", "pricing")
         root = first.fork_root(1)
@@ -302,7 +303,8 @@ def test_a_fork_keeps_the_environments_model_and_tools_of_its_fork_point_across_
         first.settled()
     finally:
         first.stop()
-    second = RunningBot(slack, claude, sqlite_url, threadfork_model="claude-haiku-5-5", threadfork_tools="web_search")
+    second = RunningBot(slack, claude, migrated_sqlite_url, threadfork_model="claude-haiku-5-5",
+                        threadfork_tools="web_search")
     try:
         second.say("UBOB0001", "second fork turn", thread_ts=root)
         wait_until(lambda: len(claude.requests) == 2)

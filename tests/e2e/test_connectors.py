@@ -22,9 +22,9 @@ KEYED = {"threadfork_secret_key": Fernet.generate_key().decode()}
 
 
 @pytest.fixture
-def keyed_bot(slack, claude, database_url):
+def keyed_bot(slack, claude, migrated_url):
     """The app with THREADFORK_SECRET_KEY, on SQLite and on PostgreSQL."""
-    running = RunningBot(slack, claude, database_url, **KEYED)
+    running = RunningBot(slack, claude, migrated_url, **KEYED)
     yield running
     running.stop()
 

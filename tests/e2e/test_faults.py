@@ -49,13 +49,13 @@ def summaries(slack):
     return [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")]
 
 
-def settled(database_url: str, timeout: float = 30) -> None:
+def settled(migrated_url: str, timeout: float = 30) -> None:
     """Wait until every delivery the replicas kept is done, no answer is in progress and no merge is
     claimed — what the bots record when their work is over (the work of a killed one included: its
     claims lapse and a sweep replays or resumes it)."""
     from sqlalchemy import create_engine
 
-    engine = create_engine(database_url)
+    engine = create_engine(migrated_url)
     try:
         wait_until(lambda: at_rest(engine), timeout=timeout, interval=0.05, message="the replicas to finish")
     finally:
@@ -72,9 +72,9 @@ def open_fork(replica, slack, topic: str) -> str:
     return root
 
 
-def test_two_replicas_answer_every_turn_once_in_order_and_merge_once(tmp_path, slack, claude, database_url,
+def test_two_replicas_answer_every_turn_once_in_order_and_merge_once(tmp_path, slack, claude, migrated_url,
                                                                         processes):
-    replicas = [BotProcess(tmp_path, slack, claude, database_url, name=f"replica{i}", **FAST) for i in range(2)]
+    replicas = [BotProcess(tmp_path, slack, claude, migrated_url, name=f"replica{i}", **FAST) for i in range(2)]
     processes.extend(replicas)
     for replica in replicas:
         replica.wait_healthy(timeout=60)
@@ -85,9 +85,9 @@ def test_two_replicas_answer_every_turn_once_in_order_and_merge_once(tmp_path, s
         assert replicas[n % 2].event(event, f"EvREP{n}") == 200
         if n % 2 == 0:
             assert replicas[(n + 1) % 2].event(event, f"EvREP{n}") == 200
-        wait_until(lambda: any(r["text"] == f"message {n}" for r in turn_rows(database_url)), timeout=15)
-    settled(database_url)
-    rows = turn_rows(database_url)
+        wait_until(lambda: any(r["text"] == f"message {n}" for r in turn_rows(migrated_url)), timeout=15)
+    settled(migrated_url)
+    rows = turn_rows(migrated_url)
     users = [r for r in rows if r["role"] == "user"]
     assert [r["text"] for r in users] == [f"message {n}" for n in range(6)]  # kept, in order
     assert all(r["status"] == "answered" for r in users)
@@ -107,16 +107,16 @@ def test_two_replicas_answer_every_turn_once_in_order_and_merge_once(tmp_path, s
     for t in threads:
         t.join()
     wait_until(lambda: summaries(slack), timeout=15)
-    settled(database_url)
+    settled(migrated_url)
     assert len(summaries(slack)) == 1 and sum(1 for r in claude.requests if is_merge_request(r)) == 1
 
 
 def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_within_a_minute(
-        tmp_path, slack, claude, database_url, processes):
+        tmp_path, slack, claude, migrated_url, processes):
     """kill -9 mid-stream and mid-merge, with a lease and a model timeout far longer than a minute: the
     heartbeat stops, the claims lapse, and the other replica's sweep takes over."""
     slow = {"threadfork_sweep_interval": "1s", "threadfork_lease": "15m", "threadfork_model_timeout": "10m"}
-    doomed, survivor = (BotProcess(tmp_path, slack, claude, database_url, name=name, **slow)
+    doomed, survivor = (BotProcess(tmp_path, slack, claude, migrated_url, name=name, **slow)
                         for name in ("doomed", "survivor"))
     processes.extend([doomed, survivor])
     doomed.wait_healthy(), survivor.wait_healthy()
@@ -133,20 +133,20 @@ def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_withi
                                                 for m in slack.posts(CHANNEL, top_level=True)),
                timeout=TAKEOVER_LIMIT + 10, interval=0.2, message="the takeover")
     assert time.monotonic() - killed_at < TAKEOVER_LIMIT
-    settled(database_url)
+    settled(migrated_url)
     assert len(summaries(slack)) == 1 and summaries(slack)[0]["blocks"][1]["text"].startswith("Summary of the fork")
     assert sum(1 for r in claude.requests if is_merge_request(r)) == 2  # the lost call, then one more
     assert any("interrupted" in (m.get("text") or "") for m in slack.posts(CHANNEL))
-    parent = [r for r in turn_rows(database_url, kind="parent") if r["role"] in ("user", "assistant")]
+    parent = [r for r in turn_rows(migrated_url, kind="parent") if r["role"] in ("user", "assistant")]
     assert [(r["role"], r["status"]) for r in parent] == [
         ("user", "answered"), ("assistant", "aborted"), ("assistant", "complete")]
     assert "a long answer" not in json.dumps(claude.requests[-1])  # the cut-off text is no answer
 
 
 def test_an_answer_that_takes_longer_than_the_lease_is_answered_once_without_a_false_notice(
-        tmp_path, slack, claude, database_url, processes):
+        tmp_path, slack, claude, migrated_url, processes):
     short = {"threadfork_sweep_interval": "1s", "threadfork_lease": "3s"}
-    replicas = [BotProcess(tmp_path, slack, claude, database_url, name=f"replica{i}", **short) for i in range(2)]
+    replicas = [BotProcess(tmp_path, slack, claude, migrated_url, name=f"replica{i}", **short) for i in range(2)]
     processes.extend(replicas)
     for replica in replicas:
         replica.wait_healthy()
@@ -154,16 +154,16 @@ def test_an_answer_that_takes_longer_than_the_lease_is_answered_once_without_a_f
     replicas[0].event(mention("UALICE01", "take your time", "1700000300.000001"), "EvSLOW1")
     wait_until(lambda: any("steady answer" in m.shown for m in slack.posts(CHANNEL)),
                timeout=30)
-    settled(database_url)  # 8 s on a 3 s lease: a sweep that took over would have asked Claude again
+    settled(migrated_url)  # 8 s on a 3 s lease: a sweep that took over would have asked Claude again
     assert len(claude.requests) == 1 and len(slack.posts(CHANNEL)) == 1
     assert not any("interrupted" in (m.get("text") or "") for m in slack.posts(CHANNEL))
 
 
-def turn_rows(database_url: str, kind: str | None = None) -> list[dict]:
+def turn_rows(migrated_url: str, kind: str | None = None) -> list[dict]:
     """Every stored turn (of parents or forks only, with `kind`), straight from the database."""
     from sqlalchemy import create_engine, text
 
-    engine = create_engine(database_url)
+    engine = create_engine(migrated_url)
     where = "WHERE s.kind = :kind" if kind else ""
     try:
         with engine.connect() as conn:
@@ -175,9 +175,9 @@ def turn_rows(database_url: str, kind: str | None = None) -> list[dict]:
         engine.dispose()
 
 
-def test_on_sigterm_a_reply_in_flight_finishes_and_the_process_exits_0(tmp_path, slack, claude, database_url,
+def test_on_sigterm_a_reply_in_flight_finishes_and_the_process_exits_0(tmp_path, slack, claude, migrated_url,
                                                                         processes):
-    leaving = BotProcess(tmp_path, slack, claude, database_url, name="leaving", **FAST)
+    leaving = BotProcess(tmp_path, slack, claude, migrated_url, name="leaving", **FAST)
     processes.append(leaving)
     leaving.wait_healthy()
     claude.script(Script(text="almost done " * 8, chunks=8, chunk_delay=0.4))  # ~3 s
@@ -187,14 +187,14 @@ def test_on_sigterm_a_reply_in_flight_finishes_and_the_process_exits_0(tmp_path,
     assert leaving.proc.wait(timeout=30) == 0
     [answer] = slack.posts(CHANNEL)
     assert answer.shown.strip().endswith("almost done")
-    assert [(r["role"], r["status"]) for r in turn_rows(database_url)] == [("user", "answered"),
+    assert [(r["role"], r["status"]) for r in turn_rows(migrated_url)] == [("user", "answered"),
                                                                           ("assistant", "complete")]
 
 
 def test_on_sigterm_a_reply_that_outlasts_the_drain_is_handed_back_and_another_replica_resumes_it_at_once(
-        tmp_path, slack, claude, database_url, processes):
+        tmp_path, slack, claude, migrated_url, processes):
     settings = {**FAST, "threadfork_lease": "15m", "threadfork_drain_timeout": "2s"}
-    leaving, staying = (BotProcess(tmp_path, slack, claude, database_url, name=name, **settings)
+    leaving, staying = (BotProcess(tmp_path, slack, claude, migrated_url, name=name, **settings)
                         for name in ("leaving", "staying"))
     processes.extend([leaving, staying])
     leaving.wait_healthy(), staying.wait_healthy()
@@ -212,5 +212,5 @@ def test_on_sigterm_a_reply_that_outlasts_the_drain_is_handed_back_and_another_r
                                                 for m in slack.posts(CHANNEL, top_level=True)),
                timeout=30, interval=0.2, message="the other replica to resume")
     assert time.monotonic() - handed_back_at < 10  # at once: no lease had to expire
-    settled(database_url)
+    settled(migrated_url)
     assert len(summaries(slack)) == 1

@@ -18,11 +18,11 @@ from .test_channel_settings import admin
 
 
 @pytest.fixture
-def running(slack, claude, database_url):
+def running(slack, claude, migrated_url):
     bots = []
 
     def start(**settings) -> RunningBot:
-        bots.append(RunningBot(slack, claude, database_url, **settings))
+        bots.append(RunningBot(slack, claude, migrated_url, **settings))
         return bots[-1]
 
     yield start
@@ -30,7 +30,7 @@ def running(slack, claude, database_url):
         bot.stop()
 
 
-def converse(bot, slack, claude, database_url) -> list[str]:
+def converse(bot, slack, claude, migrated_url) -> list[str]:
     """A mention, a fork with a topic, a turn in it, each answered: unique words in each, all stored."""
     words = [f"{part}-{uuid.uuid4().hex[:10]}" for part in ("mention", "topic", "forkturn", "answer")]
     mention, topic, fork_turn, answer = words
@@ -46,7 +46,7 @@ def converse(bot, slack, claude, database_url) -> list[str]:
     wait_until(lambda: len(claude.requests) >= 3, message="the fork turn's answer")
     bot.settled()
     wait_until(lambda: undone(bot) == 0, message="every delivery processed")
-    assert set(holding(database_url, *words)) == set(words)  # stored: the scan below can fail
+    assert set(holding(migrated_url, *words)) == set(words)  # stored: the scan below can fail
     return words
 
 
@@ -55,9 +55,9 @@ def undone(bot) -> int:
         return conn.scalar(select(func.count()).select_from(inbox).where(inbox.c.done_at.is_(None)))
 
 
-def test_after_a_forget_no_table_holds_the_channels_words(running, slack, claude, database_url):
+def test_after_a_forget_no_table_holds_the_channels_words(running, slack, claude, migrated_url):
     bot = running()
-    words = converse(bot, slack, claude, database_url)
+    words = converse(bot, slack, claude, migrated_url)
     user = admin(slack)
     bot.slash("/threadfork", "forget", user=user)
     [question] = wait_until(lambda: [r for r in slack.responses if r.get("blocks") and "forget" in r["text"]])
@@ -65,28 +65,28 @@ def test_after_a_forget_no_table_holds_the_channels_words(running, slack, claude
     wait_until(lambda: any("made Threadfork forget" in p.get("text", "") for p in slack.posts(CHANNEL)))
     bot.settled()
     wait_until(lambda: undone(bot) == 0, message="the forget's delivery done")
-    assert holding(database_url, *words) == {}
+    assert holding(migrated_url, *words) == {}
 
 
 @pytest.mark.parametrize("leaving", ["uninstall", "tokens_revoked"])
-def test_after_a_workspace_leaves_and_is_swept_at_once_no_table_holds_its_words(running, slack, claude, database_url,
+def test_after_a_workspace_leaves_and_is_swept_at_once_no_table_holds_its_words(running, slack, claude, migrated_url,
                                                                                 leaving):
     """An uninstall, or the bot's token revoked: either is a departure, and the sweep deletes the same."""
     bot = running(threadfork_retention_after_uninstall="0")
-    words = converse(bot, slack, claude, database_url)
+    words = converse(bot, slack, claude, migrated_url)
     assert getattr(bot, leaving)().status == 200
     wait_until(lambda: bot.store.departures.departed_before(bot.clock() + timedelta(seconds=1)), message="departure")
     wait_until(lambda: undone(bot) == 0, message="the departure's deliveries done")
     bot.services.sweep()
-    assert holding(database_url, *words) == {}
+    assert holding(migrated_url, *words) == {}
 
 
 def test_after_a_retention_prune_no_table_holds_the_old_words_and_the_open_fork_shows_its_number_alone(
-        running, slack, claude, database_url):
+        running, slack, claude, migrated_url):
     bot = running(threadfork_retention="3d")
-    words = converse(bot, slack, claude, database_url)
+    words = converse(bot, slack, claude, migrated_url)
     bot.clock.advance(days=4)
     bot.services.sweep()
-    assert holding(database_url, *words) == {}
+    assert holding(migrated_url, *words) == {}
     fork = bot.store.sessions.fork_by_number(GENERAL, 1)
     assert fork.status is ForkStatus.OPEN and fork.topic == "" and fork.label == "#1"

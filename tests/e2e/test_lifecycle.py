@@ -38,9 +38,9 @@ def test_an_idle_fork_gets_one_reminder_in_its_thread_with_buttons(bot, slack, c
     assert not slack.calls_to("chat.postEphemeral")
 
 
-def test_two_sweepers_on_one_database_remind_and_expire_once(bot, slack, claude, sqlite_url):
+def test_two_sweepers_on_one_database_remind_and_expire_once(bot, slack, claude, migrated_sqlite_url):
     root = talk_in_fork(bot, slack)
-    other = RunningBot(slack, claude, sqlite_url, clock=bot.clock)
+    other = RunningBot(slack, claude, migrated_sqlite_url, clock=bot.clock)
     try:
         bot.clock.advance(hours=25)
         bot.services.sweep(), other.services.sweep()

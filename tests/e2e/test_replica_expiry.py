@@ -31,8 +31,9 @@ def reminders(slack, root: str) -> list:
 
 @pytest.mark.parametrize("merge_review", ["false", "true"])
 def test_two_processes_sweeping_one_sqlite_file_remind_request_and_post_each_idle_fork_once(
-        tmp_path, slack, claude, sqlite_url, processes, merge_review):
-    replicas = [BotProcess(tmp_path, slack, claude, sqlite_url, name=f"replica{i}", threadfork_merge_review=merge_review,
+        tmp_path, slack, claude, migrated_sqlite_url, processes, merge_review):
+    replicas = [BotProcess(tmp_path, slack, claude, migrated_sqlite_url, name=f"replica{i}",
+                           threadfork_merge_review=merge_review,
                            **EXPIRING) for i in range(2)]
     processes.extend(replicas)
     for replica in replicas:
@@ -43,11 +44,11 @@ def test_two_processes_sweeping_one_sqlite_file_remind_request_and_post_each_idl
     posted = summary_posts if merge_review == "false" else drafts
     expired = lambda: len(posted(slack)) >= FORKS  # noqa: E731
     wait_until(expired, timeout=60, interval=0.2, message="every fork to expire")
-    settled(sqlite_url)
+    settled(migrated_sqlite_url)
     # what is checked is that later sweeps do nothing more, and a sweep in another process leaves no trace
     # when it finds nothing to do: three sweep intervals is the window, on each replica
     time.sleep(3 * 1.0)
-    settled(sqlite_url)
+    settled(migrated_sqlite_url)
     topics = [f"idle topic {n}" for n in range(FORKS)]
     # a fresh fork's request opens with its topic (later ones also quote earlier merges, to find conflicts)
     asked = [json.dumps(r["messages"][0]) for r in claude.requests if is_merge_request(r)]

@@ -83,8 +83,8 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
 
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
 def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker_is_replaced(
-        tmp_path, slack, claude, database_url):
-    bot = BotProcess(tmp_path, slack, claude, database_url, threadfork_processes=2, log_level="WARNING")
+        tmp_path, slack, claude, migrated_url):
+    bot = BotProcess(tmp_path, slack, claude, migrated_url, threadfork_processes=2, log_level="WARNING")
     try:
         wait_until(bot.healthy, timeout=60, interval=0.1, message="/healthz")
         first = wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and worker_pids(bot.proc.pid), timeout=30)
@@ -94,7 +94,7 @@ def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker
             assert bot.event({"type": "app_mention", "channel": channel, "user": "UALICE01",
                               "text": f"<@UBOT0001> question {n}", "ts": ts, "event_ts": ts}, f"EvMP{n:04d}") == 200
         wait_until(lambda: all(slack.posts(c) for c in channels), timeout=60)
-        engine = create_engine(database_url)
+        engine = create_engine(migrated_url)
         try:  # each mention kept in the inbox is done: no answer of it is still to come
             wait_until(lambda: at_rest(engine), timeout=30, message="every mention to be done")
         finally:
@@ -121,9 +121,9 @@ def test_with_several_processes_every_mention_is_answered_once_and_a_dead_worker
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
-def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude, sqlite_url):
+def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude, migrated_sqlite_url):
     for attempt in range(3):  # the signal reaching master and workers together used to hang a worker now and then
-        bot = BotProcess(tmp_path, slack, claude, sqlite_url, own_group=True, threadfork_processes=2)
+        bot = BotProcess(tmp_path, slack, claude, migrated_sqlite_url, own_group=True, threadfork_processes=2)
         try:
             bot.wait_healthy(timeout=60)
             workers = wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and worker_pids(bot.proc.pid),
@@ -137,8 +137,9 @@ def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
-def test_ctrl_c_while_the_workers_are_still_booting_stops_everything_cleanly(tmp_path, slack, claude, sqlite_url):
-    bot = BotProcess(tmp_path, slack, claude, sqlite_url, own_group=True, threadfork_processes=2)
+def test_ctrl_c_while_the_workers_are_still_booting_stops_everything_cleanly(tmp_path, slack, claude,
+                                                                            migrated_sqlite_url):
+    bot = BotProcess(tmp_path, slack, claude, migrated_sqlite_url, own_group=True, threadfork_processes=2)
     try:
         wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2, timeout=30)
         assert not bot.healthy()  # still importing and migrating: the signal lands mid-boot

@@ -30,13 +30,13 @@ def socket_mode(slack):
 
 
 @pytest.fixture
-def started(tmp_path, slack, claude, socket_mode, sqlite_url):
+def started(tmp_path, slack, claude, socket_mode, migrated_sqlite_url):
     """Start `python -m bot` in Socket Mode (with extra settings) and wait for its connection."""
     processes = []
 
     def start(name: str = "bot", **settings) -> BotProcess:
         before = time.monotonic()
-        process = BotProcess(tmp_path, slack, claude, sqlite_url, name=name, slack_app_token=APP_TOKEN,
+        process = BotProcess(tmp_path, slack, claude, migrated_sqlite_url, name=name, slack_app_token=APP_TOKEN,
                              **{"threadfork_sweep_interval": "1s", **settings})
         processes.append(process)
         socket_mode.wait_connected(after=before, timeout=60)

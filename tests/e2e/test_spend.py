@@ -106,9 +106,9 @@ def test_at_80_percent_one_notice_and_at_the_cap_new_turns_and_forks_are_refused
     assert len(notices(slack)) == 1  # one notice, though the cap was reached since
 
 
-def test_a_raised_cap_lifts_it_at_once_on_every_replica(slack, claude, sqlite_url):
-    first = RunningBot(slack, claude, sqlite_url)
-    second = RunningBot(slack, claude, sqlite_url)
+def test_a_raised_cap_lifts_it_at_once_on_every_replica(slack, claude, migrated_sqlite_url):
+    first = RunningBot(slack, claude, migrated_sqlite_url)
+    second = RunningBot(slack, claude, migrated_sqlite_url)
     try:
         admin = "UADMIN01"
         slack.person(admin, is_admin=True)

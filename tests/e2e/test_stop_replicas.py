@@ -19,8 +19,8 @@ pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: schedu
 SLOW = Script(text=" ".join(f"word{n}" for n in range(150)), chunks=75, chunk_delay=0.1)  # ~7.5 s
 
 
-def answer_rows(database_url: str) -> list[dict]:
-    engine = create_engine(database_url)
+def answer_rows(migrated_url: str) -> list[dict]:
+    engine = create_engine(migrated_url)
     try:
         with engine.connect() as conn:
             return [dict(r) for r in conn.execute(text(
@@ -36,8 +36,8 @@ def stop_event(root: str, user: str, streaming: list[str]) -> dict:
 
 
 def test_the_replica_streaming_an_answer_stops_it_whichever_replica_hears_stop_and_only_once(
-        tmp_path, slack, claude, database_url, processes):  # noqa: F811
-    streaming, other = (BotProcess(tmp_path, slack, claude, database_url, name=name, **FAST)
+        tmp_path, slack, claude, migrated_url, processes):  # noqa: F811
+    streaming, other = (BotProcess(tmp_path, slack, claude, migrated_url, name=name, **FAST)
                         for name in ("streaming", "other"))
     processes.extend([streaming, other])
     streaming.wait_healthy(), other.wait_healthy()
@@ -59,8 +59,8 @@ def test_the_replica_streaming_an_answer_stops_it_whichever_replica_hears_stop_a
     # the same stop again, on both replicas, and a second press: nothing more happens
     assert streaming.event(stop_event(root, "UBOB0001", stopped), "EvSTOP1") == 200
     assert other.event(stop_event(root, "UCAROL01", []), "EvSTOP2") == 200
-    settled(database_url)
-    [answer] = answer_rows(database_url)
+    settled(migrated_url)
+    [answer] = answer_rows(migrated_url)
     assert (answer["status"], answer["stopped_by"]) == ("stopped", "UBOB0001")
     [stream] = [m for m in slack.posts(CHANNEL, top_level=False) if m.method == "chat.startStream"]
     assert [c for c in slack.calls_to("chat.stopStream") if c["ts"] == stream.ts] and not stream.streaming

@@ -22,8 +22,8 @@ MANY = dict(slack_bot_token=None, slack_client_id=CLIENT_ID, slack_client_secret
 
 
 @pytest.fixture
-def installable(slack, claude, sqlite_url):
-    running = RunningBot(slack, claude, sqlite_url, **MANY)
+def installable(slack, claude, migrated_sqlite_url):
+    running = RunningBot(slack, claude, migrated_sqlite_url, **MANY)
     yield running
     running.stop()
 
@@ -210,8 +210,8 @@ def test_a_revoked_user_token_alone_leaves_the_workspace_installed(installable, 
     assert installations(installable, done.team.id) == 1  # the bot's stays: the workspace is still installed
 
 
-def test_installing_works_on_sqlite_and_postgresql(slack, claude, database_url):
-    running = RunningBot(slack, claude, database_url, **MANY)
+def test_installing_works_on_sqlite_and_postgresql(slack, claude, migrated_url):
+    running = RunningBot(slack, claude, migrated_url, **MANY)
     try:
         done = running.install()
         assert done.reply.status == 200 and installations(running, done.team.id) == 2
@@ -222,12 +222,12 @@ def test_installing_works_on_sqlite_and_postgresql(slack, claude, database_url):
         running.stop()
 
 
-def test_with_a_bot_token_client_credentials_in_the_environment_change_nothing(slack, claude, sqlite_url,
+def test_with_a_bot_token_client_credentials_in_the_environment_change_nothing(slack, claude, migrated_sqlite_url,
                                                                                monkeypatch):
     # Bolt would switch its own OAuth flow on from these two and ignore the token
     monkeypatch.setenv("SLACK_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("SLACK_CLIENT_SECRET", CLIENT_SECRET)
-    running = RunningBot(slack, claude, sqlite_url)
+    running = RunningBot(slack, claude, migrated_sqlite_url)
     try:
         running.say("UALICE01", "hi", mention=True)
         wait_until(lambda: slack.posts(CHANNEL), message="an answer")
@@ -251,10 +251,10 @@ def test_with_a_bot_token_an_uninstall_is_recorded_and_the_sweep_deletes_the_con
     assert bot.store.channel_settings.of(Channel("T0TEAM001", CHANNEL)) == ChannelSettings()
 
 
-def test_the_install_redirect_url_is_sent_to_slack_and_served_at_its_path(slack, claude, sqlite_url):
+def test_the_install_redirect_url_is_sent_to_slack_and_served_at_its_path(slack, claude, migrated_sqlite_url):
     url = "https://threadfork.example/installs/done"
     slack.oauth.redirect_urls = [url]  # the app's Redirect URLs, as Slack checks them
-    running = RunningBot(slack, claude, sqlite_url, **MANY, threadfork_install_redirect_url=url)
+    running = RunningBot(slack, claude, migrated_sqlite_url, **MANY, threadfork_install_redirect_url=url)
     try:
         done = running.install()
         assert parse_qs(urlparse(done.authorize_url).query)["redirect_uri"] == [url]
@@ -281,15 +281,15 @@ def test_python_m_bot_serves_the_install_under_gunicorn_and_never_logs_a_secret(
         assert secret not in log
 
 
-def test_with_a_bot_token_a_start_with_a_new_working_token_is_the_workspaces_return(slack, claude, sqlite_url):
-    first = RunningBot(slack, claude, sqlite_url)
+def test_with_a_bot_token_a_start_with_a_new_working_token_is_the_workspaces_return(slack, claude, migrated_sqlite_url):
+    first = RunningBot(slack, claude, migrated_sqlite_url)
     try:
         first.uninstall()
         wait_until(lambda: first.store.departures.departed_before(first.clock() + timedelta(seconds=1)) != [])
     finally:
         first.stop()
     team = slack.teams.reinstall(slack.team(None))  # the admin installs it again: a new bot token
-    second = RunningBot(slack, claude, sqlite_url, slack_bot_token=team.bot_token)
+    second = RunningBot(slack, claude, migrated_sqlite_url, slack_bot_token=team.bot_token)
     try:
         assert second.store.departures.departed_before(second.clock() + timedelta(days=365)) == []
     finally:

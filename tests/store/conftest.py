@@ -2,7 +2,7 @@ import pytest
 
 from bot.store import open_store
 
-from ..conftest import fresh_postgres
+from ..conftest import copy_of, migrated_postgres
 from ..fakes.clock import FakeClock
 from ..fakes.memory import memory_store
 
@@ -13,12 +13,12 @@ def clock():
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store(request, tmp_path, clock):
+def store(request, tmp_path, clock, migrated_sqlite):
     """The store ports, in memory, on SQLite and on PostgreSQL: one contract, three implementations."""
     if request.param == "memory":
         yield memory_store(clock)
         return
-    url = f"sqlite:///{tmp_path / 'threadfork.db'}" if request.param == "sqlite" else fresh_postgres()
+    url = copy_of(migrated_sqlite, tmp_path) if request.param == "sqlite" else migrated_postgres()
     db, store = open_store(url, clock)
     db.create_schema()
     yield store
