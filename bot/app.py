@@ -41,6 +41,11 @@ from .store import Database, open_store, utcnow
 log = logging.getLogger(__name__)
 
 
+# named, Bolt looks for no name of its own: it would walk every frame of the stack with inspect.stack()
+# (~0.2 s of CPU in a process with many modules loaded, each time an app is built)
+APP_NAME = "threadfork"
+
+
 class StartupError(Exception):
     pass
 
@@ -148,7 +153,7 @@ def _one_workspace_app(client: WebClient, who: SlackResponse, executor: Drainabl
     if os.environ.get("SLACK_CLIENT_ID") is not None and os.environ.get("SLACK_CLIENT_SECRET") is not None:
         result = AuthorizeResult.from_auth_test_response(auth_test_response=who, bot_token=client.token)
         one_token["authorize"] = lambda: result
-    return App(client=client, request_verification_enabled=False, token_verification_enabled=False,
+    return App(name=APP_NAME, client=client, request_verification_enabled=False, token_verification_enabled=False,
                listener_executor=executor, **one_token)
 
 
@@ -156,7 +161,7 @@ def _installable_app(settings: Settings, client: WebClient, clients: Installed, 
                      installations: SQLAlchemyInstallationStore, workspaces: Workspaces,
                      executor: DrainableExecutor) -> App:
     """Bolt with its OAuth flow (bot/slack/installs.py)."""
-    app = App(client=client, request_verification_enabled=False, listener_executor=executor,
+    app = App(name=APP_NAME, client=client, request_verification_enabled=False, listener_executor=executor,
               signing_secret=settings.slack_signing_secret.get_secret_value(),
               authorize=installs.authorize(settings, clients.installations, client),
               oauth_settings=installs.oauth_settings(settings, installations, db.engine, workspaces, clients))

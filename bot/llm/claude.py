@@ -18,6 +18,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..services.ports import Completion, ReplyEvents, StopSignal
+from ..tls import tls_context
 from .reading import Reading
 from .request import MCP_BETA, RequestEncoder, server_tools
 
@@ -56,7 +57,8 @@ class Claude:
         self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses)
         _quiet_request_bodies()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
-                                           max_retries=max_retries)
+                                           max_retries=max_retries,
+                                           http_client=anthropic.DefaultHttpxClient(verify=tls_context()))
 
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
                  stop: StopSignal | None = None) -> Completion:

@@ -12,6 +12,7 @@ import httpx2
 
 from ..domain.errors import ChatUnavailable
 from ..services.ports import SharedFile
+from ..tls import tls_context
 from .clients import Clients
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ class Downloads:
         self.clients = clients
         self.home = (urlsplit(api_url).hostname or "").lower()
         self.max_bytes = max_bytes
-        self.client = httpx2.Client(follow_redirects=False, timeout=timeout)
+        self.client = httpx2.Client(follow_redirects=False, timeout=timeout, verify=tls_context())
 
     def __call__(self, file: SharedFile) -> bytes:
         token = self.clients.for_team(file.team_id).token  # ChatUnavailable when the team has no installation
