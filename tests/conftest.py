@@ -197,10 +197,3 @@ def any_bot(slack, claude, migrated_url):
     running = RunningBot(slack, claude, migrated_url)
     yield running
     running.stop()
-
-
-def pytest_collection_modifyitems(items):
-    """Tests marked `slow` first (in their order), then the rest: with the workers fed a couple of tests at a
-    time (scripts/test: --maxschedchunk 2), the slow ones spread over all workers at once and the many
-    short ones fill the gaps, instead of one long test starting last."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -2,13 +2,9 @@
 figures compare Threadfork with a bot that works: top level by post and edit, threads by stream."""
 import time
 
-import pytest
-
 from ..fakes.anthropic_api import Script
 from ..harness import wait_until
 from ..processes import BotProcess
-
-pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: scheduled first
 
 CHANNEL = "C0BASELINE1"
 

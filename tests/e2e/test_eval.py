@@ -5,16 +5,12 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from bot.config import Settings
 from bot.eval.scenario import load
 
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
 from ..harness import API_KEY
 from ..processes import clean_env
-
-pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: scheduled first
 
 SCENARIO = load("launch-planning")
 DONT_KNOW = "I don't know: nothing here records that."

@@ -13,8 +13,6 @@ from ..fakes.anthropic_api import Script, is_merge_request, request_texts
 from ..harness import CHANNEL, at_rest, wait_until
 from ..processes import BotProcess
 
-pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: scheduled first
-
 FAST = {"threadfork_sweep_interval": "1s", "threadfork_lease": "4s"}
 TAKEOVER_LIMIT = 60.0  # seconds from a kill -9 to the work being finished elsewhere (issue 11)
 

@@ -126,11 +126,14 @@ def test_abandoning_a_private_fork_posts_nothing_in_the_channel(bot, slack, clau
 
 def test_nobody_else_can_tell_a_private_fork_exists(bot, slack, claude, channel_talk):
     fork_privately(bot, slack, claude)
-    bot.slash("/forks", user="UBOB0001")
-    bot.slash("/forks", user="UALICE01")
-    bot.slash("/context", user="UBOB0001")
-    bot.settled()
-    bobs, alices, context = slack.responses[-3:]
+
+    def answer_to(command, user):  # one at a time: answers to commands handled at once come in any order
+        bot.slash(command, user=user)
+        bot.settled()
+        return slack.responses[-1]
+
+    bobs, alices, context = answer_to("/forks", "UBOB0001"), answer_to("/forks", "UALICE01"), answer_to(
+        "/context", "UBOB0001")
     assert "private" not in bobs["text"] and "pricing" not in bobs["text"] and "no open forks" in bobs["text"]
     assert "🔒" in alices["text"] and "pricing for schools" in alices["text"]
     assert "pricing" not in context["text"] and "No forks merged" in context["text"]

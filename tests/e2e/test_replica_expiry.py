@@ -10,8 +10,6 @@ from ..harness import CHANNEL, wait_until
 from ..processes import BotProcess
 from .test_faults import open_fork, processes, settled  # noqa: F401 - `processes` is a fixture
 
-pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: scheduled first
-
 EXPIRING = {"threadfork_sweep_interval": "1s", "threadfork_fork_idle_reminder": "4s",
             "threadfork_fork_expiry": "12s"}
 FORKS = 3

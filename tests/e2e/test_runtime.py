@@ -15,8 +15,6 @@ from sqlalchemy import create_engine
 from ..harness import API_KEY, BOT_TOKEN, CHANNEL, SIGNING_SECRET, at_rest, sign, wait_until
 from ..processes import BotProcess, clean_env, free_port, worker_pids
 
-pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: scheduled first
-
 LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
 
 

@@ -8,8 +8,6 @@ import pytest
 from ..fakes.anthropic_api import Script, request_texts
 from ..harness import CHANNEL, GENERAL, wait_until
 
-pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: scheduled first
-
 ANSWER = "Alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar."
 # five chunks half a second apart: startStream at the first, appendStream at the fourth (1.5 s
 # later), stopStream with the last words; at the top level a post and an update or two

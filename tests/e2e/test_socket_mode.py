@@ -15,7 +15,7 @@ from ..fakes.tcp_proxy import TcpProxy
 from ..harness import CHANNEL, at_once, wait_until
 from ..processes import BotProcess
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
+pytestmark = pytest.mark.timeout(120)
 
 RECONNECT_LIMIT = 2.0  # seconds from an abrupt close to a new connection answering (issue 19)
 

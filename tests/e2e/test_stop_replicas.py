@@ -3,8 +3,6 @@ the replica streaming the answer stops it within a second when the other replica
 agent_session_stopped, and a stop delivered to both (and again) is obeyed once."""
 import time
 
-import pytest
-
 from sqlalchemy import create_engine, text
 
 from bot.slack.reply import STREAM_INTERVAL
@@ -13,8 +11,6 @@ from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, wait_until
 from ..processes import BotProcess
 from .test_faults import FAST, open_fork, processes, settled  # noqa: F401 - `processes` is a fixture
-
-pytestmark = pytest.mark.slow  # real processes or Slack's retry backoff: scheduled first
 
 SLOW = Script(text=" ".join(f"word{n}" for n in range(150)), chunks=75, chunk_delay=0.1)  # ~7.5 s
 

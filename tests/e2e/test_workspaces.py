@@ -264,7 +264,6 @@ def test_the_install_redirect_url_is_sent_to_slack_and_served_at_its_path(slack,
         running.stop()
 
 
-@pytest.mark.slow
 def test_python_m_bot_serves_the_install_under_gunicorn_and_never_logs_a_secret(tmp_path, slack, claude):
     env = clean_env(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET, SLACK_SIGNING_SECRET=SIGNING_SECRET,
                     ANTHROPIC_API_KEY=API_KEY, SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url,
