@@ -13,6 +13,8 @@ from tests.fakes.anthropic_api import FakeAnthropic, Script
 from tests.fakes.messages_rules import refusal
 from tests.fakes.prompt_cache import DEFAULT_MINIMUM, PromptCache, minimum_tokens, prompt_boundaries
 
+from .test_fake_anthropic import assistant, request, user
+
 BOOK = "It is a truth universally acknowledged, that a single man in possession of a good fortune. " * 200
 
 
@@ -26,18 +28,7 @@ def plain(text):
 
 
 def ask(*messages, system=None, model="claude-sonnet-5-5"):
-    body = {"model": model, "max_tokens": 100, "messages": list(messages)}
-    if system is not None:
-        body["system"] = system
-    return body
-
-
-def user(*blocks):
-    return {"role": "user", "content": list(blocks)}
-
-
-def assistant(*blocks):
-    return {"role": "assistant", "content": list(blocks)}
+    return request(*messages, system=system, model=model)
 
 
 def tokens_through(request, block_index):
