@@ -78,20 +78,18 @@ def fresh_postgres() -> str:
 def migrated_postgres() -> str:
     """The PostgreSQL test database at the newest migration with every table empty: emptied in one TRUNCATE
     when its schema is at the head already (a few ms), else made anew and migrated (`fresh_postgres`)."""
-    url = POSTGRES_URL
     if _PG_REASON:
         return fresh_postgres()  # skips or fails, saying why
-    engine = create_engine(url)
+    engine = create_engine(POSTGRES_URL)
     try:
         with engine.begin() as conn:
-            tables = [row[0] for row in conn.execute(text(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version'"))]
-            at_head = "alembic_version" in {row[0] for row in conn.execute(text(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))} and conn.execute(
-                text("SELECT version_num FROM alembic_version")).scalar() == _head()
-            if at_head and tables:
-                conn.execute(text("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE"))
-                return url
+            tables = set(conn.scalars(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")))
+            at_head = "alembic_version" in tables and conn.scalar(
+                text("SELECT version_num FROM alembic_version")) == head_revision()
+            if at_head and tables - {"alembic_version"}:
+                emptied = ", ".join(f'"{t}"' for t in sorted(tables - {"alembic_version"}))
+                conn.execute(text(f"TRUNCATE {emptied} RESTART IDENTITY CASCADE"))
+                return POSTGRES_URL
     finally:
         engine.dispose()
     from bot.store import open_store
@@ -99,11 +97,12 @@ def migrated_postgres() -> str:
     db, _ = open_store(fresh_postgres())
     db.create_schema()
     db.engine.dispose()
-    return url
+    return POSTGRES_URL
 
 
 @functools.cache
-def _head() -> str:
+def head_revision() -> str:
+    """The newest migration's revision."""
     from alembic.script import ScriptDirectory
 
     from bot.store.migrate import alembic_config

@@ -8,6 +8,7 @@ import pytest
 from bot.domain.model import Mode
 from bot.store import make_engine, open_store
 
+from ..conftest import head_revision
 from ..harness import wait_until
 
 
@@ -25,17 +26,9 @@ def test_migrations_run_once_however_many_replicas_start_together(database_url):
     db, _ = open_store(database_url)
     db.create_schema()  # and again: idempotent
     with db.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == _head()
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == head_revision()
     assert {"sessions", "turns", "messages", "claims"} <= set(inspect(db.engine).get_table_names())
     db.engine.dispose()
-
-
-def _head() -> str:
-    from alembic.script import ScriptDirectory
-
-    from bot.store.migrate import alembic_config
-
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def test_a_store_written_before_workspace_keys_upgrades_with_its_forks_messages_and_feedback(database_url):
