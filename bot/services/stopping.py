@@ -28,15 +28,14 @@ from .ports import Sessions, Stops
 
 log = logging.getLogger(__name__)
 
-POLL = 0.2  # seconds between the watcher's reads while this process streams something (and the longest an append waits)
+POLL = 0.2  # seconds between the watcher's reads while something streams (and the longest an append waits)
 
 
 class Switch:
     """One answer's Stop (the StopSignal its model call obeys): thrown once, from any thread."""
 
-    def __init__(self, reply_id: int, looked: Callable[[float], bool] = lambda since: True):
-        """`looked(since)`: waits (briefly) until the stop requests were read after `since`; False if they
-        could not be."""
+    def __init__(self, reply_id: int, looked: Callable[[float], None] = lambda since: None):
+        """`looked(since)`: waits (briefly) until the stop requests were read after `since`."""
         self.reply_id = reply_id
         self.stopped_by: str | None = None
         self._close: Callable[[], None] | None = None
@@ -139,11 +138,11 @@ class Stopping:
                 self._last_look = began
                 self._read.notify_all()
 
-    def _looked_since(self, since: float) -> bool:
+    def _looked_since(self, since: float) -> None:
         """Wait until a look that began after `since` is over (at most two polls: a store that cannot be
         read never holds an answer back)."""
         with self._read:
-            return self._read.wait_for(lambda: self._last_look > since, timeout=2 * self.poll + 0.5)
+            self._read.wait_for(lambda: self._last_look > since, timeout=2 * self.poll + 0.5)
 
 
 def _safely(close: Callable[[], None]) -> None:

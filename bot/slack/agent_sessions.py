@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
@@ -55,7 +55,7 @@ class SessionCalls:
         self._session(fork, status=SessionStatus.ACTIVE.value, title=title, initiator_user_id=fork.owner_id)
 
     def session_status(self, fork: Fork, status: SessionStatus) -> None:
-        key = (fork.team_id, fork.channel_id, fork.root_ts or "")
+        key = _key(fork.team_id, fork.channel_id, fork.root_ts)
         with self._lock:
             if key in self._closed:
                 return  # merged or abandoned while an answer was being written: it stays closed
@@ -75,7 +75,7 @@ class SessionCalls:
 
     def _session(self, fork: Fork, method: str = "agents_sessions_setStatus", **arguments) -> None:
         if fork.root_ts:
-            self._later(fork.team_id, (fork.team_id, fork.channel_id, fork.root_ts), method,
+            self._later(fork.team_id, _key(fork.team_id, fork.channel_id, fork.root_ts), method,
                         channel_id=fork.channel_id, thread_ts=fork.root_ts, **arguments)
 
     def _later(self, team_id: str, key: tuple[str, str, str] | None, method: str, **arguments) -> None:
@@ -117,7 +117,7 @@ class SessionCalls:
         """Wait (at most `timeout`) for the calls already made for a thread's session to be over: an answer's
         first words appear after its `processing`, not beside it."""
         with self._lock:
-            last = self._last.get((team_id, channel_id, thread_ts or ""))
+            last = self._last.get(_key(team_id, channel_id, thread_ts))
         if last is not None:
             wait([last], timeout=timeout)
 
@@ -139,3 +139,8 @@ class SessionCalls:
             log.warning("Slack refused %s in workspace %s (%s): forks work there without agent sessions (title, "
                         "status, Stop) and suggested prompts; trying again in %d minutes", method.replace("_", "."),
                         team_id, code, REMEMBER // 60)
+
+
+def _key(team_id: str, channel_id: str, thread_ts: str | None) -> tuple[str, str, str]:
+    """A thread's session, as the calls made for it are remembered."""
+    return team_id, channel_id, thread_ts or ""

@@ -4,8 +4,9 @@
   the team and the user whose turn is answered. The calls are made directly (not through
   slack-sdk's ChatStream, whose buffer would resend unconfirmed text) so that what each message
   is known to show is exact.
-- At a channel's top level (where streams need a thread) a message is posted at the first token
-  and updated with chat.update at most about once a second (posted.py). While it streams, its last
+- At a channel's top level (where streams need a thread) a message is posted with the answer's first
+  words (once its next event shows whether more follow) and updated with chat.update at most about once
+  a second (posted.py). While it streams, its last
   message carries a Stop button (`stop_answer`, naming the answer's stored turn); the final update
   trades it for the feedback buttons.
 An 👀 reaction on the person's message says Claude is thinking while no text is visible yet
@@ -137,16 +138,14 @@ class ChannelReply(_Reply):
         super().__init__(chat, place, **kwargs)
         self.posted = Posted(chat, place)
         self.streaming = [stop_block(place.reply_id)] if place.reply_id is not None else None
-        self._first_words = True
 
     @property
     def ts(self) -> list[str]:
         return self.posted.ts
 
     def write(self, delta: str) -> None:
-        if self._first_words:
-            self._first_words = False
-            self.text += delta
+        if not self.text:  # the first words: held until the answer's next event
+            self.text = delta
             return
         super().write(delta)
 
