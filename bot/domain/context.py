@@ -26,13 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress
+from operator import attrgetter
 
 from . import caching
 from .caching import CacheMode, Ttl, closing, lasting, longest, own_history
 from .blocks import (COMPACTION_HEADER, EMPTY_ANSWER, FILES_ONLY, Block, cache_control, file_block,  # noqa: F401
                      render_turn, speaker_line, stopped_note)
 from .connectors import Connector
-from .memo import IdentityMemo
+from .memo import IdentityMemo, PrefixMemo
 from .model import Fork, Mode, Role, Turn, TurnStatus
 from .settings import system_prompt
 
@@ -118,8 +120,46 @@ def in_context(turns: Sequence[Turn]) -> list[Turn]:
 
 
 def rendered(turns: Sequence[Turn]) -> list[Block]:
-    """The blocks of turns the model sees, in order."""
-    return [block for turn in in_context(turns) for block in render_turn(turn)]
+    """The blocks of turns the model sees, in order. The blocks of the settled turns (all but the trailing
+    ones still waiting or being written, whose objects change) are remembered, so the next request of the
+    session renders only the turns after them (memo.py)."""
+    cut = len(turns)
+    while cut and turns[cut - 1].status in CHANGING:
+        cut -= 1
+    start, (blocks, latest) = _settled_blocks.longest(turns, cut) or (0, ((), None))
+    if start < cut:
+        settled = turns[start:cut]
+        if _compacts(settled):  # it stands in for turns already rendered: start afresh
+            blocks, latest = _fresh(turns[:cut])
+        else:
+            blocks += _after(latest, settled)
+        _settled_blocks.remember(turns[:cut], (blocks, latest))
+    if _compacts(turns[cut:]):
+        return list(_fresh(turns)[0])
+    return [*blocks, *_after(latest, turns[cut:])]
+
+
+CHANGING = (TurnStatus.PENDING, TurnStatus.STREAMING)  # a later read of the session has a new object for it
+# the blocks of a session's settled turns and the latest compaction among them, by those very turn objects
+_settled_blocks: PrefixMemo[Turn, tuple[tuple[Block, ...], Turn | None]] = PrefixMemo()
+
+
+def _compacts(turns: Sequence[Turn]) -> bool:
+    return any(t.role is Role.COMPACTION and t.status not in UNSEEN for t in turns)
+
+
+def _fresh(turns: Sequence[Turn]) -> tuple[tuple[Block, ...], Turn | None]:
+    """The blocks of these turns, and the compaction that stands in for the earlier ones (if any)."""
+    latest = next((t for t in reversed(turns) if t.role is Role.COMPACTION and t.status not in UNSEEN), None)
+    return tuple(block for turn in in_context(turns) for block in render_turn(turn)), latest
+
+
+def _after(latest: Turn | None, turns: Sequence[Turn]) -> tuple[Block, ...]:
+    """The blocks of turns (no compaction among them) that follow turns whose latest compaction is `latest`,
+    as in_context would render them."""
+    covered = latest.covers_seq if latest is not None else None
+    return tuple(block for turn in turns if turn.status not in UNSEEN
+                 and (covered is None or turn.seq > covered) for block in render_turn(turn))
 
 
 def parent_input(parent_turns: Sequence[Turn], pruned: bool = False, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
@@ -240,7 +280,7 @@ def _finish(blocks: list[Block], final: Ttl = Ttl.FIVE_MINUTES, cache: CacheMode
         blocks[at] = blocks[at].marked(ttl=longest(history[1], blocks[at].ttl if blocks[at].breakpoint else history[1]))
     if blocks:
         blocks[-1] = blocks[-1].marked(ttl=final)
-    marked = [i for i, block in enumerate(blocks) if block.breakpoint]
+    marked = list(compress(range(len(blocks)), map(_BREAKPOINT, blocks)))  # in C: a long history has ~1,000
     for i in marked[: max(0, len(marked) - (MAX_BREAKPOINTS - 1))]:
         blocks[i] = _plain(blocks[i])
     kept = [i for i in marked if blocks[i].breakpoint]
@@ -250,6 +290,9 @@ def _finish(blocks: list[Block], final: Ttl = Ttl.FIVE_MINUTES, cache: CacheMode
             blocks[i] = blocks[i].marked(ttl=ttl)
     system_ttl = ttls[0] if ttls else caching.chosen(cache, ())
     return ModelInput(SYSTEM_PROMPT, tuple(blocks), system_ttl=system_ttl, cache=cache)
+
+
+_BREAKPOINT = attrgetter("breakpoint")
 
 
 def _plain(block: Block) -> Block:

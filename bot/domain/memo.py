@@ -7,7 +7,8 @@ proves equality without comparing a byte.
    Turn objects on every read; a session's version bump (an edit, deletion, retry, or turns removed
    by the retention policy) starts it afresh, in every process. A session deleted outright reads as
    empty, and its id is never given to another session, so nothing cached under it can come back.
-2. The render memo (here) renders each Turn object to its Block once.
+2. The render memo (here) renders each Turn object to its Block once, and the prefix memo (here) keeps
+   the blocks of a session's settled turns, so the next request renders only the turns after them.
 3. The request encoder (bot/llm/request.py) keeps the encoded bytes of recent requests' messages and
    reuses them for as long as a new request's blocks are the very same Block objects (or equal ones).
 A changed turn is a new object and misses every cache, so nothing can serve stale bytes. Each cache
@@ -16,10 +17,11 @@ correctness.
 """
 from __future__ import annotations
 
+import operator
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 Key = TypeVar("Key")
@@ -52,6 +54,51 @@ class IdentityMemo(Generic[Key, Value]):
                 _, (_, _, dropped) = self._items.popitem(last=False)
                 self.size -= dropped
         return value
+
+
+class PrefixMemo(Generic[Key, Value]):
+    """Values remembered for sequences of objects, found again for any sequence that starts with the very
+    same objects (`is`, element by element): a session's history is its last one plus new turns. Up to
+    `per_start` sequences for each first object (a parent and the forks that inherit part of it start alike),
+    up to `budget` elements in all, the least recently used first start forgotten first."""
+
+    def __init__(self, per_start: int = 4, budget: int = 1 << 20):
+        self.per_start, self.budget = per_start, budget
+        self.size = 0
+        self._starts: OrderedDict[int, list[tuple[tuple[Key, ...], Value]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def longest(self, items: Sequence[Key], limit: int) -> tuple[int, Value] | None:
+        """The longest remembered sequence that `items[:limit]` starts with: its length and value."""
+        if not limit:
+            return None
+        best = None
+        for remembered, value in self._starts.get(id(items[0]), ()):
+            if (len(remembered) <= limit and (best is None or len(remembered) > best[0])
+                    and all(map(operator.is_, remembered, items))):
+                best = (len(remembered), value)
+        return best
+
+    def remember(self, items: Sequence[Key], value: Value) -> None:
+        """Keep `value` for `items`; it replaces a remembered sequence `items` extends."""
+        if not items:
+            return
+        kept = tuple(items)
+        with self._lock:
+            # a copy: a reader may be walking the published list (an entry keeps its first object, so its id, alive)
+            entries = list(self._starts.pop(id(kept[0]), ()))
+            for i, (remembered, _) in enumerate(entries):
+                if len(remembered) <= len(kept) and all(map(operator.is_, remembered, kept)):
+                    self.size -= len(entries.pop(i)[0])
+                    break
+            entries.append((kept, value))
+            self.size += len(kept)
+            while len(entries) > self.per_start:
+                self.size -= len(entries.pop(0)[0])
+            self._starts[id(kept[0])] = entries
+            while self.size > self.budget and self._starts:
+                _, dropped = self._starts.popitem(last=False)
+                self.size -= sum(len(remembered) for remembered, _ in dropped)
 
 
 def _cost(item) -> int:
