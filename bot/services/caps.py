@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..domain.agent import is_dm
 from ..domain.errors import CapReached
@@ -42,6 +43,12 @@ class CapView:
         return CapView(self.cap_usd, None if self.month_micros is None else self.month_micros + micros)
 
 
+class ChannelRead(NamedTuple):
+    settings: ChannelSettings
+    cap: CapView
+    parent_id: int | None  # the channel's conversation session (None: it has none yet)
+
+
 class SpendCaps:
     def __init__(self, store: Store, replies: Replies, default_cap: float | None, admins: frozenset[str] = frozenset()):
         self.store = store
@@ -50,11 +57,13 @@ class SpendCaps:
         self.admins = admins  # THREADFORK_ADMINS, who may raise it beside the workspace's admins and owners
         self._noticed: set[str] = set()
 
-    def read(self, channel: Channel) -> tuple[ChannelSettings, CapView]:
-        """The channel's settings and its cap in force, in the one read a turn makes of them."""
-        chosen, month = self.store.spending.chosen(channel, self.default_cap)
+    def read(self, channel: Channel) -> ChannelRead:
+        """The channel's settings, its cap in force and its conversation's session, in the one read a turn
+        makes of them."""
+        standing = self.store.spending.chosen(channel, self.default_cap)
+        chosen = standing.settings
         cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else self.default_cap
-        return chosen, CapView(cap, month)
+        return ChannelRead(chosen, CapView(cap, standing.month_micros), standing.parent_id)
 
     def refusal(self, channel: Channel, view: CapView, elsewhere: bool = False) -> str | None:
         """What a person who asks for a new turn or fork is told privately at the cap (None: below it); the

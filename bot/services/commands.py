@@ -80,7 +80,7 @@ class SlashCommands:
             economy=self.store.views.channel_economy(command.channel),
             connector_calls=self.store.connector_use.in_channel(command.channel),
             spend=self.store.spending.report(command.channel),
-            cap_usd=self.caps.read(command.channel)[1].cap_usd if self.caps else None,
+            cap_usd=self.caps.read(command.channel).cap.cap_usd if self.caps else None,
         )
         self.answers.show_context(command.audience, report)
 

@@ -37,7 +37,7 @@ class Gestures:
     def reaction(self, channel: Channel, ts: str, user_id: str, name: str) -> None:
         base = name.split("::")[0]  # skin tones arrive as "x::skin-tone-2"
         if base in RETRY_REACTIONS and self.access.refusal(channel, user_id) is None:
-            capped = self.caps.refusal(channel, self.caps.read(channel)[1]) if self.caps else None
+            capped = self.caps.refusal(channel, self.caps.read(channel).cap) if self.caps else None
             if capped:
                 self.answers.tell(Audience(channel.team_id, channel.id, user_id), capped)
                 return

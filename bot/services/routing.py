@@ -99,7 +99,7 @@ class Router:
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
-        chosen, cap = self.caps.read(message.channel)  # read once for the whole turn (its spend: if capped)
+        chosen, cap, parent = self.caps.read(message.channel)  # read once for the whole turn
         refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
             if self.store.claims.claim(key):
@@ -113,15 +113,17 @@ class Router:
                 self._adopt(message, text, audience, key, capped)
             elif text or message.files:
                 if capped or not self._privately(message, text, key, chosen, cap):
-                    self._parent_turn(message, text, audience, key, chosen, cap, capped)
+                    self._parent_turn(message, text, audience, key, chosen, cap, capped, parent)
             elif self.store.claims.claim(key):
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
 
     def _parent_turn(self, message: IncomingMessage, text: str, audience: Audience, key: str,
-                     chosen: ChannelSettings, cap: CapView | None, capped: str | None) -> None:
-        session = Session(self.store.sessions.parent_id(message.channel), message.channel_id, message.team_id)
+                     chosen: ChannelSettings, cap: CapView | None, capped: str | None, parent: int | None) -> None:
+        """`parent`: the channel's session as the turn's read found it (None: it has none yet, made here)."""
+        parent = parent if parent is not None else self.store.sessions.parent_id(message.channel)
+        session = Session(parent, message.channel_id, message.team_id)
         if capped:
             self._keep_unanswered(session, message, text, audience, key, capped)
         else:

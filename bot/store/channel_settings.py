@@ -48,9 +48,13 @@ class SqlChannelSettings:
 
 def read(conn, channel: Channel) -> ChannelSettings:
     """The channel's choices, inside the caller's read."""
-    row = conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first()
+    return from_row(conn, channel, conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first())
+
+
+def from_row(conn, channel: Channel, row) -> ChannelSettings:
+    """The channel's choices from its row as just read (None: it has none), its connectors read beside it."""
     chosen = connectors.read(conn, channel) if row is not None and row.connectors_chosen else None
-    return to_settings(row, chosen) if row else ChannelSettings()
+    return to_settings(row, chosen) if row is not None else ChannelSettings()
 
 
 # each setting is the column of its name (tools as text): a new setting needs its column, nothing here;

@@ -1,20 +1,22 @@
 """Each channel's estimated spend per UTC day (bot/domain/spend.py), added to in the very transaction that
 records an answer, summary, draft or compaction (one upsert, no transaction of its own); and what a turn
-reads of it: the month's sum, beside the channel's settings in the one read a turn makes of them, and only
-when a cap applies there."""
+reads of it: the month's sum, beside the channel's settings and its parent session's id in the one statement
+a turn makes about its channel (reported only where a cap applies)."""
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import and_, bindparam, func, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.model import Channel, Usage
-from ..domain.settings import ChannelSettings
 from ..domain.spend import Spent, SpendReport, day_of, month_of, spent
+from ..services.ports import Standing
 from . import channel_settings as settings_rows
 from .database import Database
-from .tables import spend
+from .rows import parent_key
+from .sessions import PARENT
+from .tables import channel_settings, spend
 
 _FIGURES = ("cost_micros", "fork_micros", "uncached_micros", "unpriced")
 _KEY = ("team_id", "channel_id", "day")
@@ -30,8 +32,16 @@ def _upsert(dialect):
 # on every recorded answer's path: built once, for each database
 ADD = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}
 _channel = (spend.c.team_id == bindparam("team_id"), spend.c.channel_id == bindparam("channel_id"))
-MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
+_MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
     *_channel, spend.c.day >= bindparam("first"), spend.c.day < bindparam("next"))
+# a turn's one statement about its channel: the parent's id, the month's sum (a few indexed rows, so summed
+# whether or not a cap applies) and the settings row if there is one (outer-joined to a row that always is)
+_ALWAYS = select(literal(1).label("always")).subquery()
+STANDING = (select(PARENT.scalar_subquery().label("parent_session"), _MONTH.scalar_subquery().label("month_spent"),
+                   channel_settings)
+            .select_from(_ALWAYS.outerjoin(channel_settings, and_(
+                channel_settings.c.team_id == bindparam("team_id"),
+                channel_settings.c.channel_id == bindparam("channel_id")))))
 
 
 def add(conn, team_id: str, channel_id: str, now: datetime, usage: Usage, in_fork: bool) -> None:
@@ -48,14 +58,14 @@ class SqlSpending:
     def __init__(self, db: Database):
         self.db = db
 
-    def chosen(self, channel: Channel, default_cap: float | None) -> tuple[ChannelSettings, int | None]:
+    def chosen(self, channel: Channel, default_cap: float | None) -> Standing:
         first, following = month_of(self.db.now())
         with self.db.reading() as conn:
-            chosen = settings_rows.read(conn, channel)
-            cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else default_cap
-            month = conn.scalar(MONTH, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
-                                        "next": following}) if cap else None
-        return chosen, None if month is None else int(month)
+            row = conn.execute(STANDING, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
+                                          "next": following, "key": parent_key(channel)}).one()
+            chosen = settings_rows.from_row(conn, channel, row if row.team_id is not None else None)
+        cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else default_cap
+        return Standing(chosen, int(row.month_spent) if cap else None, row.parent_session)
 
     def report(self, channel: Channel) -> SpendReport:
         now = self.db.now()

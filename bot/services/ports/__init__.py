@@ -67,6 +67,7 @@ from .values import (
     Place,
     SharedFile,
     Source,
+    Standing,
     StoredFile,
     Submitted,
     ThreadMessage,
@@ -76,6 +77,6 @@ __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUse
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
            "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
-           "Shared", "SharedFile", "Source", "Spending", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
+           "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",
            "TurnQueue", "Upkeep", "Views"]

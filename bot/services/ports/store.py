@@ -24,7 +24,7 @@ from ...domain.model import (
     TurnStatus,
     Usage,
 )
-from .values import Adopted, Batch, Clock, Kept, StoredFile, Submitted
+from .values import Adopted, Batch, Clock, Kept, Standing, StoredFile, Submitted
 
 class Claims(Protocol):
     def claim(self, key: str) -> bool:
@@ -295,9 +295,9 @@ class Spending(Protocol):
     """Each channel's estimated spend per UTC day, from the usage the API reported, priced as each answer,
     summary, draft and compaction is recorded and added in that same transaction (bot/domain/spend.py)."""
 
-    def chosen(self, channel: Channel, default_cap: float | None) -> tuple[ChannelSettings, int | None]:
-        """The channel's settings and, when a cap applies there (its own, else `default_cap`), its spend this
-        UTC month in micro-dollars (None: no cap applies, nothing summed) — in the one read a turn makes."""
+    def chosen(self, channel: Channel, default_cap: float | None) -> Standing:
+        """The channel's settings, its spend this UTC month when a cap applies there (its own, else
+        `default_cap`) and its conversation's session, if it has one — in the one read a turn makes."""
     def report(self, channel: Channel) -> SpendReport:
         """Today's and this month's figures (UTC), for `/context`."""
     def months(self, team_id: str) -> dict[str, Spent]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ...domain.model import Channel, FileKind, Fork, Session, Turn, Usage
+from ...domain.settings import ChannelSettings
 from ...domain.queue import MAX_ATTEMPTS  # noqa: F401 (the services' name for it; the rule is the domain's)
 
 Clock = Callable[[], datetime]  # naive UTC
@@ -30,6 +31,17 @@ class Completion:
     connector_calls: tuple[tuple[str, int], ...] = ()  # (connector, MCP tool calls) in the answer
     failed_connectors: tuple[tuple[str, str], ...] = ()  # (connector, what went wrong)
     stopped: bool = False  # a person stopped it (Stop): `text` is what was written until then
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What a turn reads of its channel, in one read: the channel's settings, its spend this UTC month in
+    micro-dollars where a cap applies (None: none applies, nothing summed) and its conversation's session
+    (None: the channel has none yet)."""
+
+    settings: ChannelSettings
+    month_micros: int | None
+    parent_id: int | None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from bot.domain.model import Channel
 from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Spent, SpendReport, day_of, month_of
+from bot.services.ports import Standing
 
 from .state import Memory
 
@@ -70,11 +71,13 @@ class MemorySpending:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def chosen(self, channel: Channel, default_cap: float | None) -> tuple[ChannelSettings, int | None]:
+    def chosen(self, channel: Channel, default_cap: float | None) -> Standing:
         with self.m.lock:
             chosen = self.m.settings.get(channel, ChannelSettings())
             cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else default_cap
-            return chosen, self._month(channel).cost_micros if cap else None
+            parent = next((row.id for row in self.m.sessions.values()
+                           if row.kind == "parent" and row.channel == channel), None)
+            return Standing(chosen, self._month(channel).cost_micros if cap else None, parent)
 
     def report(self, channel: Channel) -> SpendReport:
         with self.m.lock:
