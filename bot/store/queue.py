@@ -27,6 +27,7 @@ from .rows import (
     bump,
     in_channel,
     index,
+    insert_turn,
     release_lease,
     settle,
     take_lease,
@@ -54,12 +55,15 @@ class SqlTurnQueue:
                     conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
                 if delivery:
                     conn.execute(DELIVERY_DONE, {"done_key": delivery, "now": now})
-                self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
-                            author_name=author_name, slack_ts=slack_ts, channel=channel,
-                            attachments=attachments)
-                if not take_lease(conn, session_id, owner, now, lease_seconds):
+                row = conn.execute(sql.SEQ_AND_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                                       "until": lease_until(now, lease_seconds)}).one()
+                insert_turn(conn, now, session_id, row.next_seq, Role.USER, text, TurnStatus.PENDING,
+                            author_id=author_id, author_name=author_name, slack_ts=slack_ts, attachments=attachments)
+                if slack_ts and channel:
+                    index(conn, channel, slack_ts, session_id)
+                if row.lease_owner != owner:
                     return Submitted(stored=True)
-                return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now))
+                return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now, row))
         except IntegrityError:
             if claim:
                 return Submitted(stored=False)

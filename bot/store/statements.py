@@ -27,6 +27,17 @@ TAKE_LEASE = (update(sessions)
               .where(_session, clause(lease_takeable(bindparam("owner"), bindparam("now"))))
               .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
 
+# a submitted turn's seq and the session's lease in one statement, the session as it then is returned: the
+# lease went to `owner` if the row says so (taken only where it was takeable, kept as it was elsewhere)
+_takeable = clause(lease_takeable(bindparam("owner"), bindparam("now")))
+SEQ_AND_LEASE = (update(sessions).where(_session)
+                 .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"),
+                         lease_owner=case((_takeable, bindparam("owner", type_=sessions.c.lease_owner.type)),
+                                          else_=sessions.c.lease_owner),
+                         lease_until=case((_takeable, bindparam("until", type_=sessions.c.lease_until.type)),
+                                          else_=sessions.c.lease_until))
+                 .returning(*sessions.c))
+
 RENEW_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
                .values(lease_until=bindparam("until"), last_activity_at=bindparam("now")))
 
