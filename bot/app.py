@@ -71,7 +71,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     if settings.many_workspaces:
         client, identity = web_client(None, settings.slack_api_url, pool), None  # each request's token: its install
         # lookups read in transactions that never queue behind SQLite's writer
-        clients = Installed(installs.installation_store(settings, db.reader), settings.slack_api_url, pool)
+        clients = Installed(installs.installation_store(settings, db.engine), settings.slack_api_url, pool)
     else:
         client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url, pool)
         who = _who_am_i(client)

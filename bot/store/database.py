@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from sqlalchemy import Engine, insert, update
 
 from ..services.ports import Clock
-from .engine import READ_ONLY, writer_queue
+from .engine import as_write, writer_queue
 from .migrate import migrate
 from .tables import health
 
@@ -23,7 +23,6 @@ def utcnow() -> datetime:
 class Database:
     def __init__(self, engine: Engine, clock: Clock = utcnow):
         self.engine = engine
-        self.reader = engine.execution_options(**{READ_ONLY: True})  # for transactions that only read
         self._writer = writer_queue(engine)
         self.clock = clock
 
@@ -31,11 +30,14 @@ class Database:
     def writing(self, urgent: bool = False):
         """A write transaction, queued for the writer before it takes a connection; `urgent` ones (what
         an acknowledgement waits for) go before the others waiting."""
-        with (writer_queue(self.engine, urgent=True) if urgent else self._writer), self.engine.begin() as conn:
-            yield conn
+        with (writer_queue(self.engine, urgent=True) if urgent else self._writer), self.engine.connect() as conn:
+            as_write(conn)
+            with conn.begin():
+                yield conn
 
     def reading(self):
-        return self.reader.begin()
+        """A transaction that only reads (on SQLite a deferred one: it never waits for the writer)."""
+        return self.engine.begin()
 
     def now(self) -> datetime:
         return self.clock()

@@ -9,6 +9,8 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine
 
+from .engine import as_write
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 LOCK_KEY = 7_410_2026  # any constant shared by every replica
 _IN_PROCESS = threading.Lock()  # Alembic's context is process-global: one migration at a time here
@@ -30,6 +32,7 @@ def migrate(engine: Engine) -> None:
             # (A no-op inside a transaction, so set before it begins, on the raw connection.)
             _foreign_keys(connection, "OFF")
         try:
+            as_write(connection)
             with connection.begin():
                 if connection.dialect.name == "postgresql":
                     connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")

@@ -194,3 +194,23 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
     store.erasure.forget_channel(Channel("T1", "C2"))  # the highest id goes
     assert store.sessions.parent_id(Channel("T1", "C3")) == 3  # SQLite without AUTOINCREMENT would give 2 again
     db.engine.dispose()
+
+
+def test_sqlite_writes_hold_the_write_lock_from_their_begin_and_reads_never_wait_for_it(tmp_path):
+    import sqlite3
+
+    from bot.store.database import Database
+
+    database = tmp_path / "locks.db"
+    db = Database(make_engine(f"sqlite:///{database}"))
+    db.create_schema()
+    other = sqlite3.connect(database, timeout=0, isolation_level=None)
+    with db.writing():  # no statement yet: the lock is SQLite's from BEGIN IMMEDIATE on
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("BEGIN IMMEDIATE")
+    other.execute("BEGIN IMMEDIATE")  # another process writing now
+    with db.reading() as conn:  # deferred: reads the last commit without waiting
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM sessions").scalar() == 0
+    other.execute("ROLLBACK")
+    other.close()
+    db.engine.dispose()
