@@ -54,6 +54,9 @@ class RecordingReply:
     def tool_finished(self, tool_id: str, sources, failed: bool, output: str = "") -> None:
         self.tools.append(("finished", tool_id, list(sources), failed))
 
+    def ended(self) -> None:
+        """Nothing to show early: the transcript records the finished reply."""
+
     def finish(self, tail: str = "") -> list[str]:
         self.text += tail
         return [self.chat.record("reply", self.place, self.text).ts]

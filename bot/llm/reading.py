@@ -65,6 +65,10 @@ class Reading:
         elif kind == "message_delta":
             self.counts.update(_counts(event.usage))  # final counts override the first ones
             self.stop_reason = getattr(event.delta, "stop_reason", None)
+            # a paused turn goes on; sources or a failed connector make a tail, shown with the finish in one call
+            if self.events and self.stop_reason not in (None, "pause_turn") and not (
+                    self.cited or self.found or self.failed_connectors):
+                self.events.ended()
 
     def resume(self) -> list[dict]:
         """Claude paused (`pause_turn`): the whole answer so far, as content blocks to hand back, and

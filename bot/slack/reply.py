@@ -99,6 +99,9 @@ class _Reply:
     def _status_line(self) -> str:
         return status_line(list(self.researching.values())[-1]) if self.researching else ""
 
+    def ended(self) -> None:
+        """The words are all written; a fork's stream still ends at `finish`, its tail riding on chat.stopStream."""
+
     def finish(self, tail: str = "") -> list[str]:
         """`tail` is never streamed on its own: it rides on the last call (chat.stopStream, the last update)."""
         self.researching.clear()
@@ -132,12 +135,14 @@ class _Reply:
 class ChannelReply(_Reply):
     """A top-level answer: posted as its words come, with a Stop button under it while it streams, then
     updated in place. Its first words wait for the answer's next event (more words, research, its end):
-    an answer that arrives whole is posted once, finished — with no Stop to take away again."""
+    an answer that arrives whole is posted once, finished, as soon as its stop reason comes (not once the
+    stream has closed) — with no Stop to take away again."""
 
     def __init__(self, chat: SlackChat, place: Place, **kwargs):
         super().__init__(chat, place, **kwargs)
         self.posted = Posted(chat, place)
         self.streaming = [stop_block(place.reply_id)] if place.reply_id is not None else None
+        self._shown_final: str | None = None  # the text shown finished when the answer ended (`ended`)
 
     @property
     def ts(self) -> list[str]:
@@ -148,6 +153,18 @@ class ChannelReply(_Reply):
             self.text = delta
             return
         super().write(delta)
+
+    def ended(self) -> None:
+        """Shown finished at once, without waiting for the stream to close and the answer to be stored."""
+        if self.text.strip() and not self.researching:
+            self._flush(final=True)
+            self._shown_final = self.text if self.ts else None  # not shown: `finish` tries again
+            self.thinking.stop()
+
+    def finish(self, tail: str = "") -> list[str]:
+        if self._shown_final is not None and not tail and self.text == self._shown_final:
+            return self.ts  # shown finished already: nothing to add
+        return super().finish(tail)
 
     def _deliver(self, visible: str, final: bool) -> None:
         self.posted.status = self._status_line()

@@ -178,3 +178,21 @@ def test_an_overload_in_the_middle_of_a_stream_says_so_and_keeps_the_turn(bot, s
     fork = bot.store.sessions.fork_by_message(GENERAL, root)
     statuses = [(t.role.value, t.status.value) for t in bot.store.turns.turns(fork.id)]
     assert statuses == [("user", "failed"), ("assistant", "aborted")]
+
+
+def test_an_answer_that_arrives_whole_is_shown_finished_when_its_stop_reason_comes_not_when_the_stream_closes(
+        bot, slack, claude):
+    claude.script(Script(text="All of it at once.", chunks=1, stop_delay=1.5))
+    asked = len(slack.calls)
+    bot.say("UALICE01", "a short one", mention=True)
+    [post] = wait_until(lambda: slack.posts(CHANNEL, top_level=True), timeout=1.2,
+                        message="the answer shown before the stream closed")
+    assert 0 not in claude.finished_at  # the fake is still holding the stream open
+    buttons = [e.get("action_id") for b in slack.message(post.ts, CHANNEL)["blocks"] for e in b.get("elements", [])
+               if isinstance(e, dict)]
+    assert "answer_feedback" in buttons and "stop_answer" not in buttons  # finished: no Stop to take away
+    assert post.shown == "All of it at once."
+    bot.settled()
+    assert [c.method for c in slack.calls[asked:] if c.method.startswith("chat.")] == ["chat.postMessage"]
+    answer = [t for t in bot.store.turns.turns(bot.store.sessions.parent_id(GENERAL)) if t.role.value == "assistant"]
+    assert answer[-1].text == "All of it at once." and answer[-1].slack_ts == post.ts

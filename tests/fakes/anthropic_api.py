@@ -77,6 +77,7 @@ class Script:
     mcp: list = field(default_factory=list)  # McpCall uses, before the web tools' and the text
     preface: str | None = None  # a text block before the tool uses ("I'll look that up.")
     stop_reason: str = "end_turn"  # e.g. "pause_turn" for a long tool-using turn the client resumes
+    stop_delay: float = 0.0  # seconds between message_delta (the stop reason) and message_stop
 
     def __post_init__(self):
         check_citations(self.tools, self.cited)
@@ -347,6 +348,8 @@ class _Handler(QuietHandler):
         self._event("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": script.stop_reason, "stop_sequence": None},
                                       "usage": closing})
+        if script.stop_delay:
+            time.sleep(script.stop_delay)
         self._event("message_stop", {"type": "message_stop"})
         self.close_connection = True
 

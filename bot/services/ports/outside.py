@@ -16,6 +16,8 @@ class ReplyEvents(Protocol):
         (`name`: "connector · tool")."""
     def tool_finished(self, tool_id: str, sources: list[Source], failed: bool, output: str = "") -> None:
         """It ended (`output`: a one-line result, for a connector's call)."""
+    def ended(self) -> None:
+        """The answer's words are all written (its stop reason came); `finish` follows, perhaps with a tail."""
 
 
 class ReplyWriter(ReplyEvents, Protocol):
