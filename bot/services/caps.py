@@ -1,8 +1,9 @@
 """A channel's monthly cap on estimated spend (bot/domain/spend.py), in `/threadfork` settings, with
 THREADFORK_MONTHLY_SPEND_CAP_USD as every channel's default.
 
-- A turn's one read of its channel's settings brings the month's spend only where a cap applies
-  (`read`): where none does (the default), the cap costs a turn nothing.
+- A turn's one read of its channel (`read`: its settings, the month's spend and its session, in one
+  statement, usually inside its delivery's keep) brings the cap's figures with it: the cap costs a turn
+  no read of its own; the month counts only where a cap applies.
 - At the cap, a new turn or fork gets a private answer (`refusal`) and no model call; merges and
   abandons go on, so no fork is stranded. The cap and the month are read afresh at every turn, so a
   raised cap or a new month lifts it at once on every replica.
@@ -21,7 +22,7 @@ from ..domain.errors import CapReached
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
 from ..domain.spend import ESTIMATED, CapState, cap_micros, cap_state, dollars, month_of
-from .ports import Place, Replies, Store
+from .ports import Place, Replies, Standing, Store
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +58,13 @@ class SpendCaps:
         self.admins = admins  # THREADFORK_ADMINS, who may raise it beside the workspace's admins and owners
         self._noticed: set[str] = set()
 
-    def read(self, channel: Channel) -> ChannelRead:
+    def read(self, channel: Channel, standing: Standing | None = None) -> ChannelRead:
         """The channel's settings, its cap in force and its conversation's session, in the one read a turn
-        makes of them."""
-        standing = self.store.spending.chosen(channel, self.default_cap)
+        makes of them (`standing`: as its delivery's keep read them, if it did)."""
+        standing = standing or self.store.spending.chosen(channel)
         chosen = standing.settings
         cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else self.default_cap
-        return ChannelRead(chosen, CapView(cap, standing.month_micros), standing.parent_id)
+        return ChannelRead(chosen, CapView(cap, standing.month_micros if cap else None), standing.parent_id)
 
     def refusal(self, channel: Channel, view: CapView, elsewhere: bool = False) -> str | None:
         """What a person who asks for a new turn or fork is told privately at the cap (None: below it); the

@@ -13,7 +13,8 @@ from typing import Protocol
 
 from ..domain.queue import one_too_many
 from .liveness import Liveness
-from .ports import MAX_ATTEMPTS, Store
+from ..domain.model import Channel
+from .ports import MAX_ATTEMPTS, Standing, Store
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,14 @@ class Intake:
         if kept:
             self.liveness.hold("delivery", key)
         return kept
+
+    def keep_turn(self, key: str, payload: str, channel: Channel) -> Standing | None:
+        """`keep` for a message that may be a turn in `channel`, reading in the same write what its turn reads of
+        the channel (its settings, month, session: a read transaction fewer per turn); None: kept before."""
+        standing = self.store.inbox.keep_and_read(key, payload, self.liveness.ttl, channel)
+        if standing is not None:
+            self.liveness.hold("delivery", key)
+        return standing
 
     def done(self, key: str) -> None:
         """Processed. A delivery this process no longer holds was finished already (its turn stored it

@@ -36,7 +36,7 @@ from .caps import CapView, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .pane import AgentPane
-from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Store
+from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Standing, Store
 from .refusals import refuse
 
 NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention me here with a question and "
@@ -58,6 +58,7 @@ class IncomingMessage:
     files: Sequence[SharedFile] = ()  # may be read lazily (Slack Connect stubs are resolved on first read)
     shared: tuple[SharedMessage, ...] = ()  # messages shared or forwarded with this one
     delivery: str | None = None  # the kept delivery it arrived in (done once its turn is stored)
+    standing: Standing | None = None  # what its turn reads of the channel, as its delivery's keep read it
     # in a DM: the channels Slack says its writer views (its app_context; None: it attached no context)
     viewing: tuple[str, ...] | None = None
 
@@ -99,7 +100,7 @@ class Router:
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
-        chosen, cap, parent = self.caps.read(message.channel)  # read once for the whole turn
+        chosen, cap, parent = self.caps.read(message.channel, message.standing)  # once for the whole turn
         refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
             if self.store.claims.claim(key):

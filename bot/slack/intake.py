@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from slack_bolt import BoltRequest, BoltResponse
 
 from ..domain.commands import mentions
+from ..domain.model import Channel
 from ..services.facade import Services
 from ..services.gestures import ABANDON_REACTIONS, MERGE_REACTIONS, RETRY_REACTIONS
 from ..services.ports import Audience, PrivateAnswers
@@ -77,6 +78,17 @@ def from_person(message: dict, bot_user_id: str | None) -> bool:
             and not message.get("bot_id"))
 
 
+def turn_channel(body: dict, team_id: str | None) -> Channel | None:
+    """The channel (of the workspace the delivery is for, as its listener names it) of a person's message that
+    may become a turn: a mention, a DM, a thread's message."""
+    event = body.get("event") if body.get("type") == "event_callback" else None
+    if not isinstance(event, dict) or event.get("type") not in ("message", "app_mention") \
+            or event.get("subtype") not in HUMAN_SUBTYPES:
+        return None
+    channel = event.get("channel")
+    return Channel(team_id, channel) if team_id and isinstance(channel, str) and channel else None
+
+
 def _digest(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:40]
 
@@ -94,8 +106,14 @@ class Door:
         key = delivery_key(req.body, self.services.bot_user_id(req.context.team_id or ""))
         if key is None:
             return next()
+        channel = turn_channel(req.body, req.context.team_id)
+        payload = json.dumps(without_tokens(req.body))
         try:
-            kept = self.services.intake.keep(key, json.dumps(without_tokens(req.body)))
+            if channel is None:
+                kept = self.services.intake.keep(key, payload)
+            else:  # a message that may be a turn: what its turn reads of the channel comes with the keep
+                standing = self.services.intake.keep_turn(key, payload, channel)
+                kept = standing is not None
         except Exception as error:  # noqa: BLE001 - any store failure means "not recorded"
             log.warning("could not keep delivery %s (%s)", key, type(error).__name__)
             return self._refuse(req)
@@ -103,6 +121,8 @@ class Door:
             log.info("delivery %s was kept before; acknowledged without processing", key)
             return BoltResponse(status=200, body="")
         req.context["delivery"] = key
+        if channel is not None:
+            req.context["standing"] = standing
         return next()
 
     def _refuse(self, req: BoltRequest) -> BoltResponse:

@@ -204,6 +204,7 @@ def _message(services: Services, event: dict, context, stubs: FileStubs | None) 
         files=MessageFiles([*(event.get("files") or []), *shared_files(event)], _team(context), stubs),
         shared=shared_messages(event),
         delivery=context.get("delivery"),
+        standing=context.get("standing"),
         viewing=viewed_channels(event.get("app_context")),
     ))
 

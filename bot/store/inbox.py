@@ -13,8 +13,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..services.ports import Kept
+from ..domain.model import Channel
+from ..services.ports import Kept, Standing
 from .database import Database
+from .spend import read_standing
 from .tables import inbox
 
 # every delivery's two writes, built once: kept before the ack, done (its body cleared) after
@@ -36,6 +38,16 @@ class SqlInbox:
             return True
         except IntegrityError:
             return False
+
+    def keep_and_read(self, key: str, payload: str, claim_seconds: float, channel: Channel) -> Standing | None:
+        now = self.db.now()
+        try:
+            with self.db.writing(urgent=True) as conn:
+                conn.execute(_KEEP, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
+                                     "claimed_until": now + timedelta(seconds=claim_seconds)})
+                return read_standing(conn, channel, now)  # its turn's read, without a transaction of its own
+        except IntegrityError:
+            return None
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:

@@ -1,7 +1,7 @@
 """Each channel's estimated spend per UTC day (bot/domain/spend.py), added to in the very transaction that
 records an answer, summary, draft or compaction (one upsert, no transaction of its own); and what a turn
 reads of it: the month's sum, beside the channel's settings and its parent session's id in the one statement
-a turn makes about its channel (reported only where a cap applies)."""
+a turn makes about its channel (in its delivery's keep, when the Slack adapter knows the channel then)."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -34,8 +34,9 @@ ADD = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}
 _channel = (spend.c.team_id == bindparam("team_id"), spend.c.channel_id == bindparam("channel_id"))
 _MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
     *_channel, spend.c.day >= bindparam("first"), spend.c.day < bindparam("next"))
-# a turn's one statement about its channel: the parent's id, the month's sum (a few indexed rows, so summed
-# whether or not a cap applies) and the settings row if there is one (outer-joined to a row that always is)
+# a turn's one statement about its channel: the parent's id, the month's sum (a few indexed rows: summed
+# whether or not a cap applies, SpendCaps decides) and the settings row if there is one (outer-joined to a
+# row that always is)
 _ALWAYS = select(literal(1).label("always")).subquery()
 STANDING = (select(PARENT.scalar_subquery().label("parent_session"), _MONTH.scalar_subquery().label("month_spent"),
                    channel_settings)
@@ -54,18 +55,22 @@ def add(conn, team_id: str, channel_id: str, now: datetime, usage: Usage, in_for
                                           **{name: getattr(figures, name) for name in _FIGURES}})
 
 
+def read_standing(conn, channel: Channel, now: datetime) -> Standing:
+    """What a turn reads of its channel, inside the caller's transaction (a read, or the keep of its delivery)."""
+    first, following = month_of(now)
+    row = conn.execute(STANDING, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
+                                  "next": following, "key": parent_key(channel)}).one()
+    chosen = settings_rows.from_row(conn, channel, row if row.team_id is not None else None)
+    return Standing(chosen, int(row.month_spent), row.parent_session)
+
+
 class SqlSpending:
     def __init__(self, db: Database):
         self.db = db
 
-    def chosen(self, channel: Channel, default_cap: float | None) -> Standing:
-        first, following = month_of(self.db.now())
+    def chosen(self, channel: Channel) -> Standing:
         with self.db.reading() as conn:
-            row = conn.execute(STANDING, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
-                                          "next": following, "key": parent_key(channel)}).one()
-            chosen = settings_rows.from_row(conn, channel, row if row.team_id is not None else None)
-        cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else default_cap
-        return Standing(chosen, int(row.month_spent) if cap else None, row.parent_session)
+            return read_standing(conn, channel, self.db.now())
 
     def report(self, channel: Channel) -> SpendReport:
         now = self.db.now()

@@ -62,17 +62,14 @@ def test_a_model_missing_from_the_price_table_is_counted_never_priced(store):
     assert (month.cost_micros, month.unpriced) == (usage().cost_micros, 1)
 
 
-def test_a_turns_settings_read_brings_the_months_spend_only_where_a_cap_applies(store):
+def test_a_turns_read_brings_the_channels_settings_and_its_months_spend(store):
     parent = store.sessions.parent_id(GENERAL)
     answered(store, parent, usage())
     spent = usage().cost_micros
-    assert store.spending.chosen(GENERAL, None) == Standing(ChannelSettings(), None, parent)  # no cap: nothing summed
-    assert store.spending.chosen(GENERAL, 25.0) == Standing(ChannelSettings(), spent, parent)  # the default applies
-    store.channel_settings.save(GENERAL, ChannelSettings(monthly_spend_cap_usd=0.0), "UADMIN01")
-    assert store.spending.chosen(GENERAL, 25.0).month_micros is None  # this channel chose no cap
+    assert store.spending.chosen(GENERAL) == Standing(ChannelSettings(), spent, parent)
     store.channel_settings.save(GENERAL, ChannelSettings(monthly_spend_cap_usd=10.0, model="claude-haiku-5-5"),
                                 "UADMIN01")
-    read = store.spending.chosen(GENERAL, None)
+    read = store.spending.chosen(GENERAL)
     assert (read.settings.monthly_spend_cap_usd, read.settings.model, read.month_micros) == (
         10.0, "claude-haiku-5-5", spent)
     assert store.channel_settings.of(GENERAL) == read.settings
@@ -80,11 +77,24 @@ def test_a_turns_settings_read_brings_the_months_spend_only_where_a_cap_applies(
 
 def test_a_turns_read_finds_its_channels_session_or_none_and_makes_none(store):
     elsewhere = Channel("T1", "C7")
-    assert store.spending.chosen(elsewhere, 5.0) == Standing(ChannelSettings(), 0, None)
-    assert store.spending.chosen(elsewhere, None).parent_id is None  # reading it made no session
+    assert store.spending.chosen(elsewhere) == Standing(ChannelSettings(), 0, None)
+    assert store.spending.chosen(elsewhere).parent_id is None  # reading it made no session
     parent = store.sessions.parent_id(elsewhere)
-    assert store.spending.chosen(elsewhere, None).parent_id == parent
-    assert store.spending.chosen(Channel("T2", "C7"), None).parent_id is None  # another workspace's channel
+    assert store.spending.chosen(elsewhere).parent_id == parent
+    assert store.spending.chosen(Channel("T2", "C7")).parent_id is None  # another workspace's channel
+
+
+def test_a_deliverys_keep_reads_what_its_turn_reads_of_the_channel_and_a_redelivery_reads_nothing(store):
+    parent = store.sessions.parent_id(GENERAL)
+    answered(store, parent, usage())
+    store.channel_settings.save(GENERAL, ChannelSettings(monthly_spend_cap_usd=10.0), "UADMIN01")
+    read = store.inbox.keep_and_read("event:Ev1", "{}", 30, GENERAL)
+    assert read == store.spending.chosen(GENERAL) == Standing(ChannelSettings(monthly_spend_cap_usd=10.0),
+                                                               usage().cost_micros, parent)
+    assert store.inbox.keep_and_read("event:Ev1", "{}", 30, GENERAL) is None  # Slack's retry: turned away
+    assert store.inbox.keep("event:Ev1", "{}", 30) is False  # one inbox, however the delivery was kept
+    assert store.inbox.keep_and_read("event:Ev2", "{}", 30, Channel("T1", "C7")) == Standing(ChannelSettings(), 0,
+                                                                                              None)
 
 
 def test_days_and_months_are_utc_and_a_new_month_starts_from_nothing(store):
@@ -99,9 +109,9 @@ def test_days_and_months_are_utc_and_a_new_month_starts_from_nothing(store):
     store.clock.now = datetime(2026, 12, 2, 9, 0)
     report = store.spending.report(GENERAL)
     assert report.today == Spent() and report.month.cost_micros == usage(2_000).cost_micros
-    assert store.spending.chosen(GENERAL, 5.0).month_micros == usage(2_000).cost_micros
+    assert store.spending.chosen(GENERAL).month_micros == usage(2_000).cost_micros
     store.clock.now = datetime(2027, 1, 1, 0, 0)
-    assert store.spending.chosen(GENERAL, 5.0).month_micros == 0
+    assert store.spending.chosen(GENERAL).month_micros == 0
 
 
 def test_every_channel_of_the_workspace_has_its_month_and_no_other_workspaces(store):
@@ -130,7 +140,7 @@ def test_forgetting_the_channel_or_the_workspace_takes_its_figures_and_keeps_its
         answered(store, store.sessions.parent_id(channel), usage())
     store.erasure.forget_channel(GENERAL)
     assert store.spending.report(GENERAL).month == Spent()
-    assert store.spending.chosen(GENERAL, None) == Standing(ChannelSettings(monthly_spend_cap_usd=10.0), 0, None)
+    assert store.spending.chosen(GENERAL) == Standing(ChannelSettings(monthly_spend_cap_usd=10.0), 0, None)
     assert store.spending.report(other).month.cost_micros == usage().cost_micros
     store.erasure.forget_team("T1")
     assert store.spending.months("T1") == {}

@@ -1,5 +1,6 @@
 """Where a person's message goes, on the in-memory store: each rule in milliseconds."""
 from bot.domain.model import Channel, ForkStatus
+from bot.domain.settings import ChannelSettings
 from bot.services.routing import IncomingMessage
 
 from .conftest import CHANNEL, UseCases
@@ -86,3 +87,16 @@ def test_under_the_owner_policy_only_the_owner_raises_a_forks_budget():
     assert cases.store.budgets.budget_extra(fork.id) == 0
     cases.services.budgets.raise_limit(fork.id, "UALICE01", Channel("T1", CHANNEL))
     assert cases.store.budgets.budget_extra(fork.id) == 100
+
+
+def test_a_turn_goes_by_what_its_deliverys_keep_read_of_the_channel_and_reads_it_no_more(cases):
+    here = Channel("T1", CHANNEL)
+    kept = cases.store.inbox.keep_and_read("event:Ev1", "{}", 30, here)
+    cases.store.channel_settings.save(here, ChannelSettings(model="claude-haiku-5-5"), "UADMIN01")  # after the keep
+    ts = cases.new_ts()
+    cases.services.router.receive(IncomingMessage("T1", CHANNEL, "channel", "UALICE01", "<@UBOT0001> hi", ts,
+                                                  standing=kept))
+    assert cases.model.inputs[0].model != "claude-haiku-5-5"  # the settings as the delivery's keep read them
+    assert cases.turns(cases.parent()) == [("user", "answered", "hi"), ("assistant", "complete", "Answer 1")]
+    cases.say("UALICE01", "and now?", mention=True)  # no keep read for it (a replay): read at its turn
+    assert cases.model.inputs[1].model == "claude-haiku-5-5"

@@ -37,6 +37,9 @@ class Claims(Protocol):
 class Inbox(Protocol):
     def keep(self, key: str, payload: str, claim_seconds: float) -> bool:
         """Record a delivery, claimed for processing by the caller; False if it was kept before."""
+    def keep_and_read(self, key: str, payload: str, claim_seconds: float, channel: Channel) -> Standing | None:
+        """`keep`, and in the same transaction what a turn in `channel` reads of it (Spending.chosen); None if
+        it was kept before."""
     def done(self, key: str) -> None:
         """Processed (or given up): its body goes, its key stays to turn redeliveries away."""
     def due(self, limit: int = 100) -> list[str]:
@@ -295,9 +298,9 @@ class Spending(Protocol):
     """Each channel's estimated spend per UTC day, from the usage the API reported, priced as each answer,
     summary, draft and compaction is recorded and added in that same transaction (bot/domain/spend.py)."""
 
-    def chosen(self, channel: Channel, default_cap: float | None) -> Standing:
-        """The channel's settings, its spend this UTC month when a cap applies there (its own, else
-        `default_cap`) and its conversation's session, if it has one — in the one read a turn makes."""
+    def chosen(self, channel: Channel) -> Standing:
+        """The channel's settings, its spend this UTC month and its conversation's session, if it has one — in
+        the one read a turn makes (unless its delivery's keep read them: Inbox.keep_and_read)."""
     def report(self, channel: Channel) -> SpendReport:
         """Today's and this month's figures (UTC), for `/context`."""
     def months(self, team_id: str) -> dict[str, Spent]:

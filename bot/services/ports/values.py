@@ -36,11 +36,10 @@ class Completion:
 @dataclass(frozen=True)
 class Standing:
     """What a turn reads of its channel, in one read: the channel's settings, its spend this UTC month in
-    micro-dollars where a cap applies (None: none applies, nothing summed) and its conversation's session
-    (None: the channel has none yet)."""
+    micro-dollars and its conversation's session (None: the channel has none yet)."""
 
     settings: ChannelSettings
-    month_micros: int | None
+    month_micros: int
     parent_id: int | None
 
 

@@ -71,13 +71,9 @@ class MemorySpending:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def chosen(self, channel: Channel, default_cap: float | None) -> Standing:
+    def chosen(self, channel: Channel) -> Standing:
         with self.m.lock:
-            chosen = self.m.settings.get(channel, ChannelSettings())
-            cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else default_cap
-            parent = next((row.id for row in self.m.sessions.values()
-                           if row.kind == "parent" and row.channel == channel), None)
-            return Standing(chosen, self._month(channel).cost_micros if cap else None, parent)
+            return standing(self.m, channel)
 
     def report(self, channel: Channel) -> SpendReport:
         with self.m.lock:
@@ -91,6 +87,15 @@ class MemorySpending:
             return {c.id: figures for c in channels if (figures := self._month(c)) != Spent()}
 
     def _month(self, channel: Channel) -> Spent:
-        first, following = month_of(self.m.clock())
-        return sum((figures for (c, day), figures in self.m.spend.items() if c == channel and first <= day < following),
-                   Spent())
+        return month(self.m, channel)
+
+
+def month(m: Memory, channel: Channel) -> Spent:
+    first, following = month_of(m.clock())
+    return sum((figures for (c, day), figures in m.spend.items() if c == channel and first <= day < following), Spent())
+
+
+def standing(m: Memory, channel: Channel) -> Standing:
+    """What a turn reads of its channel (the caller holds the lock)."""
+    parent = next((row.id for row in m.sessions.values() if row.kind == "parent" and row.channel == channel), None)
+    return Standing(m.settings.get(channel, ChannelSettings()), month(m, channel).cost_micros, parent)

@@ -4,8 +4,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-from bot.services.ports import Kept
+from bot.domain.model import Channel
+from bot.services.ports import Kept, Standing
 
+from .channel_settings import standing
 from .state import InboxRow, Memory
 
 
@@ -45,6 +47,10 @@ class MemoryInbox:
             now = self.m.clock()
             self.m.inbox[key] = InboxRow(payload, now, now + timedelta(seconds=claim_seconds))
             return True
+
+    def keep_and_read(self, key: str, payload: str, claim_seconds: float, channel: Channel) -> Standing | None:
+        with self.m.lock:
+            return standing(self.m, channel) if self.keep(key, payload, claim_seconds) else None
 
     def done(self, key: str) -> None:
         with self.m.lock:
