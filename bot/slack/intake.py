@@ -79,11 +79,13 @@ def from_person(message: dict, bot_user_id: str | None) -> bool:
 
 
 def turn_channel(body: dict, team_id: str | None) -> Channel | None:
-    """The channel (of the workspace the delivery is for, as its listener names it) of a person's message that
-    may become a turn: a mention, a DM, a thread's message."""
+    """The channel (of the workspace the delivery is for, as its listener names it) of a person's message at
+    a channel's or a DM's top level, which may become the conversation's turn. A thread's message is kept
+    alone: its turn reads its fork first, and a burst of them (a busy channel's forks) must not make every
+    acknowledgement wait for a read as well (bench: burst acks)."""
     event = body.get("event") if body.get("type") == "event_callback" else None
     if not isinstance(event, dict) or event.get("type") not in ("message", "app_mention") \
-            or event.get("subtype") not in HUMAN_SUBTYPES:
+            or event.get("subtype") not in HUMAN_SUBTYPES or event.get("thread_ts") not in (None, event.get("ts")):
         return None
     channel = event.get("channel")
     return Channel(team_id, channel) if team_id and isinstance(channel, str) and channel else None
