@@ -57,13 +57,15 @@ class SqlTurnQueue:
                     conn.execute(DELIVERY_DONE, {"done_key": delivery, "now": now})
                 row = conn.execute(sql.SEQ_AND_LEASE, {"session_id": session_id, "owner": owner, "now": now,
                                                        "until": lease_until(now, lease_seconds)}).one()
-                insert_turn(conn, now, session_id, row.next_seq, Role.USER, text, TurnStatus.PENDING,
-                            author_id=author_id, author_name=author_name, slack_ts=slack_ts, attachments=attachments)
+                leased = row.lease_owner == owner  # then row.next_seq is the reply's, reserved
+                insert_turn(conn, now, session_id, row.next_seq - 1 if leased else row.next_seq, Role.USER, text,
+                            TurnStatus.PENDING, author_id=author_id, author_name=author_name, slack_ts=slack_ts,
+                            attachments=attachments)
                 if slack_ts and channel:
                     index(conn, channel, slack_ts, session_id)
-                if row.lease_owner != owner:
+                if not leased:
                     return Submitted(stored=True)
-                return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now, row))
+                return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now, row, row.next_seq))
         except IntegrityError:
             if claim:
                 return Submitted(stored=False)
@@ -125,9 +127,11 @@ class SqlTurnQueue:
             return None
         return self._batch(conn, session_id, owner, now)
 
-    def _batch(self, conn, session_id: int, owner: str, now: datetime, row=None) -> Batch | None:
+    def _batch(self, conn, session_id: int, owner: str, now: datetime, row=None,
+               reply_seq: int | None = None) -> Batch | None:
         """The next batch as the domain decides it (bot/domain/queue.py: next_batch), its turns each
-        counted as one more attempt, a reply reserved for it. `row`: the session's, if just read."""
+        counted as one more attempt, a reply reserved for it. `row`: the session's, if just read;
+        `reply_seq`: the reply's seq, if reserved with the submitted turn's."""
         row = row if row is not None else conn.execute(sql.SESSION, {"session_id": session_id}).one()
         session = to_session(row)
         rows = conn.execute(sql.PENDING, {"session_id": session_id}).all()
@@ -138,7 +142,8 @@ class SqlTurnQueue:
             release_lease(conn, session_id, owner)
             return Batch(session, [], None, [], batch.given_up) if batch.given_up else None
         conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in batch.answer]})
-        reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING)
+        reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING) if reply_seq is None \
+            else insert_turn(conn, now, session_id, reply_seq, Role.ASSISTANT, "", TurnStatus.STREAMING)
         history = self._history_in(conn, session_id, row.version or 0)
         return Batch(session, batch.answer, reply, history, batch.given_up)
 

@@ -28,10 +28,12 @@ TAKE_LEASE = (update(sessions)
               .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
 
 # a submitted turn's seq and the session's lease in one statement, the session as it then is returned: the
-# lease went to `owner` if the row says so (taken only where it was takeable, kept as it was elsewhere)
+# lease went to `owner` if the row says so (taken only where it was takeable, kept as it was elsewhere), and
+# then the seq after the turn's is reserved too, for the reply its batch will need (unused if none is)
 _takeable = clause(lease_takeable(bindparam("owner"), bindparam("now")))
 SEQ_AND_LEASE = (update(sessions).where(_session)
-                 .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"),
+                 .values(next_seq=sessions.c.next_seq + case((_takeable, 2), else_=1),
+                         last_activity_at=bindparam("now"),
                          lease_owner=case((_takeable, bindparam("owner", type_=sessions.c.lease_owner.type)),
                                           else_=sessions.c.lease_owner),
                          lease_until=case((_takeable, bindparam("until", type_=sessions.c.lease_until.type)),
