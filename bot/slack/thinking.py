@@ -35,11 +35,13 @@ class _Later:
 
     def call_in(self, delay: float, fn: Callable[[], None]) -> None:
         with self._wake:
-            heapq.heappush(self._due, (time.monotonic() + delay, next(self._order), fn))
+            entry = (time.monotonic() + delay, next(self._order), fn)
+            heapq.heappush(self._due, entry)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="thinking-timer", daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            if self._due[0] is entry:  # due before what the thread waits for: wake it (not for every reply)
+                self._wake.notify()
 
     def _run(self) -> None:
         while True:
