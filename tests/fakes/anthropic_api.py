@@ -334,12 +334,12 @@ class _Handler(QuietHandler):
                     return
                 if script.chunk_delay:
                     time.sleep(script.chunk_delay)
+                if sent == 0:  # stamped as it is sent: the bot may show it before this thread runs again
+                    with self.server.fake._lock:
+                        self.server.fake.first_delta_at.append(time.monotonic())
                 self._event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                     "delta": {"type": "text_delta", "text": piece}})
                 self._sent += 1
-                if sent == 0:
-                    with self.server.fake._lock:
-                        self.server.fake.first_delta_at.append(time.monotonic())
                 sent += 1
             self._event("content_block_stop", {"type": "content_block_stop", "index": index})
         closing = {"output_tokens": usage["output_tokens"]}
