@@ -30,24 +30,22 @@ class SqlInbox:
         self.db = db
 
     def keep(self, key: str, payload: str, claim_seconds: float) -> bool:
+        return self._keep(key, payload, claim_seconds, None) is not False
+
+    def keep_and_read(self, key: str, payload: str, claim_seconds: float, channel: Channel) -> Standing | None:
+        return self._keep(key, payload, claim_seconds, channel) or None
+
+    def _keep(self, key: str, payload: str, claim_seconds: float, channel: Channel | None) -> Standing | bool:
+        """Kept (with, given `channel`, its turn's read of it, without a transaction of its own), or False: it
+        was kept before."""
         now = self.db.now()
         try:
             with self.db.writing(urgent=True) as conn:  # Slack's ack waits for it
                 conn.execute(_KEEP, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
                                      "claimed_until": now + timedelta(seconds=claim_seconds)})
-            return True
+                return read_standing(conn, channel, now) if channel else True
         except IntegrityError:
             return False
-
-    def keep_and_read(self, key: str, payload: str, claim_seconds: float, channel: Channel) -> Standing | None:
-        now = self.db.now()
-        try:
-            with self.db.writing(urgent=True) as conn:
-                conn.execute(_KEEP, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
-                                     "claimed_until": now + timedelta(seconds=claim_seconds)})
-                return read_standing(conn, channel, now)  # its turn's read, without a transaction of its own
-        except IntegrityError:
-            return None
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:

@@ -27,7 +27,6 @@ from .rows import (
     bump,
     in_channel,
     index,
-    insert_turn,
     release_lease,
     settle,
     take_lease,
@@ -58,11 +57,9 @@ class SqlTurnQueue:
                 row = conn.execute(sql.SEQ_AND_LEASE, {"session_id": session_id, "owner": owner, "now": now,
                                                        "until": lease_until(now, lease_seconds)}).one()
                 leased = row.lease_owner == owner  # then row.next_seq is the reply's, reserved
-                insert_turn(conn, now, session_id, row.next_seq - 1 if leased else row.next_seq, Role.USER, text,
-                            TurnStatus.PENDING, author_id=author_id, author_name=author_name, slack_ts=slack_ts,
-                            attachments=attachments)
-                if slack_ts and channel:
-                    index(conn, channel, slack_ts, session_id)
+                self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
+                            author_name=author_name, slack_ts=slack_ts, channel=channel, attachments=attachments,
+                            seq=row.next_seq - 1 if leased else row.next_seq)
                 if not leased:
                     return Submitted(stored=True)
                 return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now, row, row.next_seq))
@@ -80,9 +77,10 @@ class SqlTurnQueue:
                                slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments)
 
     def _store(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id, author_name,
-               slack_ts, channel, usage: Usage = Usage(), attachments: Sequence[Attachment] = ()) -> Turn:
+               slack_ts, channel, usage: Usage = Usage(), attachments: Sequence[Attachment] = (),
+               seq: int | None = None) -> Turn:
         turn = append(conn, self.db.now(), session_id, role, text, status, author_id=author_id,
-                      author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments)
+                      author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments, seq=seq)
         if slack_ts and channel:
             index(conn, channel, slack_ts, session_id)
         return turn
@@ -142,8 +140,7 @@ class SqlTurnQueue:
             release_lease(conn, session_id, owner)
             return Batch(session, [], None, [], batch.given_up) if batch.given_up else None
         conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in batch.answer]})
-        reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING) if reply_seq is None \
-            else insert_turn(conn, now, session_id, reply_seq, Role.ASSISTANT, "", TurnStatus.STREAMING)
+        reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING, seq=reply_seq)
         history = self._history_in(conn, session_id, row.version or 0)
         return Batch(session, batch.answer, reply, history, batch.given_up)
 

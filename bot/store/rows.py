@@ -32,17 +32,10 @@ from .tables import channel_settings, sessions, turns
 
 def append(conn, now: datetime, session_id: int, role: Role, text: str, status: TurnStatus, *,
            author_id=None, author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None,
-           covers_seq=None, attachments: Sequence[Attachment] = ()) -> Turn:
-    seq = conn.execute(sql.NEXT_SEQ, {"session_id": session_id, "now": now}).scalar_one()
-    return insert_turn(conn, now, session_id, seq, role, text, status, author_id=author_id, author_name=author_name,
-                       slack_ts=slack_ts, usage=usage, source_fork_id=source_fork_id, covers_seq=covers_seq,
-                       attachments=attachments)
-
-
-def insert_turn(conn, now: datetime, session_id: int, seq: int, role: Role, text: str, status: TurnStatus, *,
-                author_id=None, author_name=None, slack_ts=None, usage: Usage = Usage(), source_fork_id=None,
-                covers_seq=None, attachments: Sequence[Attachment] = ()) -> Turn:
-    """A turn at `seq`, which the caller reserved on the session's row (sql.NEXT_SEQ, sql.SEQ_AND_LEASE)."""
+           covers_seq=None, attachments: Sequence[Attachment] = (), seq: int | None = None) -> Turn:
+    """A turn after the session's last; `seq`: the one the caller already reserved on its row (SEQ_AND_LEASE)."""
+    if seq is None:
+        seq = conn.execute(sql.NEXT_SEQ, {"session_id": session_id, "now": now}).scalar_one()
     turn_id = conn.execute(sql.INSERT_TURN, {
         "session_id": session_id, "seq": seq, "role": role.value, "text": text, "author_id": author_id,
         "author_name": author_name, "status": status.value, "slack_ts": slack_ts, "source_fork_id": source_fork_id,

@@ -23,14 +23,13 @@ NEXT_SEQ = (update(sessions).where(_session)
 INSERT_TURN = insert(turns).returning(turns.c.id)
 
 # the lease rules are the domain's (bot/domain/queue.py), spelled here once with bind parameters
-TAKE_LEASE = (update(sessions)
-              .where(_session, clause(lease_takeable(bindparam("owner"), bindparam("now"))))
+_takeable = clause(lease_takeable(bindparam("owner"), bindparam("now")))
+TAKE_LEASE = (update(sessions).where(_session, _takeable)
               .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
 
 # a submitted turn's seq and the session's lease in one statement, the session as it then is returned: the
 # lease went to `owner` if the row says so (taken only where it was takeable, kept as it was elsewhere), and
 # then the seq after the turn's is reserved too, for the reply its batch will need (unused if none is)
-_takeable = clause(lease_takeable(bindparam("owner"), bindparam("now")))
 SEQ_AND_LEASE = (update(sessions).where(_session)
                  .values(next_seq=sessions.c.next_seq + case((_takeable, 2), else_=1),
                          last_activity_at=bindparam("now"),
