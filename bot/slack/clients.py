@@ -14,7 +14,6 @@ import threading
 import time
 from typing import Protocol
 
-import urllib3
 from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
@@ -22,6 +21,7 @@ from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
 from .retries import retry_handlers
+from .keepalive import KeptAlive
 from .transport import PooledWebClient
 
 CACHE_TTL = 30.0  # seconds a workspace's token is reused before the installation store is read again
@@ -29,7 +29,7 @@ NOT_INSTALLED = "Threadfork is not installed in this workspace any more — inst
 
 
 class Clients(Protocol):
-    pool: urllib3.PoolManager  # the process's kept-alive connections: response_urls are answered on them too
+    pool: KeptAlive  # the process's kept-alive connections: response_urls are answered on them too
 
     def for_team(self, team_id: str) -> WebClient:
         """The client carrying the team's bot token; raises ChatUnavailable when the team has none."""
@@ -39,7 +39,7 @@ class Clients(Protocol):
         """The team's installation is gone: stop using its token now."""
 
 
-def web_client(token: str | None, api_url: str, pool: urllib3.PoolManager) -> WebClient:
+def web_client(token: str | None, api_url: str, pool: KeptAlive) -> WebClient:
     """A client of SLACK_API_URL with the bot's retries, its calls on the process's kept-alive connections."""
     return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool)
 
@@ -65,7 +65,7 @@ class OneWorkspace:
 class Installed:
     """Each team's own client, from its installation."""
 
-    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, pool: urllib3.PoolManager,
+    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, pool: KeptAlive,
                  clock=time.monotonic):
         self.installations = installations
         self.api_url = api_url
