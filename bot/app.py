@@ -35,6 +35,7 @@ from .slack.file_stubs import FileStubs
 from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
 from .slack.listeners import register, register_fallbacks
+from .slack.pacing import Pacing
 from .slack.transport import connection_pool
 from .store import Database, open_store, utcnow
 
@@ -99,7 +100,9 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
                           if c.token})
     # agent sessions and channel facts have adapters of their own (their calls are best effort, or cached)
     sessions = SessionCalls(clients)
-    chat = replace(Chat.all_in(SlackChat(clients, downloads, sessions)), agent=sessions, channels=ChannelFacts(clients))
+    pacing = Pacing(settings.threadfork_stream_updates_per_second)
+    chat = replace(Chat.all_in(SlackChat(clients, downloads, sessions, pacing)), agent=sessions,
+                   channels=ChannelFacts(clients))
     workspaces = Workspaces(store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")

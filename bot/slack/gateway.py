@@ -26,6 +26,7 @@ from .agent_sessions import SessionCalls
 from .clients import Clients
 from .downloads import Downloads
 from .names import Names
+from .pacing import Pacing
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
 from .transport import PooledWebhookClient
@@ -43,8 +44,10 @@ UNWELL = "Slack is having trouble right now — try again in a minute."
 
 
 class SlackChat:
-    def __init__(self, clients: Clients, download: Downloads, sessions: SessionCalls | None = None):
+    def __init__(self, clients: Clients, download: Downloads, sessions: SessionCalls | None = None,
+                 pacing: Pacing | None = None):
         self.clients = clients
+        self.pacing = pacing or Pacing()  # how often an answer being written is shown anew
         self.download = download  # (file) -> its bytes
         self.sessions = sessions  # a fork's agent session shows Claude at work; without one, the 👀 reaction
         self.names = Names(clients.for_team)

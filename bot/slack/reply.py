@@ -53,7 +53,7 @@ NOT_STREAMING = "message_not_in_streaming_state"  # an append Slack refuses once
 
 
 class _Reply:
-    interval = UPDATE_INTERVAL
+    floor = UPDATE_INTERVAL  # seconds between showings at the least; more while many answers are written (pacing.py)
 
     def __init__(self, chat: SlackChat, place: Place, clock: Callable[[], float] = time.monotonic,
                  thinking: bool = True):
@@ -69,6 +69,8 @@ class _Reply:
         self.researching: dict[str, str] = {}  # tool id → its title, while Claude's web research runs
         self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
+        self._writing = True  # counted by the workspace's pacing until it finishes or fails
+        chat.pacing.began(place.team_id)
 
     @property
     def ts(self) -> list[str]:
@@ -77,7 +79,9 @@ class _Reply:
     def write(self, delta: str) -> None:
         self.text += delta
         now = self.clock()
-        if self._last_flush is None or now - self._last_flush >= self.interval:
+        last = self._last_flush
+        if last is None or (now - last >= self.floor
+                            and now - last >= self.chat.pacing.interval(self.place.team_id, self.floor)):
             if self._flush(final=False):
                 self._last_flush = now
                 if self.ts:
@@ -104,6 +108,7 @@ class _Reply:
 
     def finish(self, tail: str = "") -> list[str]:
         """`tail` is never streamed on its own: it rides on the last call (chat.stopStream, the last update)."""
+        self._ended()
         self.researching.clear()
         self.text += tail
         if not self.text.strip():  # an empty answer still gets a visible reply
@@ -113,6 +118,7 @@ class _Reply:
         return self.ts
 
     def fail(self, notice: str) -> None:
+        self._ended()
         if self.ts:
             self.text += f"\n\n{notice}"
             self._flush(final=True)
@@ -120,6 +126,11 @@ class _Reply:
             self.chat.call(self.place.team_id, "chat_postMessage", channel=self.place.channel_id,
                            thread_ts=self.place.thread_ts, text=notice)
         self.thinking.stop()
+
+    def _ended(self) -> None:
+        if self._writing:
+            self._writing = False
+            self.chat.pacing.ended(self.place.team_id)
 
     def _flush(self, final: bool) -> bool:
         visible = self.chat.markdown(self.place.team_id, self.text if final else settled(self.text))
@@ -163,6 +174,7 @@ class ChannelReply(_Reply):
 
     def finish(self, tail: str = "") -> list[str]:
         if self._shown_final is not None and not tail and self.text == self._shown_final:
+            self._ended()
             return self.ts  # shown finished already: nothing to add
         return super().finish(tail)
 
@@ -196,7 +208,7 @@ class _StreamsPaused(Exception):
 class ThreadReply(_Reply):
     """A fork's answer, streamed into its thread; posted and updated there if the stream breaks."""
 
-    interval = STREAM_INTERVAL
+    floor = STREAM_INTERVAL
 
     def __init__(self, chat: SlackChat, place: Place, stop: StopSignal | None = None, **kwargs):
         """`stop`: asked before each append — once Stop was pressed nothing more streams; the answer's last

@@ -3,6 +3,8 @@ chat.update; a thinking reaction while no text is visible; long answers continue
 fall back."""
 import json
 
+import pytest
+
 from bot.slack.thinking import THINKING_DELAY
 
 from ..fakes.anthropic_api import Script
@@ -43,6 +45,31 @@ def test_appends_to_a_stream_are_throttled(bot, slack, claude):
     times = [c.at for c in slack.calls if c.method in ("chat.startStream", "chat.appendStream")]
     assert 2 <= len(times) <= 4
     assert all(b - a >= 1.0 for a, b in zip(times, times[1:]))
+
+
+@pytest.mark.settings(threadfork_stream_updates_per_second=1)
+def test_answers_written_at_once_in_a_workspace_are_each_shown_less_often_and_one_alone_as_often_as_ever(
+        bot, slack, claude):
+    roots = []
+    for n in range(3):
+        bot.slash("/fork", "--fresh")
+        roots.append(bot.fork_root(n + 1))
+    claude.default_script = Script(text="word " * 45, chunks=30, chunk_delay=0.15)  # ~4.5 s each
+    for root in roots:
+        bot.say("UBOB0001", "go", thread_ts=root)
+    wait_until(lambda: len(slack.calls_to("chat.stopStream")) == 3, timeout=20)
+    # three answers at once at one showing a second between them: each shows its new words every 3 s, its first
+    # words at once and its end in full
+    for stream in [m for m in slack.posts(CHANNEL, top_level=False) if m.method == "chat.startStream"]:
+        shown = [stream.created] + [c.at for c in slack.calls_to("chat.appendStream") if c["ts"] == stream.ts]
+        assert all(b - a >= 2.9 for a, b in zip(shown, shown[1:])) and len(shown) <= 2
+        assert stream.shown == "word " * 45 and not stream.streaming
+    bot.settled()
+    # once they ended, one answer alone streams every 1.5 s again
+    appends = len(slack.calls_to("chat.appendStream"))
+    bot.say("UBOB0001", "again", thread_ts=roots[0])
+    wait_until(lambda: len(slack.calls_to("chat.stopStream")) == 4, timeout=20)
+    assert len(slack.calls_to("chat.appendStream")) - appends >= 2
 
 
 def test_in_a_fork_its_agent_session_says_claude_is_at_work_and_no_thinking_reaction_is_added(bot, slack, claude):
