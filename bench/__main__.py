@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, text
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
-from . import day
+from . import day, rounds
 from .measure import machine
 from .report import DAY_MARKS, day_table, replace_marked, targets, update_readme, versus
 from .rig import Rig, progress
@@ -106,10 +106,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and 50 concurrent replies")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL figures")
-    parser.add_argument("--only", choices=["day"], help="one figure alone: `day` is figure 11, a team's day priced")
+    parser.add_argument("--only", choices=["day", "load"],
+                        help="one figure alone: `day` is figure 11, a team's day priced; `load` is figure 4 against "
+                             "the baseline, round by round")
+    parser.add_argument("--rounds", type=int, default=5, help="with --only load: how many rounds (default 5)")
     args = parser.parse_args()
     if args.only == "day":
         return only_day()
+    if args.only == "load":
+        print(rounds.table(rounds.run(args.rounds, args.quick)))
+        return 0
     raw = run(args.quick, with_postgres=not args.no_postgres)
     (ROOT / "bench" / "raw.json").write_text(json.dumps(raw, indent=1, default=str))
     against_targets, against_baseline = targets(raw), versus(raw)
