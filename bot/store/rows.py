@@ -72,9 +72,8 @@ def with_attachments(conn, turns: list[Turn], rows) -> list[Turn]:
 
 def index(conn, channel: Channel, ts: str, session_id: int) -> None:
     """Remember that Slack message `ts` belongs to the session (reactions carry only channel + ts)."""
-    key = {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts}
-    if conn.scalar(sql.INDEXED, key) is None:
-        conn.execute(sql.INDEX, {**key, "session_id": session_id})
+    conn.execute(sql.INDEX_ONCE[conn.dialect.name],
+                 {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts, "session_id": session_id})
 
 
 def bump(conn, session_ids: set[int]) -> None:

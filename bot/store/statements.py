@@ -6,6 +6,7 @@ are built at import with bind parameters, and only their values change per call.
 from __future__ import annotations
 
 from sqlalchemy import Boolean, bindparam, case, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.model import TurnStatus
 from ..domain.queue import held_by, lease_takeable
@@ -84,8 +85,7 @@ ATTACHMENTS = (select(attachments.c.turn_id, attachments.c.name, attachments.c.s
 
 INSERT_ATTACHMENT = insert(attachments)
 
-INDEXED = select(messages.c.session_id).where(messages.c.team_id == bindparam("team_id"),
-                                              messages.c.channel_id == bindparam("channel_id"),
-                                              messages.c.ts == bindparam("ts"))
-
 INDEX = insert(messages)
+# a message's index entry unless it has one: one statement where a SELECT then an INSERT were two
+INDEX_ONCE = {name: dialect.insert(messages).on_conflict_do_nothing() for name, dialect in
+              (("sqlite", sqlite), ("postgresql", postgresql))}
