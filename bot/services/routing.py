@@ -91,8 +91,10 @@ class Router:
     def receive(self, message: IncomingMessage) -> None:
         bot = self.bot_user_id(message.team_id)
         mentioned = mentions(message.text, bot)
-        fork = self.store.sessions.fork_by_message(message.channel, message.thread_ts) \
-            if message.in_thread else None
+        standing = message.standing
+        if message.in_thread:  # its fork and what its turn reads of the channel, in one read
+            standing = self.store.spending.chosen(message.channel, message.thread_ts)
+        fork = standing.fork if message.in_thread else None
         if fork is None and not (mentioned or message.channel_type == "im"):
             return  # ordinary channel chatter; the parent listens only when mentioned
         key = f"msg:{message.team_id}:{message.channel_id}:{message.ts}"
@@ -100,7 +102,7 @@ class Router:
         audience = Audience(message.team_id, message.channel_id, message.user_id,
                             thread_ts=message.thread_ts if message.in_thread else None)
         foreign_thread = message.in_thread and message.channel_type != "im"
-        chosen, cap, parent = self.caps.read(message.channel, message.standing)  # once for the whole turn
+        chosen, cap, parent = self.caps.read(message.channel, standing)  # once for the whole turn
         refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
             if self.store.claims.claim(key):

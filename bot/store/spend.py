@@ -4,6 +4,7 @@ reads of it: the month's sum, beside the channel's settings and its parent sessi
 a turn makes about its channel (in its delivery's keep, when the Slack adapter knows the channel then)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import and_, bindparam, func, literal, select
@@ -14,8 +15,8 @@ from ..domain.spend import Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
 from . import channel_settings as settings_rows
 from .database import Database
-from .rows import parent_key
-from .sessions import PARENT
+from .rows import parent_key, to_fork
+from .sessions import FORK_BY_MESSAGE, PARENT
 from .tables import channel_settings, spend
 
 _FIGURES = ("cost_micros", "fork_micros", "uncached_micros", "unpriced")
@@ -68,9 +69,14 @@ class SqlSpending:
     def __init__(self, db: Database):
         self.db = db
 
-    def chosen(self, channel: Channel) -> Standing:
+    def chosen(self, channel: Channel, thread_ts: str | None = None) -> Standing:
         with self.db.reading() as conn:
-            return read_standing(conn, channel, self.db.now())
+            standing = read_standing(conn, channel, self.db.now())
+            if thread_ts is None:
+                return standing
+            row = conn.execute(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id,
+                                                 "ts": thread_ts}).first()
+        return replace(standing, fork=to_fork(row) if row else None)
 
     def report(self, channel: Channel) -> SpendReport:
         now = self.db.now()

@@ -298,9 +298,10 @@ class Spending(Protocol):
     """Each channel's estimated spend per UTC day, from the usage the API reported, priced as each answer,
     summary, draft and compaction is recorded and added in that same transaction (bot/domain/spend.py)."""
 
-    def chosen(self, channel: Channel) -> Standing:
+    def chosen(self, channel: Channel, thread_ts: str | None = None) -> Standing:
         """The channel's settings, its spend this UTC month and its conversation's session, if it has one — in
-        the one read a turn makes (unless its delivery's keep read them: Inbox.keep_and_read)."""
+        the one read a turn makes (unless its delivery's keep read them: Inbox.keep_and_read); with
+        `thread_ts`, also the fork that thread is, if it is one (a thread's message reads both at once)."""
     def report(self, channel: Channel) -> SpendReport:
         """Today's and this month's figures (UTC), for `/context`."""
     def months(self, team_id: str) -> dict[str, Spent]:

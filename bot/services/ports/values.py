@@ -36,11 +36,13 @@ class Completion:
 @dataclass(frozen=True)
 class Standing:
     """What a turn reads of its channel, in one read: the channel's settings, its spend this UTC month in
-    micro-dollars and its conversation's session (None: the channel has none yet)."""
+    micro-dollars and its conversation's session (None: the channel has none yet); for a thread's message, the
+    fork that thread is (None: it is none)."""
 
     settings: ChannelSettings
     month_micros: int
     parent_id: int | None
+    fork: Fork | None = None
 
 
 @dataclass(frozen=True)

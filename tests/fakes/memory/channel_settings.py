@@ -1,6 +1,8 @@
 """Channels' own settings, in memory (see bot/store/channel_settings.py)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.domain.model import Channel
 from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Spent, SpendReport, day_of, month_of
@@ -71,9 +73,13 @@ class MemorySpending:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def chosen(self, channel: Channel) -> Standing:
+    def chosen(self, channel: Channel, thread_ts: str | None = None) -> Standing:
         with self.m.lock:
-            return standing(self.m, channel)
+            found = standing(self.m, channel)
+            if thread_ts is None:
+                return found
+            row = self.m.sessions.get(self.m.messages.get((channel, thread_ts), 0))
+            return replace(found, fork=row.fork() if row and row.kind == "fork" else None)
 
     def report(self, channel: Channel) -> SpendReport:
         with self.m.lock:
