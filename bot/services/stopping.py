@@ -6,7 +6,8 @@
 - The replica streaming the answer obeys it within a second: at once when the stop lands on it (the
   fast path), else through its one watcher, which — only while this process streams something — reads
   the stop requests on the replies it holds, one small query every POLL seconds for all of them (the
-  watcher's thread ends when nothing streams, and the next answer starts it again).
+  watcher's one thread, started with the process's first answer, waits without polling while nothing
+  streams: starting a thread for each answer cost its start-up on the answer's path).
 - Obeying is the answer's Switch: its model call shuts its stream (no more tokens generated or billed)
   and returns what was written so far; the conversation keeps that as the answer, marked stopped by the
   person, and ends the Slack message with it.
@@ -77,6 +78,8 @@ class Stopping:
         self._held: dict[int, Switch] = {}  # reply id → the switch of an answer this process is writing
         self._lock = threading.Lock()
         self._watcher: threading.Thread | None = None
+        self._streaming = threading.Condition(self._lock)  # notified when an answer begins and the watcher idles
+        self._idle = False
         self._read = threading.Condition()  # notified after each look, with when it began
         self._last_look = float("-inf")
 
@@ -86,9 +89,11 @@ class Stopping:
         switch = Switch(reply_id, self._looked_since)
         with self._lock:
             self._held[reply_id] = switch
-            if self._watcher is None:
+            if self._watcher is None:  # the process's first answer: its one watcher, for good
                 self._watcher = threading.Thread(target=self._watch, name="stop-watcher", daemon=True)
                 self._watcher.start()
+            elif self._idle:
+                self._streaming.notify()
         try:
             yield switch
         finally:
@@ -120,11 +125,15 @@ class Stopping:
 
     def _watch(self) -> None:
         while True:
+            with self._lock:
+                while not self._held:  # nothing streams: no query, no wake-up, until something does
+                    self._idle = True
+                    self._streaming.wait()
+                self._idle = False
             time.sleep(self.poll)  # first wait: an answer shorter than that costs no query
             with self._lock:
                 if not self._held:
-                    self._watcher = None  # nothing streams: no query until something does
-                    return
+                    continue
                 held = dict(self._held)
             began = time.monotonic()
             try:
