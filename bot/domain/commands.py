@@ -69,6 +69,21 @@ def parse_fork(text: str) -> ForkCommand | HelpCommand:
     return ForkCommand(modes[0] if modes else Mode.INHERIT, rest)
 
 
+def answered_at_once(command: str, text: str) -> str | None:
+    """What a slash command is answered with in its acknowledgement, needing nothing stored or sent: `/fork
+    help` its usage, `/fork` with a flag it does not know the usage and what was wrong; None for the rest.
+
+    >>> answered_at_once("/fork", "help").startswith("*Threadfork commands*"), answered_at_once("/fork", "topic")
+    (True, None)
+    """
+    if command != "/fork":
+        return None
+    try:
+        return FORK_USAGE if isinstance(parse_fork(text), HelpCommand) else None
+    except UsageError as error:
+        return str(error)
+
+
 _NUMBER = re.compile(r"#?(\d+)$")
 
 

@@ -20,8 +20,9 @@ from contextlib import contextmanager
 
 from slack_bolt import BoltRequest, BoltResponse
 
-from ..domain.commands import mentions
+from ..domain.commands import answered_at_once, mentions
 from ..domain.model import Channel
+from ..domain.text import storable
 from ..services.facade import Services
 from ..services.gestures import ABANDON_REACTIONS, MERGE_REACTIONS, RETRY_REACTIONS
 from ..services.ports import Audience, PrivateAnswers
@@ -44,6 +45,8 @@ def delivery_key(body: dict, bot_user_id: str | None) -> str | None:
         worth = _worth_keeping(event, bot_user_id) and body.get("event_id")
         return f"event:{body['event_id']}" if worth else None
     if "command" in body:
+        if answered_at_once(str(body.get("command") or ""), storable(str(body.get("text") or ""))) is not None:
+            return None  # answered in its acknowledgement (listeners.py): nothing to keep
         return f"command:{body.get('trigger_id') or _digest(body)}"
     if kind in ("block_actions", "message_action", "shortcut", "view_submission"):
         return f"{kind}:{body.get('trigger_id') or _digest(body)}"

@@ -13,6 +13,7 @@ import re
 
 from slack_bolt import App
 
+from ..domain.commands import answered_at_once
 from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
@@ -146,13 +147,20 @@ def register_fallbacks(app: App, services: Services) -> None:
 
 
 def _slash_listener(services: Services, use_case, gated: bool = True):
-    """`gated`: refused outside the allow-lists (`/threadfork` is not: admins turn a channel back on)."""
+    """`gated`: refused outside the allow-lists (`/threadfork` is not: admins turn a channel back on). A
+    command whose answer needs nothing stored (`/fork help`) is answered in its acknowledgement, as Slack
+    suggests for an immediate answer: no response_url call, nothing kept (the door lets it pass)."""
     def listener(ack, command, context):
+        slash = SlashCommand(team_id=_team(context), channel_id=command["channel_id"], user_id=command["user_id"],
+                             text=storable(command.get("text") or ""), response_url=command.get("response_url"),
+                             trigger_id=command.get("trigger_id"))
+        at_once = answered_at_once(command.get("command") or "", slash.text)
+        if at_once is not None:
+            refusal = services.access.refusal(slash.channel, slash.user_id) if gated else None
+            ack(response_type="ephemeral", text=refusal or at_once)
+            return
         ack()
         with delivered(services, context):
-            slash = SlashCommand(team_id=_team(context), channel_id=command["channel_id"], user_id=command["user_id"],
-                                 text=storable(command.get("text") or ""), response_url=command.get("response_url"),
-                                 trigger_id=command.get("trigger_id"))
             if not gated or services.access.admits(slash.audience):
                 use_case(slash)
 

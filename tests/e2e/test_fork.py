@@ -1,6 +1,8 @@
 """`/fork` and fork turns, with the isolation invariants checked on the requests Claude receives."""
 import time
 
+import pytest
+
 from bot.domain.model import ForkStatus
 
 from ..fakes.anthropic_api import request_texts
@@ -119,21 +121,26 @@ def test_an_inherited_forks_first_request_reuses_the_parents_cached_prefix(bot, 
     assert sum(1 for b in fork_blocks if "cache_control" in b) + 1 <= 4  # the API allows four
 
 
-def test_an_unknown_flag_gets_the_usage_and_creates_nothing(bot, slack, claude):
-    bot.slash("/fork", "--frsh oops")
-    [answer] = wait_until(lambda: slack.responses)
+def test_an_unknown_flag_gets_the_usage_in_the_acknowledgement_and_creates_nothing(bot, slack, claude):
+    answer = bot.slash("/fork", "--frsh oops").json()
     bot.settled()
     assert answer["response_type"] == "ephemeral" and "--frsh" in answer["text"] and "/merge" in answer["text"]
-    assert slack.posts() == [] and claude.requests == []
+    assert slack.responses == [] and slack.posts() == [] and claude.requests == []
     assert bot.store.sessions.fork_by_number(GENERAL, 1) is None
 
 
-def test_fork_help_shows_usage_and_opens_nothing(bot, slack, claude):
-    bot.slash("/fork", "help")
-    [answer] = wait_until(lambda: slack.responses)
+def test_fork_help_shows_usage_in_the_acknowledgement_and_opens_nothing(bot, slack, claude):
+    answer = bot.slash("/fork", "help").json()
     bot.settled()
-    assert "/fork [--fresh|--inherit] [topic]" in answer["text"]
-    assert slack.posts() == [] and claude.requests == []
+    assert answer["response_type"] == "ephemeral" and "/fork [--fresh|--inherit] [topic]" in answer["text"]
+    assert slack.responses == [] and slack.posts() == [] and claude.requests == []
+
+
+@pytest.mark.settings(threadfork_allowed_users="UBOB0001")
+def test_fork_help_outside_the_allow_list_says_so_in_the_acknowledgement(bot, slack, claude):
+    answer = bot.slash("/fork", "help", user="UALICE01").json()
+    assert answer["response_type"] == "ephemeral" and "isn't enabled" in answer["text"]
+    assert "/fork [--fresh|--inherit] [topic]" not in answer["text"] and slack.responses == []
 
 
 def test_fork_in_a_channel_the_bot_is_not_in_explains_and_leaves_no_open_fork(bot, slack, claude):
