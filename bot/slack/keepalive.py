@@ -30,7 +30,6 @@ class KeptAlive:
         self.tls = tls
         self._idle: dict[Origin, list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
-        self.opened = 0  # connections made so far (tests and the bench read it)
 
     def connection(self, url: str, timeout: float) -> tuple[http.client.HTTPConnection, Origin, str]:
         """A live connection to the URL's origin (an idle one, else a new, unconnected one), its origin and the
@@ -68,8 +67,6 @@ class KeptAlive:
 
     def _new(self, origin: Origin, timeout: float) -> http.client.HTTPConnection:
         scheme, host, port = origin
-        with self._lock:
-            self.opened += 1
         if scheme == "https":
             return http.client.HTTPSConnection(host, port, timeout=timeout, context=self.tls)
         return http.client.HTTPConnection(host, port, timeout=timeout)
