@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine
@@ -259,6 +260,25 @@ def test_unknown_actions_and_shortcuts_are_acknowledged_and_change_nothing(bot, 
     assert claude.requests == [] and slack.posts() == []
 
 
+def listening_ports(pid: int) -> set[int]:
+    """The TCP ports a process listens on (Linux: its socket inodes in /proc/net/tcp and tcp6, state LISTEN)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            link = os.readlink(fd)
+        except FileNotFoundError:  # closed meanwhile (the listing's own descriptor, for one)
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:["):-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
 def test_with_an_app_token_the_bot_opens_a_socket_mode_connection(tmp_path, slack, claude):
     env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN="xapp-test-app-token-not-real",
                     ANTHROPIC_API_KEY=API_KEY, SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url,
@@ -268,7 +288,9 @@ def test_with_an_app_token_the_bot_opens_a_socket_mode_connection(tmp_path, slac
         wait_until(lambda: slack.calls_to("apps.connections.open"), timeout=30)
         opened = slack.calls.index(slack.calls_to("apps.connections.open")[0])
         assert slack.tokens[opened] == "xapp-test-app-token-not-real"
-        assert not bot.healthy()  # no HTTP server in Socket Mode
+        # no HTTP server in Socket Mode: the process listens on no TCP port (asking its PORT for /healthz could
+        # reach another test's server that took the port once it was free again)
+        assert listening_ports(bot.proc.pid) == set()
     finally:
         output = bot.stop()
     assert bot.proc.returncode == 0, output  # SIGTERM: the connection closed, drained, exit 0
