@@ -124,7 +124,9 @@ def test_a_fork_merged_or_abandoned_while_it_answers_ends_closed(bot, slack, cla
         root = bot.fork_root(number=n)
         claude.script(Script(text="a long answer " * 20, chunks=20, chunk_delay=0.15))  # ~3 s
         bot.say("UBOB0001", "tell me everything", thread_ts=root)
-        wait_until(lambda: slack.session(CHANNEL, root).status == "processing", message="the answer under way")
+        # the session is opened off the fork's path: it may not exist yet when the answer begins
+        wait_until(lambda: (s := slack.session(CHANNEL, root)) and s.status == "processing",
+                   message="the answer under way")
         bot.react("UALICE01", root, reaction)  # closed while the answer is still streaming
         wait_until(lambda: slack.session(CHANNEL, root).status == "closed", message="the session closed")
         wait_until(lambda: not bot.busy(), timeout=15, message="the answer over")
