@@ -96,7 +96,8 @@ class SqlTurnQueue:
         """With a channel, every message of the answer is indexed for reactions."""
         now = self.db.now()
         with self.db.writing() as conn:
-            if not _renew(conn, reply.session_id, owner, lease_seconds, now):
+            row = _renew(conn, reply.session_id, owner, lease_seconds, now)
+            if row is None:
                 return None  # taken over: the new holder answers these turns
             status = TurnStatus.STOPPED if stopped else TurnStatus.COMPLETE
             conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text, "status": status.value,
@@ -105,7 +106,6 @@ class SqlTurnQueue:
             settle(conn, pending, TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 index(conn, channel, ts, reply.session_id)
-            row = conn.execute(sql.SESSION, {"session_id": reply.session_id}).one()
             following = self._batch(conn, reply.session_id, owner, now, row)
             spend.add(conn, row.team_id, row.channel_id, now, usage, row.kind == "fork")  # last: the day's row
             return following                                                          # is locked till commit
@@ -113,17 +113,17 @@ class SqlTurnQueue:
     def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float) -> Batch | None:
         now = self.db.now()
         with self.db.writing() as conn:
-            if not _renew(conn, reply.session_id, owner, lease_seconds, now):
+            row = _renew(conn, reply.session_id, owner, lease_seconds, now)
+            if row is None:
                 return None
             conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))
             settle(conn, pending, TurnStatus.FAILED)
-            return self._batch(conn, reply.session_id, owner, now)
+            return self._batch(conn, reply.session_id, owner, now, row)
 
     def _renew_and_batch(self, conn, session_id: int, owner: str, lease_seconds: float,
                          now: datetime) -> Batch | None:
-        if not _renew(conn, session_id, owner, lease_seconds, now):
-            return None
-        return self._batch(conn, session_id, owner, now)
+        row = _renew(conn, session_id, owner, lease_seconds, now)
+        return None if row is None else self._batch(conn, session_id, owner, now, row)
 
     def _batch(self, conn, session_id: int, owner: str, now: datetime, row=None,
                reply_seq: int | None = None) -> Batch | None:
@@ -208,8 +208,8 @@ class SqlTurnQueue:
             return row.session_id if row else None
 
 
-def _renew(conn, session_id: int, owner: str, seconds: float, now: datetime) -> bool:
+def _renew(conn, session_id: int, owner: str, seconds: float, now: datetime):
     """Renew the holder's lease, stamping the session's activity; locks its row before anything else
-    is read. False: the caller no longer holds it."""
+    is read. The session's row as it is now, or None: the caller no longer holds it."""
     return conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
-                                          "until": lease_until(now, seconds)}).rowcount == 1
+                                          "until": lease_until(now, seconds)}).first()

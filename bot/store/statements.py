@@ -41,7 +41,8 @@ SEQ_AND_LEASE = (update(sessions).where(_session)
                  .returning(*sessions.c))
 
 RENEW_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
-               .values(lease_until=bindparam("until"), last_activity_at=bindparam("now")))
+               .values(lease_until=bindparam("until"), last_activity_at=bindparam("now"))
+               .returning(*sessions.c))
 
 RELEASE_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
                  .values(lease_owner=None, lease_until=None))
