@@ -78,8 +78,7 @@ class Stopping:
         self._held: dict[int, Switch] = {}  # reply id → the switch of an answer this process is writing
         self._lock = threading.Lock()
         self._watcher: threading.Thread | None = None
-        self._streaming = threading.Condition(self._lock)  # notified when an answer begins and the watcher idles
-        self._idle = False
+        self._streaming = threading.Condition(self._lock)  # notified when an answer begins (the watcher may idle)
         self._read = threading.Condition()  # notified after each look, with when it began
         self._last_look = float("-inf")
 
@@ -92,8 +91,8 @@ class Stopping:
             if self._watcher is None:  # the process's first answer: its one watcher, for good
                 self._watcher = threading.Thread(target=self._watch, name="stop-watcher", daemon=True)
                 self._watcher.start()
-            elif self._idle:
-                self._streaming.notify()
+            else:
+                self._streaming.notify()  # wakes the watcher if it idles; nothing if it does not
         try:
             yield switch
         finally:
@@ -127,9 +126,7 @@ class Stopping:
         while True:
             with self._lock:
                 while not self._held:  # nothing streams: no query, no wake-up, until something does
-                    self._idle = True
                     self._streaming.wait()
-                self._idle = False
             time.sleep(self.poll)  # first wait: an answer shorter than that costs no query
             with self._lock:
                 if not self._held:

@@ -80,8 +80,7 @@ class _Reply:
         self.text += delta
         now = self.clock()
         last = self._last_flush
-        if last is None or (now - last >= self.floor
-                            and now - last >= self.chat.pacing.interval(self.place.team_id, self.floor)):
+        if last is None or now - last >= self.chat.pacing.interval(self.place.team_id, self.floor):
             if self._flush(final=False):
                 self._last_flush = now
                 if self.ts:
