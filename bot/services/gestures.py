@@ -2,11 +2,12 @@
 the Merge/Abandon buttons, the message shortcuts, edits and deletions, and opening App Home."""
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from ..domain.commands import strip_mention
 from ..domain.errors import ChatUnavailable, ThreadforkError
-from ..domain.model import Channel, Fork
+from ..domain.model import Channel, Fork, ForkStatus
 from ..domain.shared import SharedMessage, with_shared
 from .access import Access
 from .caps import SpendCaps
@@ -18,6 +19,7 @@ from .refusals import refuse
 MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
 ABANDON_REACTIONS = frozenset({"x"})
 RETRY_REACTIONS = frozenset({"repeat"})
+OPENING_WAIT = 5.0  # seconds a button waits for its fork's opening to be recorded (see `_opened`)
 
 
 class Gestures:
@@ -61,7 +63,21 @@ class Gestures:
         if fork is None or fork.channel != channel:
             self.answers.tell(audience, "That fork no longer exists.")
             return
+        fork = self._opened(fork)
+        if fork.root_ts is None:
+            self.answers.tell(audience, f"Fork #{fork.number} is still opening; try again in a moment.")
+            return
         self._act(fork, user_id, verb, audience)
+
+    def _opened(self, fork: Fork) -> Fork:
+        """The fork once its root's ts is recorded. Slack shows a message before its poster has the answer, so
+        a click can come before the opener (this process or another) records the root it just posted; acting
+        then would update no root and post its note in the channel instead of the thread."""
+        deadline = time.monotonic() + OPENING_WAIT
+        while fork.root_ts is None and fork.status is ForkStatus.OPEN and time.monotonic() < deadline:
+            time.sleep(0.05)
+            fork = self.store.sessions.fork(fork.id)
+        return fork
 
     def fork_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                           response_url: str | None) -> None:

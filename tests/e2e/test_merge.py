@@ -1,4 +1,6 @@
 """Merging (invariants 5 and 7): every gesture, exactly once, and the parent gets only the summary."""
+import threading
+
 from bot.domain.model import ForkStatus
 
 from ..fakes.anthropic_api import Script, is_merge_request, last_user_text, request_texts
@@ -245,3 +247,38 @@ def test_the_merge_and_abandon_buttons_act_in_one_click(bot, slack, claude):
     assert bot.click("fork_merge", "not-a-number").status == 200
     bot.settled()
     assert len(summaries(slack)) == 1
+
+
+def test_abandon_clicked_on_a_root_the_bot_has_not_heard_back_about_waits_for_the_fork_to_open(bot, slack, claude):
+    """Slack shows the root before the bot has its ts: a click in between acts once the opening is recorded,
+    on the root and in its thread, never with a note posted in the channel."""
+    released = slack.hold("chat.postMessage")
+    bot.slash("/fork", "--fresh quick")
+    [root] = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "Fork #1" in str(p["blocks"])],
+                        message="the root shown")
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
+    assert fork.root_ts is None  # the bot has not heard back yet
+    threading.Timer(0.3, released.set).start()
+    assert bot.click("fork_abandon", str(fork.id), message_ts=root.ts, user="UCAROL01").status == 200
+    wait_until(lambda: bot.store.sessions.fork(fork.id).status.value == "abandoned", message="the abandon")
+    bot.settled()
+    assert [c for c in slack.calls_to("chat.update") if c["ts"] == root.ts and "Abandoned" in str(c["blocks"])]
+    assert [p for p in slack.posts(CHANNEL, top_level=False)
+            if p["thread_ts"] == root.ts and "<@UCAROL01> abandoned this fork" in p.get("text", "")]
+    assert [p.ts for p in slack.posts(CHANNEL, top_level=True)] == [root.ts]  # no note in the channel
+    assert not slack.calls_to("chat.postEphemeral")
+
+
+def test_a_click_on_a_fork_whose_opening_is_never_recorded_is_answered_still_opening_and_changes_nothing(
+        bot, slack, claude):
+    released = slack.hold("chat.postMessage")
+    bot.slash("/fork", "--fresh stuck")
+    [root] = wait_until(lambda: slack.posts(CHANNEL, top_level=True), message="the root shown")
+    fork = bot.store.sessions.fork_by_number(GENERAL, 1)
+    assert bot.click("fork_abandon", str(fork.id), message_ts=root.ts, user="UCAROL01").status == 200
+    [told] = wait_until(lambda: slack.calls_to("chat.postEphemeral"), timeout=8, message="the answer")
+    assert told["text"] == "Fork #1 is still opening; try again in a moment." and told["user"] == "UCAROL01"
+    released.set()
+    bot.settled()
+    assert bot.store.sessions.fork(fork.id).status.value == "open"
+    assert not [c for c in slack.calls_to("chat.update") if c["ts"] == root.ts]

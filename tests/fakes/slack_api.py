@@ -10,6 +10,8 @@ limits, in Web API calls and in bodies posted to a `response_url` alike) are ans
 `ok: false` the fake's rules give (a revoked token, a used trigger, an unknown thread…) is recorded in
 `refusals`. A scripted failure may first do what was asked (`applied`: Slack did it, then failed or lost
 the connection) and may answer with no HTTP response at all (`drop`: the connection is reset).
+A held method (`hold`) does what is asked at once, so people see its message, but answers only once
+released: as on Slack, where a message reaches people's screens before the bot has its answer.
 
 Its parts: teams, tokens and people (slack_teams.py), the bot's messages (slack_chat.py), agent sessions,
 suggested prompts and Stop (slack_agents.py), channels and their members (slack_channels.py), OAuth
@@ -82,6 +84,7 @@ class FakeSlack(SlackWorld):
         self.counts: dict[str, int] = {}  # calls per method, cheap to poll
         self.tokens: list[str | None] = []  # the token each call carried, in order
         self._failures: dict[str, list[Failure]] = {}
+        self._holds: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
         self.server = BackgroundServer(SlackHandler)
         self.server.httpd.fake = self
@@ -108,12 +111,19 @@ class FakeSlack(SlackWorld):
         with self._lock:
             for record in (self.calls, self.responses, self.tokens, self.refusals):
                 record.clear()
-            for record in (self.counts, self._failures):
+            for record in (self.counts, self._failures, self._holds):
                 record.clear()
         self.chat.clear()
         self.agents = Agents()
         self.history = History(self._bot_messages)
         self.files = self._new_files()
+
+    def hold(self, method: str) -> threading.Event:
+        """The next call of `method` is done at once and answered once the returned event is set (10 s at most)."""
+        released = threading.Event()
+        with self._lock:
+            self._holds[method] = released
+        return released
 
     def clear_failures(self) -> None:
         with self._lock:
@@ -183,6 +193,10 @@ class FakeSlack(SlackWorld):
                 headers["Retry-After"] = str(failure.retry_after)
             return failure.status, {"ok": False, "error": failure.error}, headers
         answer = self._answer(method, args, team, basic)
+        with self._lock:
+            held = self._holds.pop(method, None)
+        if held:
+            held.wait(10)
         if not answer.get("ok"):  # Slack's answer to a well-formed call: the caller's to handle, no bug
             with self._lock:
                 self.refusals.append(Refusal(method, answer.get("error", "?"), team.id if team else None))
