@@ -21,6 +21,7 @@ from ..services.ports import Completion, ReplyEvents, StopSignal
 from ..tls import tls_context
 from .reading import Reading
 from .request import MCP_BETA, RequestEncoder, server_tools
+from .transport import KeptAliveTransport
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ class Claude:
         _quiet_request_bodies()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries,
-                                           http_client=anthropic.DefaultHttpxClient(verify=tls_context()))
+                                           http_client=anthropic.DefaultHttpxClient(
+                                               verify=tls_context(), transport=KeptAliveTransport()))
 
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
                  stop: StopSignal | None = None) -> Completion:

@@ -21,7 +21,7 @@ from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
 from .retries import retry_handlers
-from .keepalive import KeptAlive
+from ..keepalive import KeptAlive
 from .transport import PooledWebClient
 
 CACHE_TTL = 30.0  # seconds a workspace's token is reused before the installation store is read again

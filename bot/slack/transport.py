@@ -4,7 +4,7 @@ slack-sdk's WebClient opens a new connection for every call (against slack.com, 
 handshake each time: a round trip or two before the request even leaves, and the CPU of the
 handshake), and so does its WebhookClient for every response_url. `PooledWebClient` and
 `PooledWebhookClient` send exactly the same requests over the process's one pool of kept-alive
-connections (keepalive.py) instead, so a reply's calls reuse a few warm connections.
+connections (bot/keepalive.py) instead, so a reply's calls reuse a few warm connections.
 
 Invariants:
 - Only the transport changes: slack-sdk still builds every request and reads every response, its
@@ -28,7 +28,7 @@ from slack_sdk import WebClient
 from slack_sdk.webhook import WebhookClient, WebhookResponse
 
 from ..tls import tls_context
-from .keepalive import KeptAlive
+from ..keepalive import KeptAlive
 
 POOL_SIZE = 128  # idle connections kept per origin; a burst beyond it opens (and then closes) more
 

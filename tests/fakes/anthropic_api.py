@@ -1,6 +1,10 @@
 """A fake Anthropic Messages API: plain JSON and SSE streams, usage numbers, scripted replies and
 errors (HTTP status errors before the stream, or an `error` event in the middle of it).
 
+Streams are sent as the API sends them over HTTP/1.1: `Transfer-Encoding: chunked` on a kept-alive
+connection, which carries the client's next request once the stream has ended; a stream cut short (an
+error event, a client gone) closes its connection instead.
+
 By default it answers "Answer N" (N counts requests) and, for a merge request, a summary that
 quotes the fork's last user turn so tests can follow text end to end. A script may also use the
 server tools the request offers (server_tools.py: `tools=[Search(…), Fetch(…)]`, `cited=[…]`);
@@ -307,7 +311,7 @@ class _Handler(QuietHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
+        self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         opening = {**usage, "output_tokens": 1}
         if "server_tool_use" in usage:
@@ -330,6 +334,7 @@ class _Handler(QuietHandler):
                 if script.error_after is not None and sent >= script.error_after:
                     self._event("error", {"type": "error",
                                           "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    self._chunk(b"")
                     self.close_connection = True
                     return
                 if script.chunk_delay:
@@ -351,13 +356,17 @@ class _Handler(QuietHandler):
         if script.stop_delay:
             time.sleep(script.stop_delay)
         self._event("message_stop", {"type": "message_stop"})
-        self.close_connection = True
+        self._chunk(b"")  # the stream's end: the connection is free for the next request
 
     def _event(self, name: str, data: dict) -> None:
         if self._client_left():
             raise _ClientGone()
+        self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+
+    def _chunk(self, data: bytes) -> None:
+        """One chunk of a chunked body (an empty one ends it)."""
         try:
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             raise _ClientGone() from None

@@ -1,8 +1,9 @@
-"""Kept-alive HTTP/1.1 connections on http.client, one pool per process: the Slack Web API's transport.
+"""Kept-alive HTTP/1.1 connections on http.client: the transport of Slack's Web API (slack/transport.py)
+and of Claude's API (llm/transport.py), a pool for each per process.
 
-Written by hand because a call is the bot's most frequent work: on the bench's machine one call's client
-CPU (slack-sdk building the request and reading the answer included) was 0.6–0.75 ms through urllib3's
-pool and 0.27–0.44 ms through this one, in one run; http.client alone makes a call in 0.11–0.17 ms.
+Written by hand because a call is the bot's most frequent work: on the bench's machine one Slack call's
+client CPU (slack-sdk building the request and reading the answer included) was 0.6–0.75 ms through
+urllib3's pool and 0.27–0.44 ms through this one, in one run; http.client alone makes a call in 0.11–0.17 ms.
 
 Invariants:
 - A connection serves one request at a time; idle ones wait per origin (scheme, host, port), the most
@@ -24,10 +25,15 @@ from urllib.parse import urlsplit
 Origin = tuple[str, str, int]
 
 
+SocketOption = tuple[int, int, int]
+
+
 class KeptAlive:
-    def __init__(self, size: int, tls: ssl.SSLContext | None = None):
+    def __init__(self, size: int, tls: ssl.SSLContext | None = None, socket_options: tuple[SocketOption, ...] = ()):
+        """`socket_options`: setsockopt arguments for every new connection (TCP keep-alive probes, say)."""
         self.size = size
         self.tls = tls
+        self.socket_options = socket_options
         self._idle: dict[Origin, list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
 
@@ -68,8 +74,28 @@ class KeptAlive:
     def _new(self, origin: Origin, timeout: float) -> http.client.HTTPConnection:
         scheme, host, port = origin
         if scheme == "https":
-            return http.client.HTTPSConnection(host, port, timeout=timeout, context=self.tls)
-        return http.client.HTTPConnection(host, port, timeout=timeout)
+            connection = _Tls(host, port, timeout=timeout, context=self.tls)
+        else:
+            connection = _Plain(host, port, timeout=timeout)
+        connection.socket_options = self.socket_options
+        return connection
+
+
+class _WithOptions:
+    socket_options: tuple[SocketOption, ...] = ()
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        for option in self.socket_options:
+            self.sock.setsockopt(*option)  # type: ignore[attr-defined]
+
+
+class _Plain(_WithOptions, http.client.HTTPConnection):
+    pass
+
+
+class _Tls(_WithOptions, http.client.HTTPSConnection):
+    pass
 
 
 def _alive(connection: http.client.HTTPConnection) -> bool:
