@@ -13,7 +13,7 @@ import anthropic
 import httpx2
 import orjson
 from anthropic import Stream
-from anthropic.types import Message, RawMessageStreamEvent
+from anthropic.types import Message
 
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
@@ -93,14 +93,15 @@ class Claude:
             raise ModelUnavailable("Claude could not be reached") from None
 
     def _stream(self, body: bytes, reading: Reading, headers: dict[str, str], stop: StopSignal | None) -> None:
-        # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts and parses the
-        # SSE events, but no longer copies and re-encodes a history of hundreds of KB. The events are
-        # read as they come instead of through MessageStream, whose snapshot building re-creates a
-        # pydantic generic class per message (~2 ms, and garbage).
+        # the body goes in pre-encoded: the SDK still adds auth, retries and timeouts, decodes the SSE
+        # events and raises an `error` event as its error, but no longer copies and re-encodes a history of
+        # hundreds of KB. Each event comes as its JSON (Stream[object]), not as the SDK's models, and is
+        # read as it comes, not through MessageStream, whose snapshot building re-creates a pydantic generic
+        # class per message (~2 ms, and garbage).
         if _stopped(stop):
             return
         with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
-                               stream_cls=Stream[RawMessageStreamEvent], options={"headers": headers}) as stream:
+                               stream_cls=Stream[object], options={"headers": headers}) as stream:
             if stop is not None:
                 stop.on_stop(lambda: _shut(stream))
             try:

@@ -49,22 +49,25 @@ class Reading:
         self.failed_connectors: dict[str, str] = {}  # connector → what went wrong, first failure only
         self._calls: dict[str, str] = {}  # MCP tool use id → its connector
 
-    def read(self, event) -> None:
-        kind = event.type
+    def read(self, event: dict) -> None:
+        """One event of the stream, as the API sent it (its JSON, not the SDK's models: building those cost
+        more CPU than the rest of reading)."""
+        kind = event["type"]
         if kind == "content_block_delta":
-            self._delta(event.index, event.delta)
+            self._delta(event["index"], event["delta"])
         elif kind == "content_block_start":
-            self._start(event.index, event.content_block)
-        elif kind == "content_block_stop" and event.index in self._tools:
-            tool_id, name, json_parts = self._tools.pop(event.index)
+            self._start(event["index"], event["content_block"])
+        elif kind == "content_block_stop" and event["index"] in self._tools:
+            tool_id, name, json_parts = self._tools.pop(event["index"])
             if self.events:
                 self.events.tool_started(tool_id, name, _detail(name, "".join(json_parts)))
         elif kind == "message_start":
-            self.counts = _counts(event.message.usage)
-            self.model = getattr(event.message, "model", None) or self.model
+            message = event.get("message") or {}
+            self.counts = _counts(message.get("usage"))
+            self.model = message.get("model") or self.model
         elif kind == "message_delta":
-            self.counts.update(_counts(event.usage))  # final counts override the first ones
-            self.stop_reason = getattr(event.delta, "stop_reason", None)
+            self.counts.update(_counts(event.get("usage")))  # final counts override the first ones
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason")
             # a paused turn goes on; sources or a failed connector make a tail, shown with the finish in one call
             if self.events and self.stop_reason not in (None, "pause_turn") and not (
                     self.cited or self.found or self.failed_connectors):
@@ -82,44 +85,47 @@ class Reading:
         self.blocks, self.counts, self._tools, self.stop_reason = {}, {}, {}, None
         return self.earlier_content
 
-    def _delta(self, index: int, delta) -> None:
+    def _delta(self, index: int, delta: dict) -> None:
         block = self.blocks.get(index, {})
-        if delta.type == "text_delta":
-            text = storable(delta.text)
+        kind = delta.get("type")
+        if kind == "text_delta":
+            text = storable(delta["text"])
             self.parts.append(text)
-            block["text"] = block.get("text", "") + delta.text
+            block["text"] = block.get("text", "") + delta["text"]
             if self.events:
                 self.events.write(text)
-        elif delta.type == "input_json_delta" and index in self._tools:
-            self._tools[index][2].append(delta.partial_json)
+        elif kind == "input_json_delta" and index in self._tools:
+            self._tools[index][2].append(delta.get("partial_json", ""))
             block["input"] = _parsed("".join(self._tools[index][2]))
-        elif delta.type == "citations_delta":
-            block.setdefault("citations", []).append(delta.citation.to_dict())
-            if getattr(delta.citation, "url", None):
-                self.cited.append(Source(delta.citation.url, storable(getattr(delta.citation, "title", None) or "")))
+        elif kind == "citations_delta":
+            citation = delta.get("citation") or {}
+            block.setdefault("citations", []).append(citation)
+            if citation.get("url"):
+                self.cited.append(Source(citation["url"], storable(citation.get("title") or "")))
 
-    def _start(self, index: int, block) -> None:
-        self.blocks[index] = block.to_dict()
-        if block.type == "server_tool_use":
-            self._tools[index] = (block.id, block.name, [])
-        elif block.type == "mcp_tool_use":
-            server = storable(str(getattr(block, "server_name", "") or "?"))
-            self._calls[block.id] = server
+    def _start(self, index: int, block: dict) -> None:
+        self.blocks[index] = dict(block)  # its text and input grow as deltas come
+        kind = block.get("type")
+        if kind == "server_tool_use":
+            self._tools[index] = (block["id"], block["name"], [])
+        elif kind == "mcp_tool_use":
+            server = storable(str(block.get("server_name") or "?"))
+            self._calls[block["id"]] = server
             self.connector_calls[server] = self.connector_calls.get(server, 0) + 1
-            self._tools[index] = (block.id, f"{server} · {storable(str(block.name))}", [])
-        elif block.type == "mcp_tool_result":
-            failed = bool(getattr(block, "is_error", False))
-            line = _first_line(getattr(block, "content", None))
-            server = self._calls.get(getattr(block, "tool_use_id", ""), "?")
+            self._tools[index] = (block["id"], f"{server} · {storable(str(block['name']))}", [])
+        elif kind == "mcp_tool_result":
+            failed = bool(block.get("is_error"))
+            line = _first_line(block.get("content"))
+            server = self._calls.get(block.get("tool_use_id", ""), "?")
             if failed:
                 self.failed_connectors.setdefault(server, line or "an error")
             if self.events:
-                self.events.tool_finished(block.tool_use_id, [], failed, line)
-        elif block.type in ("web_search_tool_result", "web_fetch_tool_result"):
-            pages, failed = _pages(block.content)
+                self.events.tool_finished(block["tool_use_id"], [], failed, line)
+        elif kind in ("web_search_tool_result", "web_fetch_tool_result"):
+            pages, failed = _pages(block.get("content"))
             self.found.extend(pages)
             if self.events:
-                self.events.tool_finished(block.tool_use_id, pages, failed)
+                self.events.tool_finished(block["tool_use_id"], pages, failed)
 
     def completion(self, stopped: bool = False) -> Completion:
         """What the call produced, priced; `stopped`: cut short by Stop — the API never sent its final usage,
@@ -133,16 +139,15 @@ class Reading:
                           tuple(self.failed_connectors.items()), stopped=stopped)
 
 
-def _counts(usage) -> dict[str, int]:
+def _counts(usage: dict | None) -> dict[str, int]:
     """The counts an event reports (a message_delta leaves out what did not change)."""
-    counts = {ours: value for theirs, ours in _USAGE_FIELDS.items()
-              if (value := getattr(usage, theirs, None)) is not None}
-    hour = getattr(getattr(usage, "cache_creation", None), "ephemeral_1h_input_tokens", None)
+    usage = usage or {}
+    counts = {ours: value for theirs, ours in _USAGE_FIELDS.items() if (value := usage.get(theirs)) is not None}
+    hour = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens")
     if hour is not None:
         counts["cache_write_1h_tokens"] = hour
-    tools = getattr(usage, "server_tool_use", None)
-    counts.update({ours: value for theirs, ours in _TOOL_COUNTS.items()
-                   if (value := getattr(tools, theirs, None)) is not None})
+    tools = usage.get("server_tool_use") or {}
+    counts.update({ours: value for theirs, ours in _TOOL_COUNTS.items() if (value := tools.get(theirs)) is not None})
     return counts
 
 
@@ -170,7 +175,7 @@ def _first_line(content) -> str:
     if isinstance(content, str):
         text = content
     else:
-        texts = [b.get("text") if isinstance(b, dict) else getattr(b, "text", None) for b in content or ()]
+        texts = [b.get("text") for b in content or () if isinstance(b, dict)]
         text = next((t for t in texts if t), "")
     line = storable(str(text)).strip().split("\n", 1)[0]
     return line if len(line) <= 120 else line[:119] + "…"
@@ -179,11 +184,11 @@ def _first_line(content) -> str:
 def _pages(content) -> tuple[list[Source], bool]:
     """The pages a search or fetch result holds, and whether it failed."""
     if isinstance(content, list):  # search results
-        return [Source(r.url, storable(r.title or r.url)) for r in content if getattr(r, "url", None)], False
-    if getattr(content, "type", "") == "web_fetch_result":
-        document = getattr(content, "content", None)
-        title = getattr(document, "title", None) or content.url
-        return [Source(content.url, storable(title))], False
+        return [Source(r["url"], storable(r.get("title") or r["url"])) for r in content
+                if isinstance(r, dict) and r.get("url")], False
+    if isinstance(content, dict) and content.get("type") == "web_fetch_result":
+        title = (content.get("content") or {}).get("title") or content["url"]
+        return [Source(content["url"], storable(title))], False
     return [], True  # an error result
 
 
