@@ -18,10 +18,9 @@ from anthropic.types import Message
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..services.ports import Completion, ReplyEvents, StopSignal
-from ..tls import tls_context
 from .reading import Reading
 from .request import MCP_BETA, RequestEncoder, server_tools
-from .transport import KeptAliveTransport
+from .transport import http_client
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +58,7 @@ class Claude:
         _quiet_request_bodies()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries,
-                                           http_client=anthropic.DefaultHttpxClient(
-                                               verify=tls_context(), transport=KeptAliveTransport()))
+                                           http_client=http_client())
 
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
                  stop: StopSignal | None = None) -> Completion:

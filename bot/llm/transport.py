@@ -15,12 +15,16 @@ Invariants:
   (a stop, an error) closes its connection.
 - The answer's `network_stream` extension hands over its socket: shutting it down wakes a reader at once
   (claude.py's Stop).
+- A proxy named in the environment (HTTPS_PROXY, ALL_PROXY…) is honoured: httpx drops those for a client given
+  a transport, so such a client keeps httpx's own (`http_client`).
 """
 from __future__ import annotations
 
 import http.client
 import socket
+import urllib.request
 
+import anthropic
 import httpx2
 
 from ..keepalive import KeptAlive, Origin
@@ -33,6 +37,13 @@ KEEPALIVE = tuple(option for option in (
     (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
     (socket.IPPROTO_TCP, getattr(socket, "TCP_KEEPINTVL", None), 60),
     (socket.IPPROTO_TCP, getattr(socket, "TCP_KEEPCNT", None), 5)) if option[1] is not None)
+
+
+def http_client() -> httpx2.Client:
+    """The SDK's client with the SDK's defaults, on kept-alive connections unless a proxy is to be used."""
+    if {"http", "https", "all"} & set(urllib.request.getproxies()):
+        return anthropic.DefaultHttpxClient(verify=tls_context())
+    return anthropic.DefaultHttpxClient(verify=tls_context(), transport=KeptAliveTransport())
 
 
 class KeptAliveTransport(httpx2.BaseTransport):

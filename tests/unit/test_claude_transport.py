@@ -9,7 +9,7 @@ from bot.domain.context import Block, ModelInput
 from bot.domain.errors import ModelUnavailable
 from bot.llm.claude import Claude
 
-from ..fakes.anthropic_api import Script
+from ..fakes.anthropic_api import FakeAnthropic, Script
 from ..fakes.tcp_proxy import TcpProxy
 from ..harness import API_KEY, wait_until
 
@@ -82,3 +82,17 @@ def test_a_stream_that_stops_sending_is_a_timeout_not_a_hang(claude):
     claude.script(Script(text="slow " * 4, chunks=4, chunk_delay=2.0))
     with pytest.raises(ModelUnavailable, match="in time"):
         model.complete(asked())
+
+
+def test_a_proxy_named_in_the_environment_is_used(claude, monkeypatch):
+    proxy = FakeAnthropic().start()  # stands in for the proxy: it only has to be reached
+    try:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        model = claude_at(claude.url, max_retries=0)
+        with pytest.raises(ModelUnavailable):
+            model.complete(asked())  # the stand-in answers the proxied request 404
+        assert proxy.server.connections_opened == 1 and claude.server.connections_opened == 0
+    finally:
+        proxy.stop()
