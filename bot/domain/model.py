@@ -6,7 +6,7 @@ that pointer, never copied.
 """
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import NamedTuple
@@ -84,7 +84,11 @@ class Usage:
         return self.prompt_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
+        # field by field: dataclasses.astuple deep-copies every field, and this runs on every answer
+        return Usage(*(getattr(self, name) + getattr(other, name) for name in _USAGE_NAMES))
+
+
+_USAGE_NAMES = tuple(f.name for f in fields(Usage))
 
 
 class FileKind(StrEnum):

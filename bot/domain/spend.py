@@ -12,7 +12,7 @@ monthly cap. Pure values and rules, no I/O.
 """
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import Enum
 
@@ -37,7 +37,10 @@ class Spent:
         return self.uncached_micros - self.cost_micros
 
     def __add__(self, other: Spent) -> Spent:
-        return Spent(*(a + b for a, b in zip(astuple(self), astuple(other))))
+        return Spent(*(getattr(self, name) + getattr(other, name) for name in _SPENT_NAMES))
+
+
+_SPENT_NAMES = tuple(f.name for f in fields(Spent))
 
 
 @dataclass(frozen=True)
