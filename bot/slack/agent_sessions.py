@@ -126,9 +126,8 @@ class SessionCalls:
         return not self._refuses(team_id)
 
     def _refuses(self, team_id: str) -> bool:
-        with self._lock:
-            until = self._refused.get(team_id)
-            return until is not None and self.clock() < until
+        until = self._refused.get(team_id)  # one dict read needs no lock; asked by every call and every answer
+        return until is not None and self.clock() < until
 
     def _refuse(self, team_id: str, method: str, code: str) -> None:
         with self._lock:
