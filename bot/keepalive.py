@@ -13,6 +13,7 @@ Invariants:
 - The answer is read whole before the connection goes back, so nothing of it can reach the next request;
   an answer that says it closes the connection closes it.
 - Errors are those of http.client and the socket, unchanged; a connection that failed in any way is closed.
+- Answers are http.client's, their headers read by responses.py.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import select
 import ssl
 import threading
 from urllib.parse import urlsplit
+
+from .responses import Response
 
 Origin = tuple[str, str, int]
 
@@ -83,6 +86,7 @@ class KeptAlive:
 
 class _WithOptions:
     socket_options: tuple[SocketOption, ...] = ()
+    response_class = Response  # headers read without the email parser (responses.py)
 
     def connect(self) -> None:
         super().connect()  # type: ignore[misc]
