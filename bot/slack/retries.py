@@ -53,10 +53,14 @@ def method_of(request: HttpRequest) -> str:
     return urlparse(request.url).path.rsplit("/", 1)[-1]
 
 
+# each handler asks first what the library asks (cheap: a status, an error's type), the method only then: every
+# successful call passes through every handler
+
+
 class ConnectionErrors(ConnectionErrorRetryHandler):
     def _can_retry(self, *, state, request, response=None, error=None) -> bool:
-        return method_of(request) not in NOT_REPEATED and super()._can_retry(
-            state=state, request=request, response=response, error=error)
+        return super()._can_retry(state=state, request=request, response=response, error=error) \
+            and method_of(request) not in NOT_REPEATED
 
 
 class ServerErrors(ServerErrorRetryHandler):
@@ -67,8 +71,8 @@ class ServerErrors(ServerErrorRetryHandler):
 
 class RateLimits(RateLimitErrorRetryHandler):
     def _can_retry(self, *, state, request, response=None, error=None) -> bool:
-        return method_of(request) not in NOT_WAITED and super()._can_retry(
-            state=state, request=request, response=response, error=error)
+        return super()._can_retry(state=state, request=request, response=response, error=error) \
+            and method_of(request) not in NOT_WAITED
 
 
 def retry_handlers() -> list[RetryHandler]:
