@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, text
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
-from . import day, rounds
+from . import against, day, rounds
 from .measure import machine
 from .report import DAY_MARKS, day_table, replace_marked, targets, update_readme, versus
 from .rig import Rig, progress
@@ -109,12 +109,19 @@ def main() -> int:
     parser.add_argument("--only", choices=["day", "load"],
                         help="one figure alone: `day` is figure 11, a team's day priced; `load` is figure 4 against "
                              "the baseline, round by round")
-    parser.add_argument("--rounds", type=int, default=5, help="with --only load: how many rounds (default 5)")
+    parser.add_argument("--against", nargs="+", metavar="REV",
+                        help="figure 1 alone, this checkout side by side with these git revisions (SQLite)")
+    parser.add_argument("--rounds", type=int,
+                        help="with --only load: how many rounds (default 5); with --against: 60")
     args = parser.parse_args()
+    if args.against:
+        results = against.run(ROOT, args.against, args.rounds or 60)
+        print(against.table(results, ["this", *args.against]))
+        return 0
     if args.only == "day":
         return only_day()
     if args.only == "load":
-        print(rounds.table(rounds.run(args.rounds, args.quick)))
+        print(rounds.table(rounds.run(args.rounds or 5, args.quick)))
         return 0
     raw = run(args.quick, with_postgres=not args.no_postgres)
     (ROOT / "bench" / "raw.json").write_text(json.dumps(raw, indent=1, default=str))
