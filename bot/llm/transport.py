@@ -52,7 +52,7 @@ class KeptAliveTransport(httpx2.BaseTransport):
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         timeouts = request.extensions.get("timeout", {})
-        connection, origin, target = self.pool.connection(str(request.url), timeouts.get("connect"))
+        connection, origin, _ = self.pool.connection(str(request.url), timeouts.get("connect"))
         fresh = connection.sock is None
         try:
             _send(connection, request, fresh)
