@@ -23,6 +23,7 @@ from __future__ import annotations
 import http.client
 import socket
 import urllib.request
+from contextlib import contextmanager
 
 import anthropic
 import httpx2
@@ -81,13 +82,20 @@ def _send(connection: http.client.HTTPConnection, request: httpx2.Request, fresh
         raise (httpx2.ConnectError if fresh and connection.sock is None else httpx2.WriteError)(str(error)) from error
 
 
-def _answer(connection: http.client.HTTPConnection) -> http.client.HTTPResponse:
+@contextmanager
+def _reading():
+    """What goes wrong reading an answer (its head or its body), as httpx names it."""
     try:
-        return connection.getresponse()
+        yield
     except TimeoutError as error:
         raise httpx2.ReadTimeout(str(error)) from error
     except (OSError, http.client.HTTPException) as error:
         raise httpx2.RemoteProtocolError(str(error) or type(error).__name__) from error
+
+
+def _answer(connection: http.client.HTTPConnection) -> http.client.HTTPResponse:
+    with _reading():
+        return connection.getresponse()
 
 
 class _Body(httpx2.SyncByteStream):
@@ -97,13 +105,9 @@ class _Body(httpx2.SyncByteStream):
         self.whole = False
 
     def __iter__(self):
-        try:
+        with _reading():
             while chunk := self.response.read1(CHUNK):
                 yield chunk
-        except TimeoutError as error:
-            raise httpx2.ReadTimeout(str(error)) from error
-        except (OSError, http.client.HTTPException) as error:
-            raise httpx2.RemoteProtocolError(str(error) or type(error).__name__) from error
         if self.response.length:  # http.client ends a body cut short of its Content-Length quietly
             raise httpx2.RemoteProtocolError("the connection closed before the answer's end")
         self.response.close()  # read whole: the connection may carry the next request
