@@ -84,11 +84,13 @@ class Usage:
         return self.prompt_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        # field by field: dataclasses.astuple deep-copies every field, and this runs on every answer
-        return Usage(*(getattr(self, name) + getattr(other, name) for name in _USAGE_NAMES))
+        return summed(self, other)
 
 
-_USAGE_NAMES = tuple(f.name for f in fields(Usage))
+def summed(first, second):
+    """Two values of one dataclass of numbers, added field by field (dataclasses.astuple would deep-copy every
+    field, and usage is added on every answer)."""
+    return type(first)(*(getattr(first, f.name) + getattr(second, f.name) for f in fields(first)))
 
 
 class FileKind(StrEnum):

@@ -12,11 +12,11 @@ monthly cap. Pure values and rules, no I/O.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
-from .model import Usage
+from .model import Usage, summed
 
 NOTICE_SHARE = 0.8
 ESTIMATED = "estimated from the usage Claude's API reported"
@@ -37,10 +37,7 @@ class Spent:
         return self.uncached_micros - self.cost_micros
 
     def __add__(self, other: Spent) -> Spent:
-        return Spent(*(getattr(self, name) + getattr(other, name) for name in _SPENT_NAMES))
-
-
-_SPENT_NAMES = tuple(f.name for f in fields(Spent))
+        return summed(self, other)
 
 
 @dataclass(frozen=True)
