@@ -8,6 +8,7 @@ This is how a change is shown to cost little (or to gain): against the commit be
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -27,6 +28,7 @@ from tests.processes import BotProcess, bot_env
 from .rig import Rig, progress
 
 SIZES = (10, 1000)
+METHODS = Path("tests") / "fakes" / "slack_spec" / "web_api_methods.json"
 WARM_UP = 3
 # how a checkout seeds its channels: bench/seed.py since 2026-12-01, the bench's own method before it
 SEED = ("try:\n    from bench.seed import populate\nexcept ImportError:\n"
@@ -49,15 +51,14 @@ class Checkout:
 def run(root: Path, revisions: list[str], rounds: int) -> dict:
     """{(name, size): {"latency": [ms…], "cpu": [ms…]}} for this checkout ("this") and each revision."""
     tmp = Path(tempfile.mkdtemp(prefix="threadfork-against-"))
-    shared = root.parent / "shared"
-    if shared.exists():  # older checkouts read the design's shared data beside them
-        (tmp / "shared").symlink_to(shared)
     checkouts = [Checkout("this", root, 0)]
     for number, revision in enumerate(revisions, 1):
         path = tmp / revision.replace("/", "_")
         subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(path), revision], check=True,
                        capture_output=True)
         checkouts.append(Checkout(revision, path, number))
+        if not (path / "bench" / "seed.py").exists():
+            slack_description(root, tmp)
     slack, claude = FakeSlack().start(), FakeAnthropic().start()
     try:
         for checkout in checkouts:
@@ -74,6 +75,20 @@ def run(root: Path, revisions: list[str], rounds: int) -> dict:
         for checkout in checkouts[1:]:
             subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(checkout.path)],
                            capture_output=True)
+
+
+def slack_description(root: Path, beside: Path) -> None:
+    """Checkouts from before 2026-12-01 seed through their bench, whose fake Slack reads Slack's OpenAPI
+    description at import from a `shared/` folder beside the repository; a worktree here gets one made from the
+    facts this repository keeps of it (tests/fakes/slack_spec/web_api_methods.json: every method and its
+    required arguments), so nothing is read from outside the repository."""
+    facts = json.loads((root / METHODS).read_text())
+    methods = {**facts["methods"], **facts["newer_methods"]}
+    paths = {f"/{method}": {"post": {"parameters": [{"name": name, "required": True} for name in required]}}
+             for method, required in methods.items()}
+    target = beside / "shared" / "slack" / "web-api.openapi.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"openapi": "3.0.0", "paths": paths}))
 
 
 def start(checkout: Checkout, slack: FakeSlack, claude: FakeAnthropic, tmp: Path) -> None:
