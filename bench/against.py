@@ -5,6 +5,8 @@ worktree, this checkout's virtualenv) on one pair of fakes shared by all; each d
 checkout's code. The checkouts' turns alternate round by round (the order reversed every other round), so a
 drift of the machine's speed hits all alike; figure 1 is measured exactly as `Threadfork.overhead` measures it.
 This is how a change is shown to cost little (or to gain): against the commit before it, in one run.
+The running checkout (`this`) measured 1–4 % slower than a worktree of the same commit: for small differences,
+name both sides as revisions and compare their rows.
 """
 from __future__ import annotations
 
