@@ -4,6 +4,10 @@ AgentSessions port, best effort.
 - Off the caller's path: every call runs on a small pool of its own; the calls of one thread's session
   run in the order they were made (created with its title, then processing, active … closed), chained
   after one another, never on the reply's thread. Nothing here raises or makes its caller wait.
+- An answer's stream ends with chat.stopStream, whose `session_status` (docs.slack.dev/reference/methods/
+  chat.stopStream; Slack's default: active) moves the session too: a page of a longer answer keeps it
+  `processing`, a session closed meanwhile stays `closed`, and the `active` after an answer whose last
+  stopStream said it already is not sent again.
 - A workspace whose Slack refuses session calls outright (`missing_scope` without assistant:write, an app
   not declared an agent, an older plan that lacks the methods…) is remembered for REMEMBER seconds, logged
   once, and sent none meanwhile: its forks work exactly as without agent sessions. Other failures (a
@@ -49,6 +53,7 @@ class SessionCalls:
         self._last: dict[tuple[str, str, str], Future] = {}  # a session's latest call, for the next to follow
         # sessions this process closed lately: no status after that (the oldest forgotten past CLOSED_KEPT)
         self._closed: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self._active_by_stream: set[tuple[str, str, str]] = set()  # sessions an answer's last stopStream left active
         self._lock = threading.Lock()
 
     def session_opened(self, fork: Fork, title: str) -> None:
@@ -59,6 +64,10 @@ class SessionCalls:
         with self._lock:
             if key in self._closed:
                 return  # merged or abandoned while an answer was being written: it stays closed
+            if status is SessionStatus.ACTIVE and key in self._active_by_stream:
+                self._active_by_stream.discard(key)
+                return  # said by the answer's chat.stopStream
+            self._active_by_stream.discard(key)
             if status is SessionStatus.CLOSED:
                 self._closed[key] = None
                 if len(self._closed) > CLOSED_KEPT:
@@ -67,6 +76,26 @@ class SessionCalls:
 
     def session_renamed(self, fork: Fork, title: str) -> None:
         self._session(fork, method="agents_sessions_rename", title=title)
+
+    def status_on_stop(self, team_id: str, channel_id: str, thread_ts: str | None, more: bool) -> str | None:
+        """The `session_status` a chat.stopStream in a fork's thread carries: `closed` for a session closed
+        while the answer was written, `processing` while `more` of the answer follows; else None (Slack's
+        default, active), as everywhere session calls are refused."""
+        if self._refuses(team_id):
+            return None
+        with self._lock:
+            closed = _key(team_id, channel_id, thread_ts) in self._closed
+        if closed:
+            return SessionStatus.CLOSED.value
+        return SessionStatus.PROCESSING.value if more else None
+
+    def stream_ended(self, team_id: str, channel_id: str, thread_ts: str | None) -> None:
+        """An answer's last chat.stopStream left its session `active`: the answer's own `active` need not be
+        sent — unless a call of the session's is still on its way (its `processing` could land after the stop)."""
+        key = _key(team_id, channel_id, thread_ts)
+        with self._lock:
+            if key not in self._last and key not in self._closed:
+                self._active_by_stream.add(key)
 
     def suggest_prompts(self, team_id: str, dm_channel_id: str, prompts: list[Prompt]) -> None:
         # no thread_ts: in the Agent messaging experience a call with one fails silently

@@ -279,10 +279,14 @@ class ThreadReply(_Reply):
                     stream.shown = page
                 if closing:
                     step, stream.stopped = "chat.stopStream", True
-                    under = self.closing if final and i == len(pages) - 1 else None
+                    last = final and i == len(pages) - 1
                     self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
-                                                     chunks=_chunks(delta), blocks=under)
+                                                chunks=_chunks(delta), blocks=self.closing if last else None,
+                                                session_status=self._session_after(more=not last))
                     stream.shown = page
+                    if last and self.chat.sessions is not None:
+                        self.chat.sessions.stream_ended(self.place.team_id, self.place.channel_id,
+                                                        self.place.thread_ts)
             except (*FAILURES, _StreamsPaused) as error:
                 if step == "chat.appendStream" and failure_code(error) == NOT_STREAMING:
                     stream.held = True  # stopped in Slack a moment before this replica heard of it
@@ -290,6 +294,12 @@ class ThreadReply(_Reply):
                 log.warning("%s failed (%s); the answer is posted and updated instead", step, failure_code(error))
                 return i
         return None
+
+    def _session_after(self, more: bool) -> str | None:
+        """The fork's agent session as a stopStream leaves it (None: Slack's default, active)."""
+        sessions = self.chat.sessions
+        return sessions.status_on_stop(self.place.team_id, self.place.channel_id, self.place.thread_ts, more) \
+            if sessions is not None else None
 
     def _may_show(self) -> bool:
         return self.stop is None or self.stop.clear_to_show()
@@ -316,7 +326,8 @@ class ThreadReply(_Reply):
         if stream.ts and not stream.stopped:  # an append failed: end the stream before rewriting it
             stream.stopped = True
             try:
-                self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts)
+                self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
+                                            session_status=self._session_after(more=True))
             except FAILURES as error:
                 log.info("chat.stopStream after a failed append: %s", failure_code(error))
         self.rest = Posted(self.chat, self.place, Message(stream.ts, stream.shown) if stream.ts else None)

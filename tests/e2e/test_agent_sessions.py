@@ -1,11 +1,13 @@
 """Every fork's thread is a Slack agent session (docs.slack.dev/ai/agent-sessions), through the fakes: made
-when the fork opens with its title and opener, `processing` around each answer and `active` after it,
-renamed by its first message when it had no topic, `closed` once merged or abandoned — child forks and
-adopted threads too; a workspace whose Slack refuses the calls works exactly as before, with one log line."""
+when the fork opens with its title and opener, `processing` around each answer and `active` after it (said
+by the answer's chat.stopStream, Slack's default, or by a call where the stream broke), renamed by its first
+message when it had no topic, `closed` once merged or abandoned — child forks and adopted threads too; a
+workspace whose Slack refuses the calls works exactly as before, with one log line."""
 import logging
 
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, wait_until
+from .test_streaming import LONG
 
 
 def session_of(slack, root, statuses, channel=CHANNEL):
@@ -26,9 +28,10 @@ def test_opening_a_fork_makes_its_thread_a_session_titled_by_its_topic_and_opene
     [created, *_] = slack.calls_to("agents.sessions.setStatus")
     assert (created["channel_id"], created["thread_ts"], created["initiator_user_id"]) == (CHANNEL, root, "UALICE01")
     assert "pricing tiers for schools" in created["title"] and session.title == created["title"]
-    # the answer is preceded by `processing` and followed by `active`
+    # the answer is preceded by `processing`; its chat.stopStream leaves the session `active` (Slack's default)
     order = [c.method if c.method != "agents.sessions.setStatus" else c["status"] for c in status_calls(slack)]
-    assert order == ["active", "processing", "chat.startStream", "chat.stopStream", "active"]
+    assert order == ["active", "processing", "chat.startStream", "chat.stopStream"]
+    assert "session_status" not in slack.calls_to("chat.stopStream")[0].args
 
 
 def test_each_answer_in_a_fork_is_processing_then_active(bot, slack, claude):
@@ -37,8 +40,33 @@ def test_each_answer_in_a_fork_is_processing_then_active(bot, slack, claude):
     for n in range(2):
         bot.say("UBOB0001", f"question {n}", thread_ts=root)
         session_of(slack, root, ["active"] + ["processing", "active"] * (n + 1))
-    assert [c["status"] for c in slack.calls_to("agents.sessions.setStatus")] == [
-        "active", "processing", "active", "processing", "active"]
+    bot.quiesce()
+    # one session call per answer: its `active` rides on the answer's last chat.stopStream
+    assert [c["status"] for c in slack.calls_to("agents.sessions.setStatus")] == ["active", "processing", "processing"]
+
+
+def test_a_long_answer_keeps_its_session_processing_from_page_to_page(bot, slack, claude):
+    bot.slash("/fork", "--fresh")
+    root = bot.fork_root()
+    claude.script(Script(text=LONG, chunks=40))
+    bot.say("UBOB0001", "write a lot", thread_ts=root)
+    session = session_of(slack, root, ["active", "processing"] + ["processing"] * 2 + ["active"])
+    stops = slack.calls_to("chat.stopStream")
+    assert len(stops) == 3  # three pages: no Stop button lost between them, none left after
+    assert [c.args.get("session_status") for c in stops] == ["processing", "processing", None]
+    assert session.status == "active"
+
+
+def test_an_answer_whose_stream_broke_says_active_itself(bot, slack, claude):
+    bot.slash("/fork", "--fresh")
+    root = bot.fork_root()
+    claude.script(Script(text="Alpha bravo charlie delta echo foxtrot golf hotel.", chunks=5, chunk_delay=0.5))
+    slack.fail("chat.appendStream", status=500)  # the rest of the answer is posted and updated instead
+    bot.say("UBOB0001", "a question", thread_ts=root)
+    session_of(slack, root, ["active", "processing", "processing", "active"])
+    [handover] = slack.calls_to("chat.stopStream")
+    assert handover.args["session_status"] == "processing"  # more of the answer was still to come
+    assert [c["status"] for c in slack.calls_to("agents.sessions.setStatus")] == ["active", "processing", "active"]
 
 
 def test_a_fork_without_a_topic_is_renamed_by_the_first_line_of_its_first_message(bot, slack, claude):
@@ -132,3 +160,4 @@ def test_a_fork_merged_or_abandoned_while_it_answers_ends_closed(bot, slack, cla
         wait_until(lambda: not bot.busy(), timeout=15, message="the answer over")
         bot.settled()
         assert slack.session(CHANNEL, root).statuses[-1] == "closed"  # no `active` after it
+        assert slack.calls_to("chat.stopStream")[-1].args["session_status"] == "closed"  # not Slack's default

@@ -2,7 +2,8 @@
 
 Sources (read 2026-12-02): docs.slack.dev/ai/agent-sessions, /reference/methods/agents.sessions.setStatus,
 /reference/methods/agents.sessions.rename, /reference/methods/assistant.threads.setSuggestedPrompts,
-/reference/events/agent_session_stopped, /ai/migrating-to-agent-messaging.
+/reference/events/agent_session_stopped, /ai/migrating-to-agent-messaging; (read 2026-12-05)
+/reference/methods/chat.stopStream.
 
 Invariants, as the docs state them:
 - A session is scoped to one thread (`channel_id` + `thread_ts`, both needed for thread-based sessions in
@@ -10,6 +11,8 @@ Invariants, as the docs state them:
   and `initiator_user_id`) or changes its status; title and initiator are ignored once it exists.
   Statuses: active, processing, suspended, closed. `agents.sessions.rename` sets a title of 1–200
   characters.
+- `chat.stopStream` takes an optional `session_status`, "the session status to set after stopping the
+  stream" (one of the four; default `active`): a stream stopped in a thread with a session moves it.
 - Declaring the app an agent gives it `assistant:write`: a workspace whose granted scopes (known to the
   fake) lack it is answered `missing_scope` (with `needed`/`provided`), as Slack answers a scope missing.
 - `assistant.threads.setSuggestedPrompts`: `assistant:write`; one to four prompts, each with a title and a
@@ -120,6 +123,13 @@ class Agents:
         with self._lock:
             self.prompts.append(Prompts(team, args["channel_id"], prompts, args.get("title")))
         return {"ok": True}, None
+
+    def stream_stopped(self, team: str, channel: str, thread_ts: str | None, status: str) -> None:
+        """chat.stopStream in a thread: its session (if it has one) takes `status`."""
+        with self._lock:
+            session = self.sessions.get((team, channel, thread_ts or ""))
+            if session is not None:
+                session.statuses.append(status)
 
     def pressed(self, team: str, channel: str, thread_ts: str) -> AgentSession:
         """Stop can be pressed only while the session is processing."""

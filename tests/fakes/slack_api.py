@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .block_kit import blocks_problems, text_problems, view_problems
 from .http import BackgroundServer
-from .slack_agents import AGENT_SCOPE, Agents
+from .slack_agents import AGENT_SCOPE, STATUSES, Agents
 from .slack_channels import Channels
 from .slack_chat import UPDATE_LIMIT, Chat
 from .slack_history import History
@@ -180,6 +180,8 @@ class FakeSlack(SlackWorld):
             return self._refuse(method, "invalid_arguments", team, "neither view_id nor external_id")
         if method == "chat.postMessage" and not any(args.get(k) for k in ("text", "blocks", "markdown_text", "attachments")):
             return self._refuse(method, "no_text", team, "no text, blocks or markdown_text")
+        if method == "chat.stopStream" and args.get("session_status") not in (None, "", *STATUSES):
+            return self._refuse(method, "invalid_arguments", team, f"session_status is not one of {sorted(STATUSES)}")
         refused = self._payload_refusal(method, args, team)
         if refused:
             return refused
@@ -242,7 +244,9 @@ class FakeSlack(SlackWorld):
             return self.teams.auth_test(team)
         if method in ("chat.postMessage", "chat.startStream"):
             return self.chat.post(method, args, team)
-        if method in ("chat.update", "chat.appendStream", "chat.stopStream"):
+        if method == "chat.stopStream":
+            return self._stop_stream(args, team)
+        if method in ("chat.update", "chat.appendStream"):
             return self.chat.change(method, args, team)
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self.next_ts()}
@@ -266,6 +270,14 @@ class FakeSlack(SlackWorld):
             return {"ok": True, "channel": channel,
                     "permalink": f"https://fake.slack.test/archives/{channel}/p{args['message_ts'].replace('.', '')}"}
         return {"ok": True}
+
+    def _stop_stream(self, args: dict, team: Team) -> dict:
+        """The stream ends; the session of its thread, if any, takes `session_status` (Slack's default: active)."""
+        answer = self.chat.change("chat.stopStream", args, team)
+        if answer["ok"]:
+            self.agents.stream_stopped(team.id, args["channel"], self.chat.messages[args["ts"]].get("thread_ts"),
+                                       args.get("session_status") or "active")
+        return answer
 
     def _agent(self, method: str, args: dict, team: Team) -> dict:
         if team.scopes is not None and AGENT_SCOPE not in team.scopes:

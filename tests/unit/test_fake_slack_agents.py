@@ -1,6 +1,6 @@
 """The fake Slack's agent platform is as strict as docs.slack.dev says Slack is: sessions created once with
-their title and initiator, four statuses, renames of 1–200 characters, `missing_scope` without
-assistant:write, suggested prompts without thread_ts, Stop only while processing; and channels whose
+their title and initiator, four statuses (a stream's chat.stopStream sets one too, `active` unless it
+names another), renames of 1–200 characters, `missing_scope` without assistant:write, suggested prompts without thread_ts, Stop only while processing; and channels whose
 members conversations.info and conversations.members tell, paged, private ones hidden from outsiders."""
 import pytest
 
@@ -42,6 +42,30 @@ def test_a_status_call_slack_would_refuse_is_refused_and_counted_as_a_bug(slack,
     assert refusal(lambda: client(slack).agents_sessions_setStatus(**call)) == "invalid_arguments"
     assert len(slack.violations) == 1 and why in slack.violations[0]
     slack.violations.clear()
+
+
+def test_a_stream_stopped_in_a_sessions_thread_moves_it_to_active_or_to_the_status_it_names(slack):
+    ts = thread(slack)
+    web = client(slack)
+    web.agents_sessions_setStatus(channel_id="C1", thread_ts=ts, status="processing")
+    streams = [web.chat_startStream(channel="C1", thread_ts=ts, markdown_text=f"page {n}")["ts"] for n in range(2)]
+    web.chat_stopStream(channel="C1", ts=streams[0], session_status="processing")
+    web.chat_stopStream(channel="C1", ts=streams[1])  # Slack's default: active
+    assert slack.session("C1", ts).statuses == ["processing", "processing", "active"]
+    elsewhere = thread(slack)  # a thread with no session: a stream's end creates none
+    web.chat_stopStream(channel="C1", ts=web.chat_startStream(channel="C1", thread_ts=elsewhere,
+                                                              markdown_text="hi")["ts"])
+    assert slack.session("C1", elsewhere) is None
+
+
+def test_a_stream_stopped_with_a_status_slack_does_not_know_is_refused_and_stays_streaming(slack):
+    ts = thread(slack)
+    web = client(slack)
+    stream = web.chat_startStream(channel="C1", thread_ts=ts, markdown_text="words")["ts"]
+    assert refusal(lambda: web.chat_stopStream(channel="C1", ts=stream, session_status="done")) == "invalid_arguments"
+    assert len(slack.violations) == 1 and "session_status" in slack.violations[0]
+    slack.violations.clear()
+    web.chat_appendStream(channel="C1", ts=stream, markdown_text=" more")  # still streaming
 
 
 def test_a_session_of_a_thread_that_does_not_exist_or_a_rename_without_one_is_refused(slack):
