@@ -30,9 +30,12 @@ def make_engine(url: str) -> Engine:
         parsed = parsed.set(drivername="sqlite+threadfork")  # pysqlite, its transactions begun as below
     if database:
         _private_files(Path(database))
-    # readers each need a connection of their own; SQLite connections are cheap
+    # readers each need a connection of their own; SQLite connections are cheap. The one checked in last goes
+    # out first (LIFO): a connection keeps its page cache only while no other one writes, so a FIFO pool, which
+    # hands out the coldest, had every transaction read its pages anew (bench, figure 4: 67 pread(2) a reply,
+    # 20 with LIFO)
     engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=16,
-                           max_overflow=48)
+                           max_overflow=48, pool_use_lifo=True)
     _configure_sqlite(engine, database)
     return engine
 
