@@ -9,9 +9,10 @@ from sqlalchemy.exc import IntegrityError
 
 from . import statements as sql
 from .database import Database
+from .quick import Quick
 from .tables import claims, markers
 
-_MARK = insert(markers)
+_MARK = Quick(insert(markers))
 
 
 class SqlClaims:
@@ -31,7 +32,7 @@ class SqlClaims:
     def _insert(self, statement, key: str) -> bool:
         try:
             with self.db.writing() as conn:
-                conn.execute(statement, {"key": key, "created_at": self.db.now()})
+                statement.run(conn, {"key": key, "created_at": self.db.now()})
             return True
         except IntegrityError:
             return False

@@ -23,8 +23,10 @@ _HOLDS_WRITER = "threadfork_writer"  # on a pooled connection: released when it 
 
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
+    # hide_parameters: a statement's values (people's words, the installations' tokens) never reach an
+    # exception's message, and so no log
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
+        return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40, hide_parameters=True)
     database = parsed.database if parsed.database not in (None, "", ":memory:") else None  # a file
     if parsed.drivername in ("sqlite", "sqlite+pysqlite"):
         parsed = parsed.set(drivername="sqlite+threadfork")  # pysqlite, its transactions begun as below
@@ -35,7 +37,7 @@ def make_engine(url: str) -> Engine:
     # hands out the coldest, had every transaction read its pages anew (bench, figure 4: 67 pread(2) a reply,
     # 20 with LIFO)
     engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=16,
-                           max_overflow=48, pool_use_lifo=True)
+                           max_overflow=48, pool_use_lifo=True, hide_parameters=True)
     _configure_sqlite(engine, database)
     return engine
 

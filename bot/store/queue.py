@@ -51,9 +51,9 @@ class SqlTurnQueue:
         try:
             with self.db.writing() as conn:
                 if claim:
-                    conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
+                    sql.CLAIM.run(conn, {"key": claim, "created_at": now})
                 if delivery:
-                    conn.execute(DELIVERY_DONE, {"done_key": delivery, "now": now})
+                    DELIVERY_DONE.run(conn, {"done_key": delivery, "now": now})
                 row = conn.execute(sql.SEQ_AND_LEASE, {"session_id": session_id, "owner": owner, "now": now,
                                                        "until": lease_until(now, lease_seconds)}).one()
                 leased = row.lease_owner == owner  # then row.next_seq is the reply's, reserved
@@ -100,7 +100,7 @@ class SqlTurnQueue:
             if row is None:
                 return None  # taken over: the new holder answers these turns
             status = TurnStatus.STOPPED if stopped else TurnStatus.COMPLETE
-            conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text, "status": status.value,
+            sql.FINISH_REPLY.run(conn, {"turn_id": reply.id, "text": text, "status": status.value,
                                             "stopped": stopped, "slack_ts": posted[0] if posted else None,
                                             **usage_values(usage)})
             settle(conn, pending, TurnStatus.ANSWERED)

@@ -15,6 +15,7 @@ from ..domain.spend import Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
 from . import channel_settings as settings_rows
 from .database import Database
+from .quick import Quick
 from .rows import parent_key, to_fork
 from .sessions import FORK_BY_MESSAGE, PARENT
 from .tables import channel_settings, spend
@@ -31,7 +32,7 @@ def _upsert(dialect):
 
 
 # on every recorded answer's path: built once, for each database
-ADD = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}
+ADD = Quick({"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)})
 _channel = (spend.c.team_id == bindparam("team_id"), spend.c.channel_id == bindparam("channel_id"))
 _MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
     *_channel, spend.c.day >= bindparam("first"), spend.c.day < bindparam("next"))
@@ -52,7 +53,7 @@ def add(conn, team_id: str, channel_id: str, now: datetime, usage: Usage, in_for
     figures = spent(usage, in_fork)
     if figures == Spent():
         return
-    conn.execute(ADD[conn.dialect.name], {"team_id": team_id, "channel_id": channel_id, "day": day_of(now),
+    ADD.run(conn, {"team_id": team_id, "channel_id": channel_id, "day": day_of(now),
                                           **{name: getattr(figures, name) for name in _FIGURES}})
 
 

@@ -1,7 +1,8 @@
 """The statements on every turn's path, built once.
 
 Building a Core statement and its cache key costs about twice what SQLite takes to run it; these
-are built at import with bind parameters, and only their values change per call.
+are built at import with bind parameters, and only their values change per call. The writes among them
+that return nothing (or one new id) run as `Quick` writes (quick.py): on SQLite, straight on the cursor.
 """
 from __future__ import annotations
 
@@ -11,17 +12,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..domain.model import TurnStatus
 from ..domain.queue import held_by, lease_takeable
 from .moves import clause
+from .quick import Quick
 from .tables import attachments, claims, files, messages, sessions, turns
 
 _session = sessions.c.id == bindparam("session_id")
 
-CLAIM = insert(claims)
+CLAIM = Quick(insert(claims))
 
 NEXT_SEQ = (update(sessions).where(_session)
             .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"))
             .returning(sessions.c.next_seq))
 
-INSERT_TURN = insert(turns).returning(turns.c.id)
+INSERT_TURN = Quick(insert(turns).returning(turns.c.id))
 
 # the lease rules are the domain's (bot/domain/queue.py), spelled here once with bind parameters
 _takeable = clause(lease_takeable(bindparam("owner"), bindparam("now")))
@@ -44,8 +46,8 @@ RENEW_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"
                .values(lease_until=bindparam("until"), last_activity_at=bindparam("now"))
                .returning(*sessions.c))
 
-RELEASE_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
-                 .values(lease_owner=None, lease_until=None))
+RELEASE_LEASE = Quick(update(sessions).where(_session, clause(held_by(bindparam("owner"))))
+                      .values(lease_owner=None, lease_until=None))
 
 SESSION = select(sessions).where(_session)
 
@@ -67,15 +69,15 @@ COUNT_ATTEMPT = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=T
                  .values(attempts=turns.c.attempts + 1))
 
 # a complete answer forgets a Stop that came too late; a stopped one keeps who stopped it
-FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
-                .values(text=bindparam("text"), status=bindparam("status"), slack_ts=bindparam("slack_ts"),
-                        stopped_by=case((bindparam("stopped", type_=Boolean), turns.c.stopped_by), else_=None),
-                        input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
-                        cache_read_tokens=bindparam("cache_read_tokens"),
-                        cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),
-                        fetches=bindparam("fetches"), cache_write_1h_tokens=bindparam("cache_write_1h_tokens"),
-                        cost_micros=bindparam("cost_micros"), uncached_micros=bindparam("uncached_micros"),
-                        unpriced=bindparam("unpriced")))
+FINISH_REPLY = Quick(update(turns).where(turns.c.id == bindparam("turn_id"))
+                     .values(text=bindparam("text"), status=bindparam("status"), slack_ts=bindparam("slack_ts"),
+                             stopped_by=case((bindparam("stopped", type_=Boolean), turns.c.stopped_by), else_=None),
+                             input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
+                             cache_read_tokens=bindparam("cache_read_tokens"),
+                             cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),
+                             fetches=bindparam("fetches"), cache_write_1h_tokens=bindparam("cache_write_1h_tokens"),
+                             cost_micros=bindparam("cost_micros"), uncached_micros=bindparam("uncached_micros"),
+                             unpriced=bindparam("unpriced")))
 
 ATTACHMENTS = (select(attachments.c.turn_id, attachments.c.name, attachments.c.slack_file_id,
                       attachments.c.deleted, files.c.sha256, files.c.kind, files.c.media_type, files.c.file_id,
@@ -88,5 +90,5 @@ INSERT_ATTACHMENT = insert(attachments)
 
 INDEX = insert(messages)
 # a message's index entry unless it has one: one statement where a SELECT then an INSERT were two
-INDEX_ONCE = {name: dialect.insert(messages).on_conflict_do_nothing() for name, dialect in
-              (("sqlite", sqlite), ("postgresql", postgresql))}
+INDEX_ONCE = Quick({name: dialect.insert(messages).on_conflict_do_nothing() for name, dialect in
+                    (("sqlite", sqlite), ("postgresql", postgresql))})
