@@ -32,7 +32,7 @@ class SqlClaims:
     def _insert(self, statement, key: str) -> bool:
         try:
             with self.db.writing() as conn:
-                statement.run(conn, {"key": key, "created_at": self.db.now()})
+                statement.execute(conn, {"key": key, "created_at": self.db.now()})
             return True
         except IntegrityError:
             return False

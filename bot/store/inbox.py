@@ -42,7 +42,7 @@ class SqlInbox:
         now = self.db.now()
         try:
             with self.db.writing(urgent=True) as conn:  # Slack's ack waits for it
-                _KEEP.run(conn, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
+                _KEEP.execute(conn, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
                                      "claimed_until": now + timedelta(seconds=claim_seconds)})
                 return read_standing(conn, channel, now) if channel else True
         except IntegrityError:
@@ -50,7 +50,7 @@ class SqlInbox:
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:
-            DELIVERY_DONE.run(conn, {"done_key": key, "now": self.db.now()})
+            DELIVERY_DONE.execute(conn, {"done_key": key, "now": self.db.now()})
 
     def due(self, limit: int = 100) -> list[str]:
         with self.db.reading() as conn:

@@ -35,12 +35,12 @@ def append(conn, now: datetime, session_id: int, role: Role, text: str, status: 
            covers_seq=None, attachments: Sequence[Attachment] = (), seq: int | None = None) -> Turn:
     """A turn after the session's last; `seq`: the one the caller already reserved on its row (SEQ_AND_LEASE)."""
     if seq is None:
-        seq = conn.execute(sql.NEXT_SEQ, {"session_id": session_id, "now": now}).scalar_one()
-    turn_id = sql.INSERT_TURN.scalar(conn, {
+        seq = sql.NEXT_SEQ.execute(conn, {"session_id": session_id, "now": now}).scalar_one()
+    turn_id = sql.INSERT_TURN.execute(conn, {
         "session_id": session_id, "seq": seq, "role": role.value, "text": text, "author_id": author_id,
         "author_name": author_name, "status": status.value, "slack_ts": slack_ts, "source_fork_id": source_fork_id,
         **usage_values(usage), "covers_seq": covers_seq, "deleted": False, "has_files": bool(attachments),
-        "created_at": now})
+        "created_at": now}).scalar_one()
     if attachments:
         conn.execute(sql.INSERT_ATTACHMENT, [
             {"turn_id": turn_id, "position": n, "sha256": a.sha256, "name": a.name, "slack_file_id": a.slack_file_id,
@@ -72,7 +72,8 @@ def with_attachments(conn, turns: list[Turn], rows) -> list[Turn]:
 
 def index(conn, channel: Channel, ts: str, session_id: int) -> None:
     """Remember that Slack message `ts` belongs to the session (reactions carry only channel + ts)."""
-    sql.INDEX_ONCE.run(conn, {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts, "session_id": session_id})
+    sql.INDEX_ONCE.execute(conn, {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts,
+                                  "session_id": session_id})
 
 
 def bump(conn, session_ids: set[int]) -> None:
@@ -86,12 +87,12 @@ def settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:
 
 
 def take_lease(conn, session_id: int, owner: str, now: datetime, seconds: float) -> bool:
-    return conn.execute(sql.TAKE_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+    return sql.TAKE_LEASE.execute(conn, {"session_id": session_id, "owner": owner, "now": now,
                                          "until": lease_until(now, seconds)}).rowcount == 1
 
 
 def release_lease(conn, session_id: int, owner: str) -> None:
-    sql.RELEASE_LEASE.run(conn, {"session_id": session_id, "owner": owner})
+    sql.RELEASE_LEASE.execute(conn, {"session_id": session_id, "owner": owner})
 
 
 def usage_columns(table):

@@ -19,47 +19,47 @@ _session = sessions.c.id == bindparam("session_id")
 
 CLAIM = Quick(insert(claims))
 
-NEXT_SEQ = (update(sessions).where(_session)
-            .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"))
-            .returning(sessions.c.next_seq))
+NEXT_SEQ = Quick(update(sessions).where(_session)
+                 .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"))
+                 .returning(sessions.c.next_seq))
 
 INSERT_TURN = Quick(insert(turns).returning(turns.c.id))
 
 # the lease rules are the domain's (bot/domain/queue.py), spelled here once with bind parameters
 _takeable = clause(lease_takeable(bindparam("owner"), bindparam("now")))
-TAKE_LEASE = (update(sessions).where(_session, _takeable)
-              .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
+TAKE_LEASE = Quick(update(sessions).where(_session, _takeable)
+                   .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
 
 # a submitted turn's seq and the session's lease in one statement, the session as it then is returned: the
 # lease went to `owner` if the row says so (taken only where it was takeable, kept as it was elsewhere), and
 # then the seq after the turn's is reserved too, for the reply its batch will need (unused if none is)
-SEQ_AND_LEASE = (update(sessions).where(_session)
-                 .values(next_seq=sessions.c.next_seq + case((_takeable, 2), else_=1),
-                         last_activity_at=bindparam("now"),
-                         lease_owner=case((_takeable, bindparam("owner", type_=sessions.c.lease_owner.type)),
-                                          else_=sessions.c.lease_owner),
-                         lease_until=case((_takeable, bindparam("until", type_=sessions.c.lease_until.type)),
-                                          else_=sessions.c.lease_until))
-                 .returning(*sessions.c))
+SEQ_AND_LEASE = Quick(update(sessions).where(_session)
+                      .values(next_seq=sessions.c.next_seq + case((_takeable, 2), else_=1),
+                              last_activity_at=bindparam("now"),
+                              lease_owner=case((_takeable, bindparam("owner", type_=sessions.c.lease_owner.type)),
+                                               else_=sessions.c.lease_owner),
+                              lease_until=case((_takeable, bindparam("until", type_=sessions.c.lease_until.type)),
+                                               else_=sessions.c.lease_until))
+                      .returning(*sessions.c))
 
-RENEW_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
-               .values(lease_until=bindparam("until"), last_activity_at=bindparam("now"))
-               .returning(*sessions.c))
+RENEW_LEASE = Quick(update(sessions).where(_session, clause(held_by(bindparam("owner"))))
+                    .values(lease_until=bindparam("until"), last_activity_at=bindparam("now"))
+                    .returning(*sessions.c))
 
 RELEASE_LEASE = Quick(update(sessions).where(_session, clause(held_by(bindparam("owner"))))
                       .values(lease_owner=None, lease_until=None))
 
-SESSION = select(sessions).where(_session)
+SESSION = Quick(select(sessions).where(_session))
 
-VERSION = select(sessions.c.version).where(_session)
+VERSION = Quick(select(sessions.c.version).where(_session))
 
-PENDING = (select(turns).where(turns.c.session_id == bindparam("session_id"),
-                               turns.c.status == TurnStatus.PENDING.value)
-           .order_by(turns.c.seq))
+PENDING = Quick(select(turns).where(turns.c.session_id == bindparam("session_id"),
+                                    turns.c.status == TurnStatus.PENDING.value)
+                .order_by(turns.c.seq))
 
-TURNS_AFTER = (select(turns).where(turns.c.session_id == bindparam("session_id"), turns.c.deleted.is_(False),
-                                   turns.c.seq > bindparam("after"))
-               .order_by(turns.c.seq))
+TURNS_AFTER = Quick(select(turns).where(turns.c.session_id == bindparam("session_id"), turns.c.deleted.is_(False),
+                                        turns.c.seq > bindparam("after"))
+                    .order_by(turns.c.seq))
 
 SETTLE = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)),
                               turns.c.status == TurnStatus.PENDING.value)

@@ -1,16 +1,20 @@
-"""Quick writes (bot/store/quick.py) store exactly what SQLAlchemy's own execute stores — defaults, datetimes,
-booleans, NULLs, a RETURNING id — on SQLite (straight on the cursor) and PostgreSQL (SQLAlchemy's execute);
-a conflict is SQLAlchemy's IntegrityError, without the values; a statement they cannot run as SQLAlchemy would is
-refused when first compiled."""
+"""Quick statements (bot/store/quick.py) store and read exactly what SQLAlchemy's own execute does — defaults,
+datetimes, booleans, NULLs, a RETURNING id or row, a select's rows by name — on SQLite (straight on the cursor)
+and PostgreSQL (SQLAlchemy's execute); a conflict is SQLAlchemy's IntegrityError, without the values; a statement
+they cannot run as SQLAlchemy would is refused when first compiled."""
 from datetime import datetime
 
 import pytest
 from sqlalchemy import bindparam, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, MultipleResultsFound, NoResultFound
 
+from bot.domain.model import Channel
 from bot.store import open_store
 from bot.store.quick import Quick
-from bot.store.tables import inbox, sessions, turns
+from bot.store.spend import STANDING
+from bot.store.tables import channel_settings, inbox, sessions, turns
+
+from ..conftest import copy_of
 
 NOW = datetime(2026, 12, 5, 13, 56, 1, 123456)
 
@@ -23,8 +27,9 @@ def db(migrated_url):
 
 
 def a_session(conn) -> int:
-    return conn.execute(insert(sessions).values(kind="parent", channel_id="C1", team_id="T1", parent_key="T1:C1",
-                                                created_at=NOW, last_activity_at=NOW).returning(sessions.c.id)).scalar_one()
+    parent = insert(sessions).values(kind="parent", channel_id="C1", team_id="T1", parent_key="T1:C1",
+                                     created_at=NOW, last_activity_at=NOW)
+    return conn.execute(parent.returning(sessions.c.id)).scalar_one()
 
 
 def turn_values(session_id: int, seq: int) -> dict:
@@ -35,9 +40,8 @@ def turn_values(session_id: int, seq: int) -> dict:
 
 def stored(conn, turn_id: int) -> dict:
     row = conn.execute(select(turns).where(turns.c.id == turn_id)).one()._asdict()
-    row.pop("id")
-    row.pop("seq")
-    row.pop("slack_ts")
+    for differs in ("id", "seq", "slack_ts"):
+        row.pop(differs)
     return row
 
 
@@ -46,7 +50,7 @@ def test_an_insert_stores_what_sqlalchemy_stores_and_returns_the_new_id(db):
     with db.writing() as conn:
         session = a_session(conn)
         by_sqlalchemy = conn.execute(insert(turns).returning(turns.c.id), turn_values(session, 1)).scalar_one()
-        by_quick = quick.scalar(conn, turn_values(session, 2))
+        by_quick = quick.execute(conn, turn_values(session, 2)).scalar_one()
         assert by_quick == by_sqlalchemy + 1
         ours, theirs = stored(conn, by_quick), stored(conn, by_sqlalchemy)
     assert ours == theirs
@@ -60,35 +64,70 @@ def test_an_update_with_constants_and_nulls_changes_the_rows_sqlalchemy_would_an
         for key in ("a", "b"):
             conn.execute(insert(inbox).values(key=key, payload="words", received_at=NOW, claimed_until=NOW,
                                               attempts=1))
-        assert done.run(conn, {"done_key": "a", "now": NOW}) == 1
-        assert done.run(conn, {"done_key": "missing", "now": NOW}) == 0
+        assert done.execute(conn, {"done_key": "a", "now": NOW}).rowcount == 1
+        assert done.execute(conn, {"done_key": "missing", "now": NOW}).rowcount == 0
         rows = {r.key: r for r in conn.execute(select(inbox))}
     assert (rows["a"].payload, rows["a"].claimed_until, rows["a"].done_at) == (None, None, NOW)
     assert (rows["b"].payload, rows["b"].done_at) == ("words", None)
+
+
+def test_rows_read_are_sqlalchemys_rows_by_name_and_by_position(db):
+    renew = Quick(update(sessions).where(sessions.c.id == bindparam("session_id"))
+                  .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")).returning(*sessions.c))
+    pending = Quick(select(turns).where(turns.c.session_id == bindparam("session_id")).order_by(turns.c.seq))
+    with db.writing() as conn:
+        session = a_session(conn)
+        for seq in (1, 2):
+            conn.execute(insert(turns), turn_values(session, seq))
+        renewed = renew.execute(conn, {"session_id": session, "owner": "p1", "until": NOW}).one()
+        assert tuple(renewed) == tuple(conn.execute(select(sessions).where(sessions.c.id == session)).one())
+        assert (renewed.lease_owner, renewed.lease_until, renewed.created_at) == ("p1", NOW, NOW)
+        ours = pending.execute(conn, {"session_id": session}).all()
+        theirs = conn.execute(select(turns).where(turns.c.session_id == session).order_by(turns.c.seq)).all()
+        assert [tuple(r) for r in ours] == [tuple(r) for r in theirs]
+        assert [(r.seq, r.has_files, r.created_at) for r in ours] == [(1, True, NOW), (2, True, NOW)]
+        assert pending.execute(conn, {"session_id": session}).first().seq == 1
+        assert pending.execute(conn, {"session_id": -1}).first() is None
+        with pytest.raises(MultipleResultsFound):
+            pending.execute(conn, {"session_id": session}).one()
+        with pytest.raises(NoResultFound):
+            pending.execute(conn, {"session_id": -1}).one()
+
+
+def test_a_select_of_subqueries_and_an_outer_join_reads_as_sqlalchemy_reads_it(db):
+    params = {"team_id": "T1", "channel_id": "C1", "first": NOW.date(), "next": NOW.date(), "key": "T1:C1"}
+    with db.writing() as conn:
+        by_sqlalchemy = STANDING.for_dialect(conn.dialect.name)
+        a_session(conn)
+        assert tuple(STANDING.execute(conn, params).one()) == tuple(conn.execute(by_sqlalchemy, params).one())
+        conn.execute(insert(channel_settings).values(team_id="T1", channel_id="C1", instructions="be brief",
+                                                      updated_at=NOW, updated_by="U1"))
+        row = STANDING.execute(conn, params).one()
+        assert (row.instructions, row.updated_at, row.month_spent) == ("be brief", NOW, 0)
+        assert tuple(row) == tuple(conn.execute(by_sqlalchemy, params).one())
 
 
 def test_a_conflict_is_sqlalchemys_integrity_error_and_does_not_show_the_values(db):
     keep = Quick(insert(inbox))
     values = {"key": "k", "payload": "a person's private words", "received_at": NOW, "attempts": 1}
     with db.writing() as conn:
-        keep.run(conn, values)
+        keep.execute(conn, values)
     with pytest.raises(IntegrityError) as raised, db.writing() as conn:
-        keep.run(conn, values)
+        keep.execute(conn, values)
     assert "private words" not in str(raised.value)
     with db.reading() as conn:
         assert conn.execute(select(func.count()).select_from(inbox)).scalar_one() == 1
 
 
-@pytest.mark.parametrize("statement, why", [
-    (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True))).values(attempts=1), "positional"),
-    (insert(turns).returning(turns.c.text), "integer"),
+@pytest.mark.parametrize("statement, params, why", [
+    (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True))).values(attempts=1), {"ids": [1]},
+     "positional"),
+    (select(sessions.c.id, turns.c.id).where(sessions.c.id == turns.c.session_id), {}, "names of their own"),
 ])
-def test_a_statement_it_cannot_run_as_sqlalchemy_would_is_refused(statement, why, tmp_path, migrated_sqlite):
-    from ..conftest import copy_of
-
+def test_a_statement_it_cannot_run_as_sqlalchemy_would_is_refused(statement, params, why, tmp_path, migrated_sqlite):
     db, _ = open_store(copy_of(migrated_sqlite, tmp_path))
     try:
         with pytest.raises(TypeError, match=why), db.writing() as conn:
-            Quick(statement).run(conn, {"ids": [1]} if "ids" in str(statement) else turn_values(a_session(conn), 1))
+            Quick(statement).execute(conn, params)
     finally:
         db.engine.dispose()
