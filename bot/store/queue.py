@@ -139,7 +139,7 @@ class SqlTurnQueue:
         if batch.release:
             release_lease(conn, session_id, owner)
             return Batch(session, [], None, [], batch.given_up) if batch.given_up else None
-        conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in batch.answer]})
+        sql.COUNT_ATTEMPT.execute(conn, {"ids": [t.id for t in batch.answer]})
         reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING, seq=reply_seq)
         history = self._history_in(conn, session_id, row.version or 0)
         return Batch(session, batch.answer, reply, history, batch.given_up)

@@ -83,7 +83,7 @@ def bump(conn, session_ids: set[int]) -> None:
 
 
 def settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:
-    conn.execute(sql.SETTLE, {"ids": [t.id for t in pending], "status": status.value})
+    sql.SETTLE.execute(conn, {"ids": [t.id for t in pending], "status": status.value})
 
 
 def take_lease(conn, session_id: int, owner: str, now: datetime, seconds: float) -> bool:

@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..domain.model import TurnStatus
 from ..domain.queue import held_by, lease_takeable
 from .moves import clause
-from .quick import Quick
+from .quick import Quick, QuickIn
 from .tables import attachments, claims, files, messages, sessions, turns
 
 _session = sessions.c.id == bindparam("session_id")
@@ -61,12 +61,11 @@ TURNS_AFTER = Quick(select(turns).where(turns.c.session_id == bindparam("session
                                         turns.c.seq > bindparam("after"))
                     .order_by(turns.c.seq))
 
-SETTLE = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)),
-                              turns.c.status == TurnStatus.PENDING.value)
-          .values(status=bindparam("status")))
+SETTLE = QuickIn(lambda ids: update(turns).where(turns.c.id.in_(ids), turns.c.status == TurnStatus.PENDING.value)
+                 .values(status=bindparam("status")), "ids")
 
-COUNT_ATTEMPT = (update(turns).where(turns.c.id.in_(bindparam("ids", expanding=True)))
-                 .values(attempts=turns.c.attempts + 1))
+COUNT_ATTEMPT = QuickIn(lambda ids: update(turns).where(turns.c.id.in_(ids)).values(attempts=turns.c.attempts + 1),
+                        "ids")
 
 # a complete answer forgets a Stop that came too late; a stopped one keeps who stopped it
 FINISH_REPLY = Quick(update(turns).where(turns.c.id == bindparam("turn_id"))

@@ -1,7 +1,7 @@
 """Quick statements (bot/store/quick.py) store and read exactly what SQLAlchemy's own execute does — defaults,
 datetimes, booleans, NULLs, a RETURNING id or row, a select's rows by name — on SQLite (straight on the cursor)
 and PostgreSQL (SQLAlchemy's execute); a conflict is SQLAlchemy's IntegrityError, without the values; a statement
-they cannot run as SQLAlchemy would is refused when first compiled."""
+they cannot run as SQLAlchemy would is refused when first compiled; an IN list runs as a variant per length."""
 from datetime import datetime
 
 import pytest
@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError, MultipleResultsFound, NoResultFound
 
 from bot.domain.model import Channel
 from bot.store import open_store
-from bot.store.quick import Quick
+from bot.store.quick import Quick, QuickIn
 from bot.store.spend import STANDING
 from bot.store.tables import channel_settings, inbox, sessions, turns
 
@@ -131,3 +131,17 @@ def test_a_statement_it_cannot_run_as_sqlalchemy_would_is_refused(statement, par
             Quick(statement).execute(conn, params)
     finally:
         db.engine.dispose()
+
+
+def test_an_in_list_runs_as_a_variant_per_length_and_beyond_the_most_as_sqlalchemys_expanding_list(db):
+    settle = QuickIn(lambda ids: update(turns).where(turns.c.id.in_(ids)).values(status=bindparam("status")), "ids")
+    with db.writing() as conn:
+        session = a_session(conn)
+        ids = [conn.execute(insert(turns).returning(turns.c.id), turn_values(session, seq)).scalar_one()
+               for seq in range(1, QuickIn.MOST + 3)]
+        assert settle.execute(conn, {"ids": ids[:1], "status": "answered"}).rowcount == 1
+        assert settle.execute(conn, {"ids": ids[1:4], "status": "failed"}).rowcount == 3
+        assert settle.execute(conn, {"ids": ids[4:], "status": "aborted"}).rowcount == len(ids) - 4  # > MOST
+        assert settle.execute(conn, {"ids": [], "status": "complete"}).rowcount == 0
+        statuses = [s for (s,) in conn.execute(select(turns.c.status).order_by(turns.c.seq))]
+    assert statuses == ["answered"] + ["failed"] * 3 + ["aborted"] * (len(ids) - 4)
