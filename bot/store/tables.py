@@ -123,7 +123,7 @@ turns = Table(
     Column("created_at", DateTime(), nullable=False),
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
 )
-Index("ix_turns_pending", turns.c.session_id, turns.c.status)
+Index("ix_turns_pending", turns.c.session_id, turns.c.status, turns.c.seq)  # pending turns, in order
 Index("ix_turns_slack_ts", turns.c.slack_ts)  # edits, deletions and retries find a turn by its message
 Index("ix_turns_created", turns.c.created_at)  # the retention sweep finds old turns without a full scan
 Index("ix_sessions_channel", sessions.c.channel_id, sessions.c.team_id, sessions.c.kind, sessions.c.status)

@@ -214,3 +214,18 @@ def test_sqlite_writes_hold_the_write_lock_from_their_begin_and_reads_never_wait
     other.execute("ROLLBACK")
     other.close()
     db.engine.dispose()
+
+
+def test_a_sessions_pending_turns_are_read_through_their_index_not_its_whole_history(migrated_sqlite_url):
+    """SQLite chose the (session_id, seq) index for its order, reading every turn of the session, until the
+    pending index held the seq too (migration 0013)."""
+    from bot.store import statements as sql
+
+    db, _ = open_store(migrated_sqlite_url)
+    try:
+        with db.engine.connect() as conn:
+            pending = sql.PENDING.for_dialect("sqlite").compile(dialect=conn.dialect)
+            plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {pending.string}", (1, "pending")).all()
+        assert [row[-1] for row in plan] == ["SEARCH turns USING INDEX ix_turns_pending (session_id=? AND status=?)"]
+    finally:
+        db.engine.dispose()
