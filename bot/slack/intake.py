@@ -8,7 +8,8 @@
   will not retry: a slash command is answered at once, privately, and a button or shortcut is told
   through its response_url; the last retry of an event tells its sender. Nothing is lost silently.
 Chatter the bot ignores (channel messages that do not mention it, other reactions, its own posts)
-passes the door unrecorded.
+passes the door unrecorded. A slash command whose answer needs nothing stored (`/fork help`, a flag `/fork` does
+not know) never reaches it: `answer_at_once` answers it in the acknowledgement, before any listener.
 """
 from __future__ import annotations
 
@@ -45,8 +46,6 @@ def delivery_key(body: dict, bot_user_id: str | None) -> str | None:
         worth = _worth_keeping(event, bot_user_id) and body.get("event_id")
         return f"event:{body['event_id']}" if worth else None
     if "command" in body:
-        if answered_at_once(str(body.get("command") or ""), storable(str(body.get("text") or ""))) is not None:
-            return None  # answered in its acknowledgement (listeners.py): nothing to keep
         return f"command:{body.get('trigger_id') or _digest(body)}"
     if kind in ("block_actions", "message_action", "shortcut", "view_submission"):
         return f"{kind}:{body.get('trigger_id') or _digest(body)}"
@@ -96,6 +95,27 @@ def turn_channel(body: dict, team_id: str | None) -> Channel | None:
 
 def _digest(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:40]
+
+
+def answer_at_once(services: Services, req: BoltRequest) -> BoltResponse | None:
+    """A slash command whose answer needs nothing stored or sent (`/fork help` its usage, `/fork` with a flag it
+    does not know the usage and what was wrong), answered in its acknowledgement as Slack suggests for an
+    immediate answer — refused instead where Threadfork may not act for that person — or None for any other
+    request. Answered here, before the door and the listeners: nothing is kept, and no listener thread is
+    handed the request (Bolt's threaded runner looks for a listener's ack only every 10 ms)."""
+    body = req.body
+    if "command" not in body:
+        return None
+    answer = answered_at_once(str(body.get("command") or ""), storable(str(body.get("text") or "")))
+    if answer is None:
+        return None
+    channel = Channel(req.context.team_id or body.get("team_id") or "", str(body.get("channel_id") or ""))
+    try:
+        answer = services.access.refusal(channel, str(body.get("user_id") or "")) or answer
+    except Exception as error:  # noqa: BLE001 - a usage needs nothing stored: shown even when settings can't be read
+        log.warning("channel settings unreadable for an answer at once (%s)", type(error).__name__)
+    return BoltResponse(status=200, body=json.dumps({"response_type": "ephemeral", "text": answer}),
+                        headers={"content-type": "application/json"})
 
 
 class Door:

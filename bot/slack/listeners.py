@@ -13,7 +13,6 @@ import re
 
 from slack_bolt import App
 
-from ..domain.commands import answered_at_once
 from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
@@ -21,7 +20,7 @@ from ..services.facade import Services
 from ..services.ports import Audience
 from ..services.routing import IncomingMessage
 from .file_stubs import FileStubs, MessageFiles
-from .intake import HUMAN_SUBTYPES, Door, delivered, from_person, presser
+from .intake import HUMAN_SUBTYPES, Door, answer_at_once, delivered, from_person, presser
 from .review_listeners import register_reviews
 from .settings_listeners import register_settings
 from .shares import shared_files, shared_messages
@@ -38,6 +37,10 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
     Bolt tries listeners in the order they were registered, building each one's arguments from the
     request, until one matches: people's messages, by far the most frequent deliveries, come first."""
     door = Door(services, services.chat.answers)
+
+    @app.use
+    def at_once(req, resp, next):
+        return answer_at_once(services, req) or next()
 
     @app.use
     def keep_before_ack(req, resp, next):
@@ -148,17 +151,11 @@ def register_fallbacks(app: App, services: Services) -> None:
 
 def _slash_listener(services: Services, use_case, gated: bool = True):
     """`gated`: refused outside the allow-lists (`/threadfork` is not: admins turn a channel back on). A
-    command whose answer needs nothing stored (`/fork help`) is answered in its acknowledgement, as Slack
-    suggests for an immediate answer: no response_url call, nothing kept (the door lets it pass)."""
+    command whose answer needs nothing stored (`/fork help`) never gets here: intake.answer_at_once answers it."""
     def listener(ack, command, context):
         slash = SlashCommand(team_id=_team(context), channel_id=command["channel_id"], user_id=command["user_id"],
                              text=storable(command.get("text") or ""), response_url=command.get("response_url"),
                              trigger_id=command.get("trigger_id"))
-        at_once = answered_at_once(command.get("command") or "", slash.text)
-        if at_once is not None:
-            refusal = services.access.refusal(slash.channel, slash.user_id) if gated else None
-            ack(response_type="ephemeral", text=refusal or at_once)
-            return
         ack()
         with delivered(services, context):
             if not gated or services.access.admits(slash.audience):

@@ -143,6 +143,15 @@ def test_fork_help_outside_the_allow_list_says_so_in_the_acknowledgement(bot, sl
     assert "/fork [--fresh|--inherit] [topic]" not in answer["text"] and slack.responses == []
 
 
+def test_fork_help_in_a_channel_turned_off_says_so_in_the_acknowledgement(bot, slack, claude):
+    from bot.domain.settings import ChannelSettings
+
+    bot.store.channel_settings.save(GENERAL, ChannelSettings(enabled=False), "UADMIN01")
+    answer = bot.slash("/fork", "help").json()
+    assert answer["response_type"] == "ephemeral" and "turned off" in answer["text"]
+    assert "/fork [--fresh|--inherit] [topic]" not in answer["text"] and slack.responses == []
+
+
 def test_fork_in_a_channel_the_bot_is_not_in_explains_and_leaves_no_open_fork(bot, slack, claude):
     slack.fail("chat.postMessage", "not_in_channel")
     bot.slash("/fork", "topic")

@@ -110,6 +110,14 @@ def test_a_refused_settings_submission_comes_back_in_the_ack_as_response_action_
     assert not [p for p in slack.posts(CHANNEL) if "changed Threadfork's settings" in p.get("text", "")]
 
 
+def test_fork_help_is_answered_in_the_envelopes_ack(started, people, slack, socket_mode):
+    started()
+    reply = people.slash("/fork", "help")
+    assert reply.status == 200 and "/fork [--fresh|--inherit] [topic]" in reply.json()["text"]
+    assert set(socket_mode.acks[-1]) == {"envelope_id", "payload"}
+    assert socket_mode.acks[-1]["payload"]["response_type"] == "ephemeral" and slack.responses == []
+
+
 def mention(text: str, ts: str) -> dict:
     return {"type": "app_mention", "channel": CHANNEL, "user": "UALICE01", "text": f"<@UBOT0001> {text}", "ts": ts,
             "event_ts": ts, "team": "T0TEAM001"}
