@@ -3,6 +3,7 @@ measured meanwhile, and one 10-s streamed reply. Both bots stream thread replies
 chat.startStream/appendStream/stopStream, so a closed stream is a finished reply for each."""
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +14,8 @@ from .measure import peak_rss_mb, pids
 from .rig import Rig, progress
 
 Probe = Callable[[], list[tuple[str, float]]]  # one round of ack measurements: (kind, ms) each
+PROBING = 4.0  # seconds of probe rounds while the replies stream, one round every PROBE_EVERY
+PROBE_EVERY = 0.065
 
 
 def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label: str) -> dict:
@@ -32,10 +35,14 @@ def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label
         burst = list(pool.map(deliver, roots))
     progress(f"[{label}] {count} replies streaming; measuring acks")
     delivered = time.monotonic()
-    while time.monotonic() - delivered < 4.0 or sum(map(len, acks.values())) < 40:
+    # probe rounds on a fixed schedule, so both bots answer as many of them whatever their acks take (rounds
+    # spaced by each ack's time gave a bot that acks faster more requests to answer, and CPU to count)
+    for n in itertools.count(1):
         for kind, ms in probe():
             acks.setdefault(kind, []).append(ms)
-        time.sleep(0.05)
+        if time.monotonic() - delivered >= PROBING and sum(map(len, acks.values())) >= 40:
+            break
+        time.sleep(max(0.0, delivered + n * PROBE_EVERY - time.monotonic()))
     rig.wait(lambda: rig.stops() - stops_before >= count, timeout=60, interval=0.02)
     wall = time.monotonic() - started
     cpu = rig.cpu() - cpu_before
