@@ -8,7 +8,6 @@ import pytest
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError, MultipleResultsFound, NoResultFound
 
-from bot.domain.model import Channel
 from bot.store import open_store
 from bot.store.quick import Quick, QuickIn
 from bot.store.spend import STANDING
