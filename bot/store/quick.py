@@ -85,10 +85,12 @@ class Rows:
 
     def first(self):
         raw = self._cursor.fetchone()
+        self._cursor.close()  # as SQLAlchemy's first(): the rest is never read, so the statement ends here
         return None if raw is None else self._plan.row(raw)
 
     def one(self):
         rows = self._cursor.fetchmany(2)
+        self._cursor.close()
         if len(rows) != 1:
             raise NoResultFound("No row was found when one was required") if not rows else \
                 MultipleResultsFound("Multiple rows were found when exactly one was required")
