@@ -103,9 +103,6 @@ class Rows:
     def scalar_one(self):
         return self.one()[0]
 
-    def __iter__(self):
-        return iter(self.all())
-
 
 class _Plan:
     """One statement compiled for SQLite and one set of parameter names: its SQL, how each positional value is
