@@ -12,14 +12,13 @@ from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
 from . import connectors
 from .database import Database
-from .quick import Quick
 from .rows import tools_of, tools_text
 from .tables import channel_settings
 
 _KEY = ("team_id", "channel_id")
 # read at every turn (access, model input, policy): built once, as the statements on a turn's path are
-CHOSEN = Quick(select(channel_settings).where(channel_settings.c.team_id == bindparam("team_id"),
-                                              channel_settings.c.channel_id == bindparam("channel_id")))
+CHOSEN = select(channel_settings).where(channel_settings.c.team_id == bindparam("team_id"),
+                                        channel_settings.c.channel_id == bindparam("channel_id"))
 
 
 class SqlChannelSettings:
@@ -49,7 +48,7 @@ class SqlChannelSettings:
 
 def read(conn, channel: Channel) -> ChannelSettings:
     """The channel's choices, inside the caller's read."""
-    return from_row(conn, channel, CHOSEN.execute(conn, {"team_id": channel.team_id, "channel_id": channel.id}).first())
+    return from_row(conn, channel, conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first())
 
 
 def from_row(conn, channel: Channel, row) -> ChannelSettings:

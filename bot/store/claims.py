@@ -9,10 +9,9 @@ from sqlalchemy.exc import IntegrityError
 
 from . import statements as sql
 from .database import Database
-from .quick import Quick
 from .tables import claims, markers
 
-_MARK = Quick(insert(markers))
+_MARK = insert(markers)
 
 
 class SqlClaims:
@@ -32,7 +31,7 @@ class SqlClaims:
     def _insert(self, statement, key: str) -> bool:
         try:
             with self.db.writing() as conn:
-                statement.execute(conn, {"key": key, "created_at": self.db.now()})
+                conn.execute(statement, {"key": key, "created_at": self.db.now()})
             return True
         except IntegrityError:
             return False

@@ -1,4 +1,5 @@
-"""Engine construction: SQLite gets WAL, a busy timeout and immediate write transactions."""
+"""Engine construction: SQLite gets WAL, a busy timeout and immediate write transactions (SQLAlchemy's
+documented pysqlite recipe: `connect` and `begin` events)."""
 from __future__ import annotations
 
 import contextlib
@@ -7,8 +8,6 @@ import threading
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.dialects import registry
-from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import make_url
 
 try:
@@ -28,8 +27,6 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40, hide_parameters=True)
     database = parsed.database if parsed.database not in (None, "", ":memory:") else None  # a file
-    if parsed.drivername in ("sqlite", "sqlite+pysqlite"):
-        parsed = parsed.set(drivername="sqlite+threadfork")  # pysqlite, its transactions begun as below
     if database:
         _private_files(Path(database))
     # readers each need a connection of their own; SQLite connections are cheap. The one checked in last goes
@@ -137,44 +134,15 @@ class _Urgent:
         self.lock.release()
 
 
-class QueuedSQLiteDialect(SQLiteDialect_pysqlite):
-    """pysqlite, with each transaction begun here: a write (marked by `as_write`) queues for the writer
-    and begins IMMEDIATE — a deferred read-then-write transaction can fail with SQLITE_BUSY without
-    waiting, IMMEDIATE waits on busy_timeout instead — and anything else begins deferred, so reads never
-    queue behind writers. A dialect hook, not a `begin` event: an engine with a connection event pays
-    its dispatch on every statement, and the event's BEGIN is a whole execution of its own (together
-    ~25 µs a transaction and ~5 µs a statement, a third of a short read's cost)."""
-
-    supports_statement_cache = True  # a dialect subclass must say so, or SQLAlchemy caches nothing
-    writer: _WriterLock | None = None
-
-    def do_begin(self, dbapi_connection) -> None:
-        if not dbapi_connection.info.pop(_WRITE, False):
-            dbapi_connection.execute("BEGIN")
-            return
-        self.writer.acquire()
-        dbapi_connection.info[_HOLDS_WRITER] = True
-        try:
-            dbapi_connection.execute("BEGIN IMMEDIATE")
-        except Exception:
-            dbapi_connection.info.pop(_HOLDS_WRITER)
-            self.writer.release()
-            raise
-
-
-registry.register("sqlite.threadfork", __name__, "QueuedSQLiteDialect")
-
-
 def as_write(connection: Connection) -> None:
     """The connection's next transaction writes (SQLite: queued, IMMEDIATE; PostgreSQL: nothing to do)."""
-    if isinstance(connection.dialect, QueuedSQLiteDialect):
-        connection.connection.info[_WRITE] = True
+    if connection.dialect.name == "sqlite":
+        connection.info[_WRITE] = True
 
 
 def _configure_sqlite(engine: Engine, database: str | None) -> None:
     writer = _WriterLock(database)
     engine.threadfork_writer = writer
-    engine.dialect.writer = writer
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):
@@ -193,6 +161,25 @@ def _configure_sqlite(engine: Engine, database: str | None) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+
+    # SQLAlchemy's recipe for pysqlite's transactions (docs: "Serializable isolation / Savepoints /
+    # Transactional DDL"): pysqlite begins none itself, this event does. A write (marked by `as_write`) queues
+    # for the writer and begins IMMEDIATE — a deferred read-then-write transaction can fail with SQLITE_BUSY
+    # without waiting, IMMEDIATE waits on busy_timeout instead — and anything else begins deferred, so reads
+    # never queue behind writers
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection):
+        if not conn.info.pop(_WRITE, False):
+            conn.exec_driver_sql("BEGIN")
+            return
+        writer.acquire()
+        conn.info[_HOLDS_WRITER] = True
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        except Exception:
+            conn.info.pop(_HOLDS_WRITER)
+            writer.release()
+            raise
 
     @event.listens_for(engine.pool, "checkin")
     def _on_checkin(_dbapi_connection, record):

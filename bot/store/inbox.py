@@ -16,14 +16,13 @@ from sqlalchemy.exc import IntegrityError
 from ..domain.model import Channel
 from ..services.ports import Kept, Standing
 from .database import Database
-from .quick import Quick
 from .spend import read_standing
 from .tables import inbox
 
 # every delivery's two writes, built once: kept before the ack, done (its body cleared) after
-_KEEP = Quick(insert(inbox))
-DELIVERY_DONE = Quick(update(inbox).where(inbox.c.key == bindparam("done_key"))
-                      .values(done_at=bindparam("now"), claimed_until=None, payload=None))
+_KEEP = insert(inbox)
+DELIVERY_DONE = (update(inbox).where(inbox.c.key == bindparam("done_key"))
+                 .values(done_at=bindparam("now"), claimed_until=None, payload=None))
 
 
 class SqlInbox:
@@ -42,7 +41,7 @@ class SqlInbox:
         now = self.db.now()
         try:
             with self.db.writing(urgent=True) as conn:  # Slack's ack waits for it
-                _KEEP.execute(conn, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
+                conn.execute(_KEEP, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
                                      "claimed_until": now + timedelta(seconds=claim_seconds)})
                 return read_standing(conn, channel, now) if channel else True
         except IntegrityError:
@@ -50,7 +49,7 @@ class SqlInbox:
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:
-            DELIVERY_DONE.execute(conn, {"done_key": key, "now": self.db.now()})
+            conn.execute(DELIVERY_DONE, {"done_key": key, "now": self.db.now()})
 
     def due(self, limit: int = 100) -> list[str]:
         with self.db.reading() as conn:

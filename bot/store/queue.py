@@ -51,10 +51,10 @@ class SqlTurnQueue:
         try:
             with self.db.writing() as conn:
                 if claim:
-                    sql.CLAIM.execute(conn, {"key": claim, "created_at": now})
+                    conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
                 if delivery:
-                    DELIVERY_DONE.execute(conn, {"done_key": delivery, "now": now})
-                row = sql.SEQ_AND_LEASE.execute(conn, {"session_id": session_id, "owner": owner, "now": now,
+                    conn.execute(DELIVERY_DONE, {"done_key": delivery, "now": now})
+                row = conn.execute(sql.SEQ_AND_LEASE, {"session_id": session_id, "owner": owner, "now": now,
                                                        "until": lease_until(now, lease_seconds)}).one()
                 leased = row.lease_owner == owner  # then row.next_seq is the reply's, reserved
                 self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
@@ -100,7 +100,7 @@ class SqlTurnQueue:
             if row is None:
                 return None  # taken over: the new holder answers these turns
             status = TurnStatus.STOPPED if stopped else TurnStatus.COMPLETE
-            sql.FINISH_REPLY.execute(conn, {"turn_id": reply.id, "text": text, "status": status.value,
+            conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text, "status": status.value,
                                             "stopped": stopped, "slack_ts": posted[0] if posted else None,
                                             **usage_values(usage)})
             settle(conn, pending, TurnStatus.ANSWERED)
@@ -130,16 +130,16 @@ class SqlTurnQueue:
         """The next batch as the domain decides it (bot/domain/queue.py: next_batch), its turns each
         counted as one more attempt, a reply reserved for it. `row`: the session's, if just read;
         `reply_seq`: the reply's seq, if reserved with the submitted turn's."""
-        row = row if row is not None else sql.SESSION.execute(conn, {"session_id": session_id}).one()
+        row = row if row is not None else conn.execute(sql.SESSION, {"session_id": session_id}).one()
         session = to_session(row)
-        rows = sql.PENDING.execute(conn, {"session_id": session_id}).all()
+        rows = conn.execute(sql.PENDING, {"session_id": session_id}).all()
         batch = next_batch([Waiting(to_turn(r), r.attempts) for r in rows], session)
         if batch.failed:
             settle(conn, batch.failed, TurnStatus.FAILED)
         if batch.release:
             release_lease(conn, session_id, owner)
             return Batch(session, [], None, [], batch.given_up) if batch.given_up else None
-        sql.COUNT_ATTEMPT.execute(conn, {"ids": [t.id for t in batch.answer]})
+        conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in batch.answer]})
         reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING, seq=reply_seq)
         history = self._history_in(conn, session_id, row.version or 0)
         return Batch(session, batch.answer, reply, history, batch.given_up)
@@ -164,7 +164,7 @@ class SqlTurnQueue:
 
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         with self.db.reading() as conn:
-            version = sql.VERSION.execute(conn, {"session_id": session_id}).scalar()
+            version = conn.execute(sql.VERSION, {"session_id": session_id}).scalar()
             if version is None:  # deleted, here or by another process: nothing of it may be served
                 self._history.forget(session_id)
                 return []
@@ -173,7 +173,7 @@ class SqlTurnQueue:
 
     def _history_in(self, conn, session_id: int, version: int) -> list[Turn]:
         settled = self._history.at(session_id, version)
-        rows = sql.TURNS_AFTER.execute(conn, {"session_id": session_id, "after": settled.upto}).all()
+        rows = conn.execute(sql.TURNS_AFTER, {"session_id": session_id, "after": settled.upto}).all()
         history = settled.extend(with_attachments(conn, [to_turn(r) for r in rows], rows))
         self._history.put(session_id, settled)
         return history
@@ -211,5 +211,5 @@ class SqlTurnQueue:
 def _renew(conn, session_id: int, owner: str, seconds: float, now: datetime):
     """Renew the holder's lease, stamping the session's activity; locks its row before anything else
     is read. The session's row as it is now, or None: the caller no longer holds it."""
-    return sql.RENEW_LEASE.execute(conn, {"session_id": session_id, "owner": owner, "now": now,
+    return conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
                                           "until": lease_until(now, seconds)}).first()

@@ -35,8 +35,8 @@ def append(conn, now: datetime, session_id: int, role: Role, text: str, status: 
            covers_seq=None, attachments: Sequence[Attachment] = (), seq: int | None = None) -> Turn:
     """A turn after the session's last; `seq`: the one the caller already reserved on its row (SEQ_AND_LEASE)."""
     if seq is None:
-        seq = sql.NEXT_SEQ.execute(conn, {"session_id": session_id, "now": now}).scalar_one()
-    turn_id = sql.INSERT_TURN.execute(conn, {
+        seq = conn.execute(sql.NEXT_SEQ, {"session_id": session_id, "now": now}).scalar_one()
+    turn_id = conn.execute(sql.INSERT_TURN, {
         "session_id": session_id, "seq": seq, "role": role.value, "text": text, "author_id": author_id,
         "author_name": author_name, "status": status.value, "slack_ts": slack_ts, "source_fork_id": source_fork_id,
         **usage_values(usage), "covers_seq": covers_seq, "deleted": False, "has_files": bool(attachments),
@@ -72,7 +72,7 @@ def with_attachments(conn, turns: list[Turn], rows) -> list[Turn]:
 
 def index(conn, channel: Channel, ts: str, session_id: int) -> None:
     """Remember that Slack message `ts` belongs to the session (reactions carry only channel + ts)."""
-    sql.INDEX_ONCE.execute(conn, {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts,
+    conn.execute(sql.INDEX_ONCE[conn.dialect.name], {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts,
                                   "session_id": session_id})
 
 
@@ -83,16 +83,16 @@ def bump(conn, session_ids: set[int]) -> None:
 
 
 def settle(conn, pending: Sequence[Turn], status: TurnStatus) -> None:
-    sql.SETTLE.execute(conn, {"ids": [t.id for t in pending], "status": status.value})
+    conn.execute(sql.SETTLE, {"ids": [t.id for t in pending], "status": status.value})
 
 
 def take_lease(conn, session_id: int, owner: str, now: datetime, seconds: float) -> bool:
-    return sql.TAKE_LEASE.execute(conn, {"session_id": session_id, "owner": owner, "now": now,
+    return conn.execute(sql.TAKE_LEASE, {"session_id": session_id, "owner": owner, "now": now,
                                          "until": lease_until(now, seconds)}).rowcount == 1
 
 
 def release_lease(conn, session_id: int, owner: str) -> None:
-    sql.RELEASE_LEASE.execute(conn, {"session_id": session_id, "owner": owner})
+    conn.execute(sql.RELEASE_LEASE, {"session_id": session_id, "owner": owner})
 
 
 def usage_columns(table):

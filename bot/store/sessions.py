@@ -18,16 +18,15 @@ from .adoption import ThreadAdoptions
 from .private import SqlPrivateForks
 from .database import Database
 from .moves import clause
-from .quick import Quick
 from .rows import in_channel, index, insert_parent, involves, parent_key, snapshot, to_fork, to_session
 from .tables import messages, sessions, turns
 
 PARENT = select(sessions.c.id).where(sessions.c.parent_key == bindparam("key"))
 # on every message in a thread (is it a fork's?) and every reaction: built once
-FORK_BY_MESSAGE = Quick(select(sessions).where(sessions.c.kind == "fork", sessions.c.id.in_(
+FORK_BY_MESSAGE = select(sessions).where(sessions.c.kind == "fork", sessions.c.id.in_(
     select(messages.c.session_id).where(messages.c.team_id == bindparam("team_id"),
                                         messages.c.channel_id == bindparam("channel_id"),
-                                        messages.c.ts == bindparam("ts")))))
+                                        messages.c.ts == bindparam("ts"))))
 
 
 class SqlSessions:
@@ -122,7 +121,7 @@ class SqlSessions:
 
     def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
         with self.db.reading() as conn:
-            row = FORK_BY_MESSAGE.execute(conn, {"team_id": channel.team_id, "channel_id": channel.id,
+            row = conn.execute(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id,
                                                  "ts": ts}).first()
         return to_fork(row) if row else None
 

@@ -15,7 +15,6 @@ from ..domain.spend import Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
 from . import channel_settings as settings_rows
 from .database import Database
-from .quick import Quick
 from .rows import parent_key, to_fork
 from .sessions import FORK_BY_MESSAGE, PARENT
 from .tables import channel_settings, spend
@@ -32,7 +31,7 @@ def _upsert(dialect):
 
 
 # on every recorded answer's path: built once, for each database
-ADD = Quick({"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)})
+ADD = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}  # by the connection's dialect name
 _channel = (spend.c.team_id == bindparam("team_id"), spend.c.channel_id == bindparam("channel_id"))
 _MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
     *_channel, spend.c.day >= bindparam("first"), spend.c.day < bindparam("next"))
@@ -40,11 +39,11 @@ _MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
 # whether or not a cap applies, SpendCaps decides) and the settings row if there is one (outer-joined to a
 # row that always is)
 _ALWAYS = select(literal(1).label("always")).subquery()
-STANDING = Quick(select(PARENT.scalar_subquery().label("parent_session"),
-                        _MONTH.scalar_subquery().label("month_spent"), channel_settings)
-                 .select_from(_ALWAYS.outerjoin(channel_settings, and_(
-                     channel_settings.c.team_id == bindparam("team_id"),
-                     channel_settings.c.channel_id == bindparam("channel_id")))))
+STANDING = (select(PARENT.scalar_subquery().label("parent_session"),
+                   _MONTH.scalar_subquery().label("month_spent"), channel_settings)
+            .select_from(_ALWAYS.outerjoin(channel_settings, and_(
+                channel_settings.c.team_id == bindparam("team_id"),
+                channel_settings.c.channel_id == bindparam("channel_id")))))
 
 
 def add(conn, team_id: str, channel_id: str, now: datetime, usage: Usage, in_fork: bool) -> None:
@@ -53,14 +52,14 @@ def add(conn, team_id: str, channel_id: str, now: datetime, usage: Usage, in_for
     figures = spent(usage, in_fork)
     if figures == Spent():
         return
-    ADD.execute(conn, {"team_id": team_id, "channel_id": channel_id, "day": day_of(now),
+    conn.execute(ADD[conn.dialect.name], {"team_id": team_id, "channel_id": channel_id, "day": day_of(now),
                                           **{name: getattr(figures, name) for name in _FIGURES}})
 
 
 def read_standing(conn, channel: Channel, now: datetime) -> Standing:
     """What a turn reads of its channel, inside the caller's transaction (a read, or the keep of its delivery)."""
     first, following = month_of(now)
-    row = STANDING.execute(conn, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
+    row = conn.execute(STANDING, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
                                   "next": following, "key": parent_key(channel)}).one()
     chosen = settings_rows.from_row(conn, channel, row if row.team_id is not None else None)
     return Standing(chosen, int(row.month_spent), row.parent_session)
@@ -75,7 +74,7 @@ class SqlSpending:
             standing = read_standing(conn, channel, self.db.now())
             if thread_ts is None:
                 return standing
-            row = FORK_BY_MESSAGE.execute(conn, {"team_id": channel.team_id, "channel_id": channel.id,
+            row = conn.execute(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id,
                                                  "ts": thread_ts}).first()
         return replace(standing, fork=to_fork(row) if row else None)
 

@@ -2,7 +2,7 @@
 
 Building a Core statement and its cache key costs about twice what SQLite takes to run it; these
 are built at import with bind parameters, and only their values change per call. The writes among them
-that return nothing (or one new id) run as `Quick` writes (quick.py): on SQLite, straight on the cursor.
+are run with the transaction's `execute`, on SQLite and PostgreSQL alike.
 """
 from __future__ import annotations
 
@@ -12,71 +12,70 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..domain.model import TurnStatus
 from ..domain.queue import held_by, lease_takeable
 from .moves import clause
-from .quick import Quick, QuickIn
 from .tables import attachments, claims, files, messages, sessions, turns
 
 _session = sessions.c.id == bindparam("session_id")
 
-CLAIM = Quick(insert(claims))
+CLAIM = insert(claims)
 
-NEXT_SEQ = Quick(update(sessions).where(_session)
-                 .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"))
-                 .returning(sessions.c.next_seq))
+NEXT_SEQ = (update(sessions).where(_session)
+            .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"))
+            .returning(sessions.c.next_seq))
 
-INSERT_TURN = Quick(insert(turns).returning(turns.c.id))
+INSERT_TURN = insert(turns).returning(turns.c.id)
 
 # the lease rules are the domain's (bot/domain/queue.py), spelled here once with bind parameters
 _takeable = clause(lease_takeable(bindparam("owner"), bindparam("now")))
-TAKE_LEASE = Quick(update(sessions).where(_session, _takeable)
-                   .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
+TAKE_LEASE = (update(sessions).where(_session, _takeable)
+              .values(lease_owner=bindparam("owner"), lease_until=bindparam("until")))
 
 # a submitted turn's seq and the session's lease in one statement, the session as it then is returned: the
 # lease went to `owner` if the row says so (taken only where it was takeable, kept as it was elsewhere), and
 # then the seq after the turn's is reserved too, for the reply its batch will need (unused if none is)
-SEQ_AND_LEASE = Quick(update(sessions).where(_session)
-                      .values(next_seq=sessions.c.next_seq + case((_takeable, 2), else_=1),
-                              last_activity_at=bindparam("now"),
-                              lease_owner=case((_takeable, bindparam("owner", type_=sessions.c.lease_owner.type)),
-                                               else_=sessions.c.lease_owner),
-                              lease_until=case((_takeable, bindparam("until", type_=sessions.c.lease_until.type)),
-                                               else_=sessions.c.lease_until))
-                      .returning(*sessions.c))
+SEQ_AND_LEASE = (update(sessions).where(_session)
+                 .values(next_seq=sessions.c.next_seq + case((_takeable, 2), else_=1),
+                         last_activity_at=bindparam("now"),
+                         lease_owner=case((_takeable, bindparam("owner", type_=sessions.c.lease_owner.type)),
+                                          else_=sessions.c.lease_owner),
+                         lease_until=case((_takeable, bindparam("until", type_=sessions.c.lease_until.type)),
+                                          else_=sessions.c.lease_until))
+                 .returning(*sessions.c))
 
-RENEW_LEASE = Quick(update(sessions).where(_session, clause(held_by(bindparam("owner"))))
-                    .values(lease_until=bindparam("until"), last_activity_at=bindparam("now"))
-                    .returning(*sessions.c))
+RENEW_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
+               .values(lease_until=bindparam("until"), last_activity_at=bindparam("now"))
+               .returning(*sessions.c))
 
-RELEASE_LEASE = Quick(update(sessions).where(_session, clause(held_by(bindparam("owner"))))
-                      .values(lease_owner=None, lease_until=None))
+RELEASE_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
+                 .values(lease_owner=None, lease_until=None))
 
-SESSION = Quick(select(sessions).where(_session))
+SESSION = select(sessions).where(_session)
 
-VERSION = Quick(select(sessions.c.version).where(_session))
+VERSION = select(sessions.c.version).where(_session)
 
-PENDING = Quick(select(turns).where(turns.c.session_id == bindparam("session_id"),
-                                    turns.c.status == TurnStatus.PENDING.value)
-                .order_by(turns.c.seq))
+PENDING = (select(turns).where(turns.c.session_id == bindparam("session_id"),
+                               turns.c.status == TurnStatus.PENDING.value)
+           .order_by(turns.c.seq))
 
-TURNS_AFTER = Quick(select(turns).where(turns.c.session_id == bindparam("session_id"), turns.c.deleted.is_(False),
-                                        turns.c.seq > bindparam("after"))
-                    .order_by(turns.c.seq))
+TURNS_AFTER = (select(turns).where(turns.c.session_id == bindparam("session_id"), turns.c.deleted.is_(False),
+                                   turns.c.seq > bindparam("after"))
+               .order_by(turns.c.seq))
 
-SETTLE = QuickIn(lambda ids: update(turns).where(turns.c.id.in_(ids), turns.c.status == TurnStatus.PENDING.value)
-                 .values(status=bindparam("status")), "ids")
+_ids = bindparam("ids", expanding=True)
+SETTLE = (update(turns).where(turns.c.id.in_(_ids), turns.c.status == TurnStatus.PENDING.value)
+          .values(status=bindparam("status")))
 
-COUNT_ATTEMPT = QuickIn(lambda ids: update(turns).where(turns.c.id.in_(ids)).values(attempts=turns.c.attempts + 1),
-                        "ids")
+COUNT_ATTEMPT = update(turns).where(turns.c.id.in_(_ids)).values(attempts=turns.c.attempts + 1)
 
 # a complete answer forgets a Stop that came too late; a stopped one keeps who stopped it
-FINISH_REPLY = Quick(update(turns).where(turns.c.id == bindparam("turn_id"))
-                     .values(text=bindparam("text"), status=bindparam("status"), slack_ts=bindparam("slack_ts"),
-                             stopped_by=case((bindparam("stopped", type_=Boolean), turns.c.stopped_by), else_=None),
-                             input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
-                             cache_read_tokens=bindparam("cache_read_tokens"),
-                             cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),
-                             fetches=bindparam("fetches"), cache_write_1h_tokens=bindparam("cache_write_1h_tokens"),
-                             cost_micros=bindparam("cost_micros"), uncached_micros=bindparam("uncached_micros"),
-                             unpriced=bindparam("unpriced")))
+FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
+                .values(text=bindparam("text"), status=bindparam("status"), slack_ts=bindparam("slack_ts"),
+                        stopped_by=case((bindparam("stopped", type_=Boolean), turns.c.stopped_by), else_=None),
+                        input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
+                        cache_read_tokens=bindparam("cache_read_tokens"),
+                        cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),
+                        fetches=bindparam("fetches"), cache_write_1h_tokens=bindparam("cache_write_1h_tokens"),
+                        cost_micros=bindparam("cost_micros"), uncached_micros=bindparam("uncached_micros"),
+                        unpriced=bindparam("unpriced")))
 
 ATTACHMENTS = (select(attachments.c.turn_id, attachments.c.name, attachments.c.slack_file_id,
                       attachments.c.deleted, files.c.sha256, files.c.kind, files.c.media_type, files.c.file_id,
@@ -89,5 +88,5 @@ INSERT_ATTACHMENT = insert(attachments)
 
 INDEX = insert(messages)
 # a message's index entry unless it has one: one statement where a SELECT then an INSERT were two
-INDEX_ONCE = Quick({name: dialect.insert(messages).on_conflict_do_nothing() for name, dialect in
-                    (("sqlite", sqlite), ("postgresql", postgresql))})
+INDEX_ONCE = {name: dialect.insert(messages).on_conflict_do_nothing() for name, dialect in
+              (("sqlite", sqlite), ("postgresql", postgresql))}  # by the connection's dialect name

@@ -224,7 +224,7 @@ def test_a_sessions_pending_turns_are_read_through_their_index_not_its_whole_his
     db, _ = open_store(migrated_sqlite_url)
     try:
         with db.engine.connect() as conn:
-            pending = sql.PENDING.for_dialect("sqlite").compile(dialect=conn.dialect)
+            pending = sql.PENDING.compile(dialect=conn.dialect)
             plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {pending.string}", (1, "pending")).all()
         assert [row[-1] for row in plan] == ["SEARCH turns USING INDEX ix_turns_pending (session_id=? AND status=?)"]
     finally:
