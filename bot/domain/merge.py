@@ -67,6 +67,8 @@ def ensure_mergeable(fork: Fork) -> None:
 def closed_reason(fork: Fork) -> str:
     if fork.status is ForkStatus.MERGED:
         return f"Fork {fork.label} is already merged."
+    if fork.merge_waiting:
+        return f"Fork {fork.label} is already being merged: its summary follows as soon as Claude finishes its answer."
     if fork.status is ForkStatus.MERGING:
         return f"Fork {fork.label} is being merged right now."
     if fork.status is ForkStatus.ABANDONED:

@@ -186,10 +186,18 @@ class Fork:
     # a private fork (the agent pane): the channel whose conversation it forks, while its thread lives in
     # its owner's DM with the bot (`channel_id`, numbered there, so the channel's numbering shows nothing)
     private_of: str | None = None
+    merge_guidance: str = ""  # asked with its merge, for whoever writes the summary
+    merge_taken: bool = False  # someone is carrying its merge out (else, merging, it waits for its answer)
 
     @property
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
+
+    @property
+    def merge_waiting(self) -> bool:
+        """Its merge was asked for and waits for nobody's claim: for the answer in flight to be recorded,
+        or for the sweep."""
+        return self.status is ForkStatus.MERGING and not self.merge_taken
 
     @property
     def private(self) -> bool:
@@ -299,5 +307,6 @@ class Session:
 
     @property
     def answerable(self) -> bool:
-        """A merged or abandoned fork answers nothing more."""
-        return self.fork is None or self.fork.status is ForkStatus.OPEN
+        """A merged or abandoned fork answers nothing more; one whose merge waits for its answer answers
+        what was said before the merge was asked for (the merge then summarizes it all)."""
+        return self.fork is None or self.fork.status is ForkStatus.OPEN or self.fork.merge_waiting

@@ -19,6 +19,7 @@ from .model import Session, Turn, TurnStatus
 
 MAX_ATTEMPTS = 3  # answers begun for one turn, merges for one fork, replays of one delivery, before giving up
 
+IN_FLIGHT = (TurnStatus.PENDING, TurnStatus.STREAMING)  # a turn being answered, or waiting to be: no merge yet
 RETRYABLE = TurnStatus.FAILED  # a turn a person may ask to be answered again (its attempts start afresh)
 
 

@@ -1,7 +1,9 @@
 """The fork's state machine and its review drafts, as moves (invariants 7 and 11).
 
 A fork moves open → merging → merged, merging → open (a failed or given-up merge), or
-open → abandoned. A draft under review is claimed, recorded, dropped or approved (open → merging)
+open → abandoned. A merge is asked for (open → merging) and then taken by whoever may carry it out: not
+while an answer is in flight in the fork (invariant 13), so it is carried out by whoever records that
+answer, or by the sweep. A draft under review is claimed, recorded, dropped or approved (open → merging)
 only while the fork is open and the draft is the one the person saw. Each move names the states it
 may start from, what else must hold, and what it changes; the store makes it as one conditional
 UPDATE (the memory store under its lock), so whatever arrives twice moves the fork once.
@@ -16,7 +18,7 @@ from typing import Any
 
 from .conditions import Before, Both, Condition, Either, Is, Missing, NotAfter, OneOf, Plus, Present
 from .model import ForkStatus, Usage
-from .queue import lease_until
+from .queue import lease_lapsed, lease_until
 
 OPEN, MERGING, MERGED, ABANDONED = ForkStatus.OPEN, ForkStatus.MERGING, ForkStatus.MERGED, ForkStatus.ABANDONED
 MERGEABLE_FROM = (OPEN,)  # a merge, direct or approved, starts only from an open fork
@@ -53,16 +55,18 @@ def no_live_claim(now: datetime) -> tuple[Condition, ...]:
     return (Either((Missing("merge_until"), Before("merge_until", now))),)
 
 
-def begin_merge(user_id: str, owner: str, now: datetime, seconds: float,
-                idle_before: datetime | None = None) -> Move:
-    """open → merging, unless a live claim holds the fork (no_live_claim)."""
+def request_merge(user_id: str, guidance: str, now: datetime, idle_before: datetime | None = None) -> Move:
+    """open → merging, claimed by nobody yet, unless a live claim holds the fork (no_live_claim): whoever
+    may carry it out takes it (take_merge) — at once when nothing is being answered, else whoever records
+    the answer in flight, or the sweep. A live draft is dropped: the direct merge replaces it."""
     return Move(MERGEABLE_FROM, MERGING, idle_since(idle_before) + no_live_claim(now),
-                {"merged_by": user_id, "merge_owner": owner, "merge_attempts": 1,
-                 "merge_until": lease_until(now, seconds)})
+                {"merged_by": user_id, "merge_guidance": guidance or None, "merge_owner": None,
+                 "merge_until": None, "merge_attempts": 0, "draft_text": None})
 
 
 def cancel_merge() -> Move:
-    return Move((MERGING,), OPEN, changes={"merged_by": None, "merge_until": None, "merge_owner": None})
+    return Move((MERGING,), OPEN, changes={"merged_by": None, "merge_until": None, "merge_owner": None,
+                                           "merge_guidance": None})
 
 
 def abandon(now: datetime, idle_before: datetime | None = None) -> Move:
@@ -81,20 +85,25 @@ def announced(ts: str) -> Move:
 
 
 def stuck_merge(now: datetime) -> tuple[Condition, ...]:
-    """A merge whose claim lapsed before it was written or before its summary was posted."""
-    return (Before("merge_until", now),
-            Either((Is("status", MERGING), Both((Is("status", MERGED), Missing("summary_ts"))))))
+    """A merge nobody is carrying out while nothing is being answered in the fork: asked for and not yet
+    taken, or whose claim lapsed before it was written or before its summary was posted. (The store also
+    requires that none of the fork's turns is in flight: bot/domain/queue.IN_FLIGHT.)"""
+    unclaimed = Either((Missing("merge_until"), Before("merge_until", now)))
+    return (lease_lapsed(now),
+            Either((Both((Is("status", MERGING), unclaimed)),
+                    Both((Is("status", MERGED), Missing("summary_ts"), Before("merge_until", now))))))
 
 
-def reclaim_merge(owner: str, now: datetime, seconds: float) -> Move:
-    """Take over a stuck merge, counting one more attempt."""
-    return Move((MERGING, MERGED), None, (Before("merge_until", now), Missing("summary_ts")),
+def take_merge(owner: str, now: datetime, seconds: float) -> Move:
+    """Take a merge nobody is carrying out (stuck_merge), counting one more attempt: one holder at a time,
+    and only once the fork's answer in flight is recorded (invariant 13)."""
+    return Move((MERGING, MERGED), None, stuck_merge(now),
                 {"merge_until": lease_until(now, seconds), "merge_owner": owner, "merge_attempts": Plus(1)})
 
 
 def give_up_merge() -> tuple[Move, Move]:
     """After too many attempts: a merge still being written reopens the fork; the claim ends either way."""
-    return (Move((MERGING,), OPEN, changes={"merged_by": None}),
+    return (Move((MERGING,), OPEN, changes={"merged_by": None, "merge_guidance": None}),
             Move(None, changes={"merge_until": None, "merge_owner": None, "merge_attempts": 0}))
 
 
@@ -155,9 +164,8 @@ def drop_draft(number: int) -> Move:
     return Move((OPEN,), None, live_draft(number), {"draft_text": None})
 
 
-def approve(number: int, text: str, user_id: str, edited: bool, owner: str, now: datetime,
-            seconds: float) -> Move:
-    """The approved (possibly edited) draft is merged: open → merging, claimed by `owner`."""
+def approve(number: int, text: str, user_id: str, edited: bool) -> Move:
+    """The approved (possibly edited) draft is merged: open → merging, taken as any merge is (take_merge)."""
     return Move(MERGEABLE_FROM, MERGING, live_draft(number),
                 {"draft_text": text, "summary_edited_by": user_id if edited else None, "merged_by": user_id,
-                 "merge_owner": owner, "merge_attempts": 1, "merge_until": lease_until(now, seconds)})
+                 "merge_owner": None, "merge_attempts": 0, "merge_until": None})

@@ -2,8 +2,8 @@
 
 Use: THREADFORK_ALLOWED_CHANNELS and THREADFORK_ALLOWED_USERS (empty = everyone, everywhere), and
 each channel's own on/off switch. Outside them the bot answers privately, once per message, and calls
-no model. Settings: workspace admins and owners (as users.info says, asked each time: it changes), and
-the users in THREADFORK_ADMINS.
+no model. Settings: workspace admins and owners (as users.info says, asked once an hour per person with
+their name: a role changed in Slack counts within the hour), and the users in THREADFORK_ADMINS.
 """
 from __future__ import annotations
 

@@ -59,7 +59,10 @@ class SlashCommands:
         try:
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
             merged = self.forks.merge(fork, command.user_id, request.guidance)
-            if merged.status is ForkStatus.OPEN and merged.draft is not None:  # under review: it waits there
+            if merged.merge_waiting:
+                self.answers.tell(command.audience, f"Fork {merged.label} merges as soon as Claude finishes the "
+                                                    "answer it is writing there; the summary will include it.")
+            elif merged.status is ForkStatus.OPEN and merged.draft is not None:  # under review: it waits there
                 self.answers.tell(command.audience, f"Draft {merged.draft.number} of fork {merged.label}'s summary "
                                                     "is in its thread: *Merge as is*, *Edit*, *Redraft* or *Cancel* it "
                                                     "there.")

@@ -6,6 +6,9 @@ the same transaction that finds nothing more waiting. A message that arrives whi
 Claude is answering is kept and answered next (with full context), never dropped or doubled,
 across threads and replicas. A failed call leaves the user's turn stored and marked failed.
 
+A fork's merge asked for while Claude answers there waits for every answer waiting to be recorded; the
+holder then carries it out (`on_released`), after the answer's own follow-ups.
+
 A person may stop an answer being written (stopping.py): what it said so far is its answer, marked as
 stopped by them, in Slack and in every later request. A fork's agent session is `processing` while it
 answers and `active` after (off the answer's path: the calls never wait, never fail it).
@@ -38,13 +41,14 @@ class Speaker:
 
 
 OnAnswered = Callable[[Session, Usage, ChannelSettings | None], None]  # the settings it was answered under, if read
+OnReleased = Callable[[Session], None]  # every answer waiting there recorded, the lease let go
 
 
 class Conversation:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
                  on_answered: OnAnswered | None = None, connections: Connections | None = None,
                  stopping: Stopping | None = None, agent: AgentSessions | None = None,
-                 cache: CacheMode = CacheMode.AUTO):
+                 cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -53,6 +57,7 @@ class Conversation:
         self.answers = answers
         self.model = model
         self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
+        self.on_released = on_released  # then this: a fork's merge that waited for its answers goes ahead
         self.connections = connections
         self.stopping = stopping or Stopping(store.stops, store.sessions)
         self.agent = agent
@@ -92,6 +97,7 @@ class Conversation:
         """As the lease holder: answer `batch` (or the first waiting batch), then every later one; what
         they used, together."""
         answered: tuple[Session, Usage, ChannelSettings | None] | None = None
+        session: Session | None = None
         used = Usage()
         try:
             batch = batch or self.turns.next_answer(session_id, owner, self.lease)
@@ -112,6 +118,11 @@ class Conversation:
                 self.on_answered(*answered)
             except Exception:
                 log.exception("after-answer work failed in session %s", session_id)
+        if session is not None and session.fork is not None and self.on_released:
+            try:
+                self.on_released(session)  # after the answer's own follow-ups: the merge's note is the last post
+            except Exception:
+                log.exception("the merge waiting in session %s failed", session_id)
         return used
 
     def _answer(self, batch: Batch, owner: str, chosen: ChannelSettings | None) -> tuple[Usage | None, Batch | None]:

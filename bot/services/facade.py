@@ -76,11 +76,12 @@ class Services:
         self.stopping = Stopping(store.stops, store.sessions)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
                                          on_answered=self._after_answer, connections=self.connections,
+                                         on_released=lambda session: self.forks.answered(session),
                                          stopping=self.stopping, agent=chat.agent, cache=policy.cache_ttl)
-        merging = Merging(store, chat.posts, model, self.connections, chat.agent, policy.cache_ttl)
+        merging = Merging(store, chat.posts, model, self.liveness, self.connections, chat.agent, policy.cache_ttl)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
         self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
-        self.forks = Forks(store, chat.posts, self.conversation, self.policies, self.liveness, merging, self.reviews,
+        self.forks = Forks(store, chat.posts, self.conversation, self.policies, merging, self.reviews,
                            chat.agent, self.caps)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
         self.attachments = Attachments(store, chat.shared, model, policy.max_file_bytes)

@@ -1,9 +1,10 @@
 """Opening, merging and abandoning forks (invariants 5 and 7).
 
-A merge claims the fork with one conditional update (open → merging); only the winner asks
-Claude for the summary (merging.py), and the summary enters the parent in the same transaction that
-marks the fork merged. Every other attempt gets a clear answer and changes nothing. With review on,
-a merge drafts instead (reviews.py).
+A merge is asked for with one conditional update (open → merging); the one winner's merge is then
+taken and carried out (merging.py: `proceed`) at once, or — when Claude is answering in the fork — by
+whoever records that answer, or by the sweep. The summary enters the parent in the same transaction
+that marks the fork merged. Every other attempt gets a clear answer and changes nothing. With review
+on, a merge drafts instead (reviews.py).
 """
 from __future__ import annotations
 
@@ -12,16 +13,14 @@ from dataclasses import replace
 
 from ..domain.agent import SessionStatus, session_title
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
-from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
+from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError, TooDeep
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
-from ..domain.queue import one_too_many
 from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .followups import safely
-from .liveness import Liveness
 from .policy import Policies
-from .ports import MAX_ATTEMPTS, AgentSessions, ForkPosts, Store
+from .ports import AgentSessions, ForkPosts, Store
 from .merging import Merging
 from .reviews import Reviews
 
@@ -30,9 +29,8 @@ log = logging.getLogger(__name__)
 
 class Forks:
     def __init__(self, store: Store, posts: ForkPosts, conversation: Conversation, policies: Policies,
-                 liveness: Liveness, merging: Merging, reviews: Reviews, agent: AgentSessions | None = None,
+                 merging: Merging, reviews: Reviews, agent: AgentSessions | None = None,
                  caps: SpendCaps | None = None):
-        self.liveness = liveness
         self.caps = caps  # a channel at its monthly spend cap opens no fork
         self.store = store
         self.posts = posts
@@ -102,7 +100,9 @@ class Forks:
     def merge(self, fork: Fork, user_id: str, guidance: str = "", idle_before=None) -> Fork:
         """Merge now, or with review on, draft the summary for people to approve (reviews.py): then
         nothing enters the parent until a person does, not even when the fork expires (its expiry
-        drafts, once; the draft waits)."""
+        drafts, once; the draft waits). A merge asked for while Claude is answering in the fork waits for
+        that answer to be recorded (its root says so) and is carried out by whoever records it, or by the
+        sweep (`resume`): the fork is returned still merging then."""
         policy = self.policies.of(fork.channel)
         policy.check(fork, user_id, "merge")
         ensure_mergeable(fork)
@@ -111,46 +111,40 @@ class Forks:
             if user_id == EXPIRY_ACTOR and self.reviews.drafted(fork):
                 return fork  # its draft waits for a person, or a person cancelled it: once per idle stretch
             return self.reviews.draft(fork, user_id, guidance)
-        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
-            if not self.store.merges.begin_merge(fork.id, user_id, owner, self.liveness.ttl, idle_before):
-                now = self.store.sessions.fork(fork.id)
-                if now.status is ForkStatus.OPEN and now.last_activity_at == fork.last_activity_at:
-                    raise ReviewMoved(f"A summary of fork {fork.label} is being written right now.")
-                raise ForkClosed(closed_reason(now))
-            merged = self._summarise(self.store.sessions.fork(fork.id), user_id, guidance)
-        self.reviews.close(fork.draft, merged, "Not used: the fork sat idle past its expiry and was merged."
-                           if user_id == EXPIRY_ACTOR else f"Not used: <@{user_id}> merged the fork directly.")
-        return merged
+        self.merging.has_turns(fork)
+        if not self.store.merges.request_merge(fork.id, user_id, guidance, idle_before):
+            now = self.store.sessions.fork(fork.id)
+            if now.status is ForkStatus.OPEN and now.last_activity_at == fork.last_activity_at:
+                raise ReviewMoved(f"A summary of fork {fork.label} is being written right now.")
+            raise ForkClosed(closed_reason(now))
+        self.reviews.close(fork.draft, self.store.sessions.fork(fork.id),
+                           "Not used: the fork sat idle past its expiry and was merged." if user_id == EXPIRY_ACTOR
+                           else f"Not used: <@{user_id}> merged the fork directly.")
+        return self.merging.proceed(fork.id) or self.merging.waiting(fork.id)
+
+    def answered(self, session: Session) -> None:
+        """Whoever answered the session recorded every answer waiting there and let go of it: a merge that
+        waited for them goes ahead now, with them."""
+        fork = self.store.sessions.fork(session.fork.id) if session.fork else None
+        if fork is not None and fork.merge_waiting:
+            self.resume(fork)
 
     def resume(self, fork: Fork) -> None:
-        """Finish a merge whose worker died (the sweep calls this), exactly once; give up after
-        MAX_ATTEMPTS, reopening the fork with a notice in its thread."""
-        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
-            attempt = self.store.merges.reclaim_merge(fork.id, owner, self.liveness.ttl)
-            if not attempt:
-                return
-            fork = self.store.sessions.fork(fork.id)
-            if one_too_many(attempt):
-                self._give_up(fork)
-            elif fork.status is ForkStatus.MERGING and fork.draft is not None:
-                log.info("resuming the approved merge of fork %s (attempt %s)", fork.id, attempt)
-                self.merging.finish_approved(fork, fork.draft.text)
-            elif fork.status is ForkStatus.MERGING:
-                log.info("resuming the merge of fork %s (attempt %s)", fork.id, attempt)
-                self._summarise(fork, fork.merged_by or EXPIRY_ACTOR, "")
-            else:
-                log.info("announcing the merge of fork %s (attempt %s)", fork.id, attempt)
-                self.merging.announce(fork)
-
-    def _give_up(self, fork: Fork) -> None:
-        log.warning("the merge of fork %s failed %s times; giving up", fork.id, MAX_ATTEMPTS)
-        self.store.merges.give_up_merge(fork.id)
-        if fork.status is ForkStatus.MERGING:
-            reopened = self.store.sessions.fork(fork.id)
-            safely(self.posts.note_in_thread, reopened,
-                         f"⚠️ I tried {MAX_ATTEMPTS} times to merge this fork and could not finish — it is open "
-                         "again; merge it once more (✅) to retry.")
-            safely(self.posts.refresh_fork_root, reopened)
+        """Carry out a merge nobody is carrying out — asked for while Claude was answering, or whose worker
+        died — once nothing is in flight in the fork (exactly once; after MAX_ATTEMPTS it gives up, reopening
+        the fork with a notice in its thread). Nobody waits on it to be told privately: a failed summary
+        reopens the fork and says so in its thread."""
+        try:
+            self.merging.proceed(fork.id)
+        except Exception as error:
+            log.warning("merging fork %s failed: %s", fork.id,
+                        error if isinstance(error, ThreadforkError) else type(error).__name__)
+            now = self.store.sessions.fork(fork.id)
+            if now is not None and now.status is ForkStatus.OPEN:
+                why = str(error).rstrip(".") if isinstance(error, ThreadforkError) else "something went wrong"
+                safely(self.posts.note_in_thread, now, f"⚠️ I could not merge this fork ({why}) — it is open "
+                                                       "again; merge it once more (✅) to retry.")
+                safely(self.posts.refresh_fork_root, now)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self.policies.of(fork.channel).check(fork, user_id, "abandon")
@@ -167,14 +161,6 @@ class Forks:
         if self.agent:
             self.agent.session_status(abandoned, SessionStatus.CLOSED)
         return abandoned
-
-    def _summarise(self, fork: Fork, user_id: str, guidance: str) -> Fork:
-        try:
-            summary, usage, _ = self.merging.write_summary(fork, user_id, guidance)
-        except Exception:
-            self.store.merges.cancel_merge(fork.id)
-            raise
-        return self.merging.finish(fork, summary, usage)
 
     def listings(self, forks: list[Fork]) -> list[ForkListing]:
         """Each fork with its stats, its MCP tool calls per connector among them."""

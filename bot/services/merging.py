@@ -1,6 +1,11 @@
 """What every merge does once it is under way, reviewed or not: ask Claude for the summary (one
 request, with the newer summaries it may contradict), put it into the parent (once), and post it.
-A fork with open forks of its own closes only after them."""
+A fork with open forks of its own closes only after them.
+
+A merge is carried out only once nothing is in flight in its fork (invariant 13): `proceed` takes it
+(one taker across replicas, none while an answer is being written or waits to be) and carries it out —
+called by the gesture that asked for it, by whoever records the answer it waited for, and by the sweep.
+So the summary covers that answer, and nothing of the fork is posted after the merge's own note."""
 from __future__ import annotations
 
 import logging
@@ -10,18 +15,22 @@ from ..domain.caching import CacheMode
 from ..domain.context import estimate_tokens, with_request
 from ..domain.errors import ChildrenOpen, NothingToMerge
 from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merge_prompt, summary_turn_text
-from ..domain.model import Fork, Role, Usage
+from ..domain.model import Fork, ForkStatus, Role, Usage
+from ..domain.queue import one_too_many
 from .followups import safely
+from .liveness import Liveness
 from .model_inputs import fork_model_input
 from .connections import Connections
-from .ports import AgentSessions, ForkPosts, Model, Store
+from .ports import MAX_ATTEMPTS, AgentSessions, ForkPosts, Model, Store
 
 log = logging.getLogger(__name__)
 
 
 class Merging:
-    def __init__(self, store: Store, posts: ForkPosts, model: Model, connections: Connections | None = None,
-                 agent: AgentSessions | None = None, cache: CacheMode = CacheMode.AUTO):
+    def __init__(self, store: Store, posts: ForkPosts, model: Model, liveness: Liveness,
+                 connections: Connections | None = None, agent: AgentSessions | None = None,
+                 cache: CacheMode = CacheMode.AUTO):
+        self.liveness = liveness  # the claim on a merge being carried out, renewed while it runs
         self.agent = agent  # a merged fork's agent session closes (best effort)
         self.store = store
         self.cache = cache  # THREADFORK_CACHE_TTL: the summary request keeps the fork's breakpoints
@@ -38,13 +47,67 @@ class Merging:
                                f"{'are' if some else 'is'} still open. Merge or abandon {'them' if some else 'it'} "
                                "first.", children)
 
+    def proceed(self, fork_id: int) -> Fork | None:
+        """Carry out the fork's merge if nobody is and nothing is in flight in it: the fork once merged (or
+        after its last try, given up), None when it was not ours to take. A failed summary reopens the fork
+        and raises."""
+        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
+            attempt = self.store.merges.take_merge(fork_id, owner, self.liveness.ttl)
+            if not attempt:
+                return None
+            fork = self.store.sessions.fork(fork_id)
+            if one_too_many(attempt):
+                return self._give_up(fork)
+            if attempt > 1:
+                log.info("resuming the merge of fork %s (attempt %s)", fork.id, attempt)
+            if fork.status is ForkStatus.MERGED:
+                self.announce(fork)
+                return self.store.sessions.fork(fork_id)
+            if fork.draft is not None:  # an approved draft (a direct merge drops the live one)
+                return self.finish_approved(fork, fork.draft.text)
+            try:
+                summary, usage, _ = self.write_summary(fork, fork.merged_by or EXPIRY_ACTOR, fork.merge_guidance)
+            except Exception:
+                self.store.merges.cancel_merge(fork.id)
+                raise
+            return self.finish(fork, summary, usage)
+
+    def waiting(self, fork_id: int) -> Fork:
+        """A merge not ours to carry out (Claude is still answering, or another taker was quicker): while
+        it waits, the root says so. Whoever carries it out refreshes the root once it ends; if that came
+        before this refresh, the root is refreshed once more."""
+        fork = self.store.sessions.fork(fork_id)
+        if fork.merge_waiting:
+            safely(self.posts.refresh_fork_root, fork)
+            now = self.store.sessions.fork(fork_id)
+            if now.status is not ForkStatus.MERGING and (now.summary_ts or now.status is ForkStatus.OPEN):
+                safely(self.posts.refresh_fork_root, now)
+                return now
+        return fork
+
+    def has_turns(self, fork: Fork, turns: list | None = None) -> None:
+        """Refuse a merge of a fork nobody has talked in (a turn waiting for its answer counts)."""
+        turns = self.store.turns.turns(fork.id) if turns is None else turns
+        if not any(t.role in (Role.USER, Role.ASSISTANT) for t in turns):
+            raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
+                                 "Talk in its thread first, or abandon it.")
+
+    def _give_up(self, fork: Fork) -> Fork:
+        log.warning("the merge of fork %s failed %s times; giving up", fork.id, MAX_ATTEMPTS)
+        self.store.merges.give_up_merge(fork.id)
+        given_up = self.store.sessions.fork(fork.id)
+        if fork.status is ForkStatus.MERGING:
+            safely(self.posts.note_in_thread, given_up,
+                   f"⚠️ I tried {MAX_ATTEMPTS} times to merge this fork and could not finish — it is open "
+                   "again; merge it once more (✅) to retry.")
+            safely(self.posts.refresh_fork_root, given_up)
+        return given_up
+
     def write_summary(self, fork: Fork, user_id: str, guidance: str) -> tuple[str, Usage, int]:
         """Ask Claude for the fork's summary (one request): its text, conflicts marked, the call's usage
         and the fork's last seq it covers."""
         turns = self.store.turns.turns(fork.id)
-        if not any(t.role in (Role.USER, Role.ASSISTANT) for t in turns):
-            raise NothingToMerge(f"Fork {fork.label} has no turns yet — nothing to merge. "
-                                 "Talk in its thread first, or abandon it.")
+        self.has_turns(fork, turns)
         newer = self.store.merges.summaries_since(fork.parent_id, _conflict_window(fork))
         prompt = merge_prompt(user_id, guidance) + (conflicts_request(newer) if newer else "")
         completion = self.model.complete(with_request(fork_model_input(self.store, fork, turns, self.connections,

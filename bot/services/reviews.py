@@ -72,11 +72,10 @@ class Reviews:
             raise ReviewMoved(f"Draft {number} of fork {fork.label} is stale: the thread went on after it was "
                               "written. *Redraft* it (or *Edit* it) before merging.")
         text = fork.draft.text if edited is None else edited
-        with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
-            if not self.store.reviews.approve(fork.id, number, text, user_id, edited is not None, owner,
-                                              self.liveness.ttl):
-                raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
-            merged = self.merging.finish_approved(self.store.sessions.fork(fork.id), text)
+        if not self.store.reviews.approve(fork.id, number, text, user_id, edited is not None):
+            raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
+        # Claude still answering in the thread: the merge waits for that answer (merging.py), the root says so
+        merged = self.merging.proceed(fork.id) or self.merging.waiting(fork.id)
         how = f"Merged with edits by <@{user_id}>." if edited is not None else f"Merged as is by <@{user_id}>."
         self.close(fork.draft, merged, how)
         return merged

@@ -170,9 +170,12 @@ class SlackChat:
                   blocks=blocks, thread_ts=audience.thread_ts)
 
     def is_admin(self, team_id: str, user_id: str) -> bool:
-        """users.info now, not the name cache: admin rights change."""
-        user = self.call(team_id, "users_info", user=user_id)["user"]
-        return bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
+        """From the person's users.info answer of this hour (names.py): one call per person an hour, names
+        and roles together; raises ChatUnavailable when Slack would not say."""
+        admin = self.names.admin(team_id, user_id)
+        if admin is None:
+            raise ChatUnavailable("Slack would not say whether you are a workspace admin — try again in a minute.")
+        return admin
 
     def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
                       defaults: ChannelSettings, choices: Choices, with_token: frozenset[str] = frozenset()) -> None:

@@ -1,5 +1,7 @@
-"""People's display names, looked up with users.info at most once an hour per person, in each
-workspace with that workspace's client (a user id means nothing outside its team).
+"""People's display names and whether they are workspace admins, looked up with users.info at most once
+an hour per person and process (the name and the roles come in one answer), in each workspace with that
+workspace's client (a user id means nothing outside its team). A role changed in Slack is seen within the
+hour.
 
 Names are wanted beside people's words (the speaker line Claude reads) and in Claude's answers,
 where a mention `<@U…>` is shown as the person's name instead of notifying them. Every outcome is
@@ -34,7 +36,8 @@ class Names:
     def __init__(self, client_for: Callable[[str], WebClient], clock=time.monotonic):
         self.client_for = client_for  # team → its client (bot/slack/clients.py)
         self.clock = clock
-        self._names: OrderedDict[tuple[str, str], tuple[str | None, float]] = OrderedDict()  # (team, user) → …
+        # (team, user) → (their name, whether an admin or owner (None: Slack would not say), when asked)
+        self._names: OrderedDict[tuple[str, str], tuple[str | None, bool | None, float]] = OrderedDict()
         self._asking: dict[tuple[str, str], threading.Event] = {}  # lookups under way
         self._lock = threading.Lock()
 
@@ -42,6 +45,16 @@ class Names:
         """The person's name (None if Slack would not say); users.info once an hour at most."""
         known = self._known((team_id, user_id))
         return self._look_up((team_id, user_id)) if known is _UNKNOWN else known
+
+    def admin(self, team_id: str, user_id: str) -> bool | None:
+        """Whether the person is a workspace admin or owner (None if Slack would not say), from the same
+        users.info answer as their name."""
+        person = (team_id, user_id)
+        if self._known(person) is _UNKNOWN:
+            self._look_up(person)
+        with self._lock:
+            cached = self._names.get(person)
+        return cached[1] if cached else None
 
     def for_text(self, team_id: str) -> NameOf:
         """A lookup for one text: known names, and at most NEW_NAMES_PER_TEXT new users.info calls."""
@@ -61,7 +74,7 @@ class Names:
     def _known(self, person: tuple[str, str]):
         with self._lock:
             cached = self._names.get(person)
-        return cached[0] if cached and self.clock() - cached[1] < NAME_TTL else _UNKNOWN
+        return cached[0] if cached and self.clock() - cached[2] < NAME_TTL else _UNKNOWN
 
     def _look_up(self, person: tuple[str, str]) -> str | None:
         """users.info for a person, unless another caller is already asking: then its answer."""
@@ -88,14 +101,15 @@ class Names:
             profile = user.get("profile") or {}
             name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
             name = storable(name) if name else None  # it reaches the database in speaker lines
+            admin = bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
         except SlackApiError as error:
             log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
-            name = None  # remembered too: asking again within the hour would get the same answer
+            name, admin = None, None  # remembered too: asking again within the hour would get the same answer
         except Exception as error:  # noqa: BLE001 - a name is optional; Slack unreachable is not remembered
             log.warning("users.info failed for %s: %s", user_id, type(error).__name__)
             return None
         with self._lock:
-            self._names[person] = (name, self.clock())
+            self._names[person] = (name, admin, self.clock())
             self._names.move_to_end(person)
             while len(self._names) > NAMES_KEPT:
                 self._names.popitem(last=False)

@@ -191,6 +191,9 @@ def _closed_line(fork: Fork) -> str:
         link = f" — <{permalink(fork.channel_id, fork.summary_ts)}|summary>" if fork.summary_ts else ""
         who = "automatically after sitting idle" if fork.merged_by == EXPIRY_ACTOR else f"by <@{fork.merged_by}>"
         return f"✅ *Merged* {who}{link}"
+    if fork.merge_waiting:
+        who = "after sitting idle" if fork.merged_by == EXPIRY_ACTOR else f"by <@{fork.merged_by}>"
+        return f"⏳ *Merging* ({who}) — waiting for Claude to finish its answer here; the summary follows."
     if fork.status is ForkStatus.MERGING:
         return "⏳ *Merging…* Claude is writing the summary."
     return "❌ *Abandoned* — nothing was added to the channel's conversation."

@@ -1,5 +1,6 @@
 """The fork state machine (bot/domain/transitions.py) in SQL: each move is one conditional UPDATE
-whose row count says who won; the summary enters the parent in the transaction that marks the fork
+whose row count says who won; a merge is taken only while nothing is in flight in its fork (its lease
+free, no turn pending or streaming: invariant 13); the summary enters the parent in the transaction that marks the fork
 merged, and the raw summary stays on the fork until it has been posted, so a crash cannot lose it
 (`stuck_merges` finds it for the sweep)."""
 from __future__ import annotations
@@ -7,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 
 from ..domain import transitions
 from ..domain.merge import MergedSummary
 from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
+from ..domain.queue import IN_FLIGHT
 from .database import Database
 from .moves import change_all, make, where
 from . import spend
@@ -23,10 +25,9 @@ class SqlMerges:
     def __init__(self, db: Database):
         self.db = db
 
-    def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
-                    idle_before: datetime | None = None) -> bool:
-        move = transitions.begin_merge(user_id, owner, self.db.now(), lease_seconds, idle_before)
-        return self._make(fork_id, move)
+    def request_merge(self, fork_id: int, user_id: str, guidance: str = "",
+                      idle_before: datetime | None = None) -> bool:
+        return self._make(fork_id, transitions.request_merge(user_id, guidance, self.db.now(), idle_before))
 
     def cancel_merge(self, fork_id: int) -> bool:
         return self._make(fork_id, transitions.cancel_merge())
@@ -65,14 +66,15 @@ class SqlMerges:
     def stuck_merges(self) -> list[Fork]:
         with self.db.reading() as conn:
             rows = conn.execute(
-                select(sessions).where(sessions.c.kind == "fork", *where(transitions.stuck_merge(self.db.now())))
+                select(sessions).where(sessions.c.kind == "fork", *where(transitions.stuck_merge(self.db.now())),
+                                       ~_in_flight())
             ).all()
             return [to_fork(r) for r in rows]
 
-    def reclaim_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
+    def take_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
         with self.db.writing() as conn:
-            move = transitions.reclaim_merge(owner, self.db.now(), lease_seconds)
-            return make(conn, fork_id, move, returning=sessions.c.merge_attempts) or 0
+            move = transitions.take_merge(owner, self.db.now(), lease_seconds)
+            return make(conn, fork_id, move, returning=sessions.c.merge_attempts, also=(~_in_flight(),)) or 0
 
     def give_up_merge(self, fork_id: int) -> None:
         with self.db.writing() as conn:
@@ -94,3 +96,8 @@ class SqlMerges:
     def _make(self, fork_id: int, move: transitions.Move) -> bool:
         with self.db.writing() as conn:
             return make(conn, fork_id, move)
+
+
+def _in_flight():
+    """Some turn of the fork is being answered or waits to be (IN_FLIGHT): its merge waits."""
+    return exists().where(turns.c.session_id == sessions.c.id, turns.c.status.in_([s.value for s in IN_FLIGHT]))

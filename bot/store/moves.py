@@ -47,10 +47,10 @@ def values(changes: Mapping[str, Any], table=sessions) -> dict:
             for field, value in changes.items()}
 
 
-def make(conn, fork_id: int, move: Move, returning=None):
+def make(conn, fork_id: int, move: Move, returning=None, also: Iterable = ()):
     """Make the move on the fork's row in the caller's transaction: True if it was made (with
-    `returning`, that column's new value, None if it was not)."""
-    statement = (update(sessions).where(sessions.c.id == fork_id, *where(move.conditions))
+    `returning`, that column's new value, None if it was not). `also`: SQL conditions beyond the row's."""
+    statement = (update(sessions).where(sessions.c.id == fork_id, *where(move.conditions), *also)
                  .values(**values(move.values)))
     if returning is not None:
         return conn.execute(statement.returning(returning)).scalar()

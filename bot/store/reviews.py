@@ -42,10 +42,8 @@ class SqlReviews:
     def drop_draft(self, fork_id: int, number: int) -> bool:
         return self._make(fork_id, transitions.drop_draft(number))
 
-    def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool, owner: str,
-                lease_seconds: float) -> bool:
-        return self._make(fork_id, transitions.approve(number, text, user_id, edited, owner, self.db.now(),
-                                                       lease_seconds))
+    def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool) -> bool:
+        return self._make(fork_id, transitions.approve(number, text, user_id, edited))
 
     def _make(self, fork_id: int, move: transitions.Move) -> bool:
         with self.db.writing() as conn:

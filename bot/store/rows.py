@@ -161,7 +161,7 @@ def to_fork(row) -> Fork:
         summary_edited_by=row.summary_edited_by,
         instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
         connectors=connector_list.loads(row.connectors), pruned_before_seq=row.pruned_before_seq or 0,
-        private_of=row.private_of,
+        private_of=row.private_of, merge_guidance=row.merge_guidance or "", merge_taken=row.merge_owner is not None,
     )
 
 

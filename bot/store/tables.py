@@ -66,6 +66,7 @@ sessions = Table(
     Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
     Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck
     Column("merge_attempts", Integer, nullable=False, default=0),
+    Column("merge_guidance", Text),  # what the person asked the summary to focus on, for whoever writes it
     Column("summary", Text),  # the raw summary, kept until it has been posted
     Column("summary_tokens", Integer),
     Column("summary_ts", String(32)),

@@ -4,6 +4,7 @@ import pytest
 
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
 from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
+from ..merges import begin_merge
 
 
 def talk_in_fork(bot, slack, text="an idea", topic="idle topic"):
@@ -133,7 +134,7 @@ def test_a_summary_whose_post_failed_is_announced_once_by_the_sweep(bot, slack, 
 def test_a_merge_left_in_merging_is_finished_by_the_sweep(bot, slack, claude):
     talk_in_fork(bot, slack)
     fork = bot.store.sessions.fork_by_number(GENERAL, 1)
-    assert bot.store.merges.begin_merge(fork.id, "UCAROL01", "worker", 600)  # a worker claimed it, then died
+    assert begin_merge(bot.store, fork.id, "UCAROL01", "worker", 600)  # a worker claimed it, then died
     bot.services.sweep()
     assert not any(is_merge_request(r) for r in claude.requests)
     bot.clock.advance(minutes=11)

@@ -8,9 +8,12 @@ from ..harness import CHANNEL, GENERAL, at_once, wait_until
 
 
 def open_fork_with_talk(bot, slack, topic="pricing", user="UALICE01"):
+    known = len(bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN))
     bot.slash("/fork", topic, user=user)
-    open_forks = bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN)
-    root = bot.fork_root(open_forks[-1].number if open_forks else 1)
+    # the command is answered before the fork is stored: wait for this one, not the one before it
+    open_forks = wait_until(lambda: (forks := bot.store.sessions.forks_in(GENERAL, ForkStatus.OPEN))[known:] and forks,
+                            message="the fork opened")
+    root = bot.fork_root(open_forks[-1].number)
     wait_until(lambda: any(p.get("thread_ts") == root for p in slack.posts(CHANNEL)))
     before = len(slack.posts(CHANNEL, top_level=False))
     bot.say("UBOB0001", "constraint: must stay under $20/month", thread_ts=root)

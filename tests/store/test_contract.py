@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from bot.domain.merge import MergedSummary
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
+from ..merges import begin_merge
 
 
 def race(count, call):
@@ -70,7 +71,7 @@ def test_an_inherit_fork_points_at_the_parents_last_turn_and_a_fresh_fork_at_not
 
 def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_parent(store):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
-    assert sorted(race(6, lambda: store.merges.begin_merge(fork.id, "U2", "worker", 60))) == [False] * 5 + [True]
+    assert sorted(race(6, lambda: begin_merge(store, fork.id, "U2", "worker", 60))) == [False] * 5 + [True]
     store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged fork #1] the summary", "the summary",
                                 Usage(10, 20, 5, 1))
     assert store.sessions.fork(fork.id).status is ForkStatus.MERGED
@@ -79,12 +80,12 @@ def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_paren
     [summary] = store.turns.turns(fork.parent_id)
     assert (summary.role, summary.text, summary.usage.output_tokens) == (
         Role.SUMMARY, "[Merged fork #1] the summary", 20)
-    assert store.merges.begin_merge(fork.id, "U3", "worker", 60) is False and store.merges.abandon(fork.id) is False
+    assert begin_merge(store, fork.id, "U3", "worker", 60) is False and store.merges.abandon(fork.id) is False
 
 
 def test_a_cancelled_merge_reopens_the_fork(store):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
-    assert store.merges.begin_merge(fork.id, "U1", "worker", 60)
+    assert begin_merge(store, fork.id, "U1", "worker", 60)
     assert store.merges.cancel_merge(fork.id)
     assert store.sessions.fork(fork.id).status is ForkStatus.OPEN
 
@@ -127,11 +128,11 @@ def test_messages_map_to_their_fork_for_reactions(store):
 
 def test_a_stuck_merge_is_reclaimed_by_exactly_one_sweeper_once_its_lease_expired(store, clock):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
-    assert store.merges.begin_merge(fork.id, "U1", "worker", 60)
-    assert store.merges.stuck_merges() == [] and store.merges.reclaim_merge(fork.id, "sweeper", 60) == 0
+    assert begin_merge(store, fork.id, "U1", "worker", 60)
+    assert store.merges.stuck_merges() == [] and store.merges.take_merge(fork.id, "sweeper", 60) == 0
     clock.advance(seconds=61)
     assert [f.id for f in store.merges.stuck_merges()] == [fork.id]
-    assert sorted(race(4, lambda: store.merges.reclaim_merge(fork.id, "sweeper", 60))) == [0, 0, 0, 2]
+    assert sorted(race(4, lambda: store.merges.take_merge(fork.id, "sweeper", 60))) == [0, 0, 0, 2]
 
 
 def test_a_reminder_is_claimed_once_and_only_for_a_fork_still_idle(store):
@@ -238,7 +239,7 @@ def test_summaries_merged_after_a_seq_come_back_with_their_fork_numbers(store):
     first, second = (store.sessions.create_fork(here, "U1", Mode.INHERIT, t) for t in ("a", "b"))
     for fork in (first, second):
         store.turns.append_turn(fork.id, Role.USER, "q", TurnStatus.ANSWERED, author_id="U1")
-        store.merges.begin_merge(fork.id, "U1", "w", 60)
+        begin_merge(store, fork.id, "U1", "w", 60)
         store.merges.complete_merge(store.sessions.fork(fork.id), f"[Merged fork #{fork.number}] s", "s", Usage())
     assert store.merges.summaries_since(parent, 1) == [MergedSummary(1, "[Merged fork #1] s"),
                                                        MergedSummary(2, "[Merged fork #2] s")]

@@ -11,6 +11,7 @@ from bot.store import open_store
 from bot.store.tables import attachments, feedback, messages, sessions, turns
 
 from .test_contract import race
+from ..merges import begin_merge
 
 HERE, ELSEWHERE, OTHER_TEAM = Channel("T1", "C1"), Channel("T1", "C2"), Channel("T2", "C1")
 NOTES = StoredFile("ab" * 32, FileKind.TEXT, "text/plain", 5, text="notes")
@@ -38,7 +39,7 @@ def talk(store, channel, ts):
     say(store, child.id, "in the child", f"{ts}.5", channel)
     merged = store.sessions.create_fork(channel, "U1", Mode.FRESH, "done")
     say(store, merged.id, "quick one", f"{ts}.6", channel)
-    store.merges.begin_merge(merged.id, "U1", "A", 60)
+    begin_merge(store, merged.id, "U1", "A", 60)
     store.merges.complete_merge(store.sessions.fork(merged.id), "[Merged fork]", "summary", Usage(1, 2))
     store.feedback.record(channel, f"{ts}.2", "U2", "good")
     return parent, [fork.id, child.id, merged.id]
@@ -120,7 +121,7 @@ def test_pruning_deletes_forks_closed_and_quiet_before_then_and_keeps_open_and_r
     say(store, parent, "before the forks")
     merged = store.sessions.create_fork(HERE, "U1", Mode.INHERIT, "merged long ago")
     say(store, merged.id, "talk")
-    store.merges.begin_merge(merged.id, "U1", "A", 60)
+    begin_merge(store, merged.id, "U1", "A", 60)
     store.merges.complete_merge(store.sessions.fork(merged.id), "[Merged fork #1]", "summary", Usage())
     abandoned = store.sessions.create_fork(HERE, "U1", Mode.FRESH, "abandoned long ago")
     say(store, abandoned.id, "talk")

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 from bot.domain.model import Channel, ForkStatus, Mode, TurnStatus, Usage
 from bot.services.ports import MAX_ATTEMPTS
+from ..merges import begin_merge
 
 
 def race(count, call):
@@ -94,7 +95,7 @@ def test_a_turn_begun_three_times_without_a_recorded_answer_is_given_up(store, c
 
 def test_a_merge_is_renewed_while_alive_handed_back_on_shutdown_and_given_up_after_three_takeovers(store, clock):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
-    assert store.merges.begin_merge(fork.id, "U1", "merger", 30)
+    assert begin_merge(store, fork.id, "U1", "merger", 30)
     clock.advance(seconds=20)
     store.merges.renew_merges(["merger"], 30)
     clock.advance(seconds=20)
@@ -103,10 +104,10 @@ def test_a_merge_is_renewed_while_alive_handed_back_on_shutdown_and_given_up_aft
     assert [f.id for f in store.merges.stuck_merges()] == [fork.id]
     attempts = []
     for n in range(MAX_ATTEMPTS):
-        attempts.append(store.merges.reclaim_merge(fork.id, f"sweeper {n}", 30))
+        attempts.append(store.merges.take_merge(fork.id, f"sweeper {n}", 30))
         clock.advance(seconds=31)
     assert attempts == [2, 3, 4]
     store.merges.give_up_merge(fork.id)
     reopened = store.sessions.fork(fork.id)
     assert reopened.status is ForkStatus.OPEN and reopened.merged_by is None
-    assert store.merges.stuck_merges() == [] and store.merges.begin_merge(fork.id, "U2", "again", 30)
+    assert store.merges.stuck_merges() == [] and begin_merge(store, fork.id, "U2", "again", 30)

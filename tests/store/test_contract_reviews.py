@@ -73,7 +73,7 @@ def test_a_cancelled_draft_is_dropped_once(store):
 def test_a_draft_is_approved_once_and_the_merge_ends_the_review(store):
     fork = open_fork(store)
     number = drafted(store, fork)
-    results = race(8, lambda: store.reviews.approve(fork.id, number, "Edited.", "U2", True, "owner", 60))
+    results = race(8, lambda: store.reviews.approve(fork.id, number, "Edited.", "U2", True))
     assert sorted(results) == [False] * 7 + [True]
     merging = store.sessions.fork(fork.id)
     assert merging.status is ForkStatus.MERGING and merging.merged_by == "U2"
@@ -85,10 +85,10 @@ def test_a_draft_is_approved_once_and_the_merge_ends_the_review(store):
 
 def test_only_the_live_draft_of_an_open_fork_can_be_approved(store):
     fork = open_fork(store)
-    assert store.reviews.approve(fork.id, 0, "x", "U1", False, "owner", 60) is False  # no draft at all
+    assert store.reviews.approve(fork.id, 0, "x", "U1", False) is False  # no draft at all
     number = drafted(store, fork)
-    assert store.reviews.approve(fork.id, number + 1, "x", "U1", False, "owner", 60) is False
+    assert store.reviews.approve(fork.id, number + 1, "x", "U1", False) is False
     assert store.merges.abandon(fork.id) is True
     assert store.sessions.fork(fork.id).draft is None
-    assert store.reviews.approve(fork.id, number, "x", "U1", False, "owner", 60) is False
+    assert store.reviews.approve(fork.id, number, "x", "U1", False) is False
     assert store.reviews.begin_draft(fork.id, number, "owner", 60) == 0

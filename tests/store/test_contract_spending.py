@@ -10,6 +10,7 @@ from bot.domain.pricing import priced
 from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Spent
 from bot.services.ports import Standing
+from ..merges import begin_merge
 
 GENERAL = Channel("T1", "C1")
 MODEL = "claude-sonnet-5-5"
@@ -45,7 +46,7 @@ def test_forks_their_summaries_and_drafts_count_as_what_forks_cost_and_compactio
     answered(store, fork.id, usage(2_000))
     number = store.reviews.begin_draft(fork.id, 0, "drafter", 60)
     assert store.reviews.record_draft(fork.id, number, "draft", 1, usage(3_000), "U1", "drafter")
-    assert store.merges.begin_merge(fork.id, "U1", "merger", 60)
+    assert begin_merge(store, fork.id, "U1", "merger", 60)
     store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "summary", usage(4_000))
     store.upkeep.add_compaction(parent, "the gist", 2, usage(5_000))
     month = store.spending.report(GENERAL).month

@@ -7,13 +7,14 @@ from bot.domain.model import ForkStatus
 
 from .test_contract import race
 from .test_contract_reviews import open_fork
+from ..merges import begin_merge
 
 
 def test_an_idle_forks_expiry_merge_is_claimed_by_one_of_many_sweepers(store, clock):
     fork = open_fork(store)
     clock.advance(days=8)
     idle_before = clock() - timedelta(days=7)
-    won = race(6, lambda: store.merges.begin_merge(fork.id, "threadfork:expiry", "sweeper", 30, idle_before))
+    won = race(6, lambda: begin_merge(store, fork.id, "threadfork:expiry", "sweeper", 30, idle_before))
     assert sorted(won) == [False] * 5 + [True]
     assert store.sessions.fork(fork.id).status is ForkStatus.MERGING
     assert store.reviews.begin_draft(fork.id, 0, "another", 30) == 0  # nor can it be drafted meanwhile
@@ -22,14 +23,14 @@ def test_an_idle_forks_expiry_merge_is_claimed_by_one_of_many_sweepers(store, cl
 def test_a_merge_waits_while_a_draft_of_the_summary_is_being_written_and_not_after_its_claim_lapsed(store, clock):
     fork = open_fork(store)
     assert store.reviews.begin_draft(fork.id, 0, "drafter", 30) == 1
-    assert store.merges.begin_merge(fork.id, "U2", "merger", 30) is False
+    assert begin_merge(store, fork.id, "U2", "merger", 30) is False
     assert store.sessions.fork(fork.id).status is ForkStatus.OPEN
     clock.advance(seconds=31)  # the drafter died: its claim lapsed
-    assert store.merges.begin_merge(fork.id, "U2", "merger", 30) is True
+    assert begin_merge(store, fork.id, "U2", "merger", 30) is True
 
 
 def test_a_merge_after_a_draft_was_recorded_or_released_is_claimed_at_once(store):
     fork = open_fork(store)
     assert store.reviews.begin_draft(fork.id, 0, "drafter", 30) == 1
     store.reviews.release_draft(fork.id, "drafter")
-    assert store.merges.begin_merge(fork.id, "U2", "merger", 30) is True
+    assert begin_merge(store, fork.id, "U2", "merger", 30) is True

@@ -3,6 +3,7 @@ store, SQLite and PostgreSQL alike)."""
 from datetime import timedelta
 
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
+from ..merges import begin_merge
 
 
 def submit(store, session_id, text, owner):
@@ -28,14 +29,14 @@ def test_an_idle_only_merge_or_abandon_spares_a_fork_that_became_active(store, c
     clock.advance(hours=2)
     cutoff = clock() - timedelta(hours=1)
     submit(store, fork.id, "still here", "A")
-    assert store.merges.begin_merge(fork.id, "expiry", "worker", 60, idle_before=cutoff) is False
+    assert begin_merge(store, fork.id, "expiry", "worker", 60, idle_before=cutoff) is False
     assert store.merges.abandon(fork.id, idle_before=cutoff) is False
     assert store.sessions.fork(fork.id).status is ForkStatus.OPEN
 
 
 def test_a_merged_fork_not_yet_announced_is_stuck_until_its_summary_is_posted(store, clock):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
-    store.merges.begin_merge(fork.id, "U1", "worker", 60)
+    begin_merge(store, fork.id, "U1", "worker", 60)
     store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "summary", Usage(1, 2))
     clock.advance(seconds=61)
     assert [f.id for f in store.merges.stuck_merges()] == [fork.id]
@@ -87,7 +88,7 @@ def test_the_economy_sets_what_forks_burned_against_what_their_summaries_returne
         fork = store.sessions.create_fork(Channel("T1", channel), owner, Mode.FRESH, "")
         store.turns.append_turn(fork.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(burned, 0))
         if summary:
-            store.merges.begin_merge(fork.id, "U1", "worker", 60)
+            begin_merge(store, fork.id, "U1", "worker", 60)
             store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "s", Usage(0, summary))
     economy = {e.channel_id: (e.burned, e.returned) for e in store.views.economy("T1", "U1")}
     assert economy == {"C1": (5_000, 300), "C2": (1_000, 0)}

@@ -36,6 +36,8 @@ class Row:
     draft_by: str | None = None
     draft_input_tokens: int | None = None
     draft_output_tokens: int | None = None
+    merge_guidance: str | None = None
+    lease_until: datetime | None = None  # the session's: held while Claude answers in the fork
 
 
 def make(move: transitions.Move, row: Row) -> bool:
@@ -46,14 +48,34 @@ def make(move: transitions.Move, row: Row) -> bool:
 
 
 def begin(row: Row, owner: str = "p1") -> bool:
-    return make(transitions.begin_merge("U1", owner, NOW, 60), row)
+    """A merge asked for and taken at once (nothing in flight)."""
+    return make(transitions.request_merge("U1", "", NOW), row) and make(transitions.take_merge(owner, NOW, 60), row)
 
 
-def test_an_open_fork_begins_merging_once_claimed_for_one_attempt():
+def test_a_merge_is_asked_for_unclaimed_with_its_guidance_and_drops_a_live_draft():
+    row = Row(draft_text="draft", draft_number=1)
+    assert make(transitions.request_merge("U1", "focus on risks", NOW), row)
+    assert (row.status, row.merged_by, row.merge_guidance, row.merge_owner, row.merge_until) == \
+        (MERGING, "U1", "focus on risks", None, None)
+    assert (row.merge_attempts, row.draft_text) == (0, None)
+
+
+def test_a_merge_asked_for_is_taken_once_claimed_for_one_attempt():
     row = Row()
     assert begin(row)
     assert (row.status, row.merged_by, row.merge_owner, row.merge_attempts) == (MERGING, "U1", "p1", 1)
     assert row.merge_until == NOW + timedelta(seconds=60)
+    assert not make(transitions.take_merge("p2", NOW, 60), row)
+
+
+def test_a_merge_is_not_taken_while_claude_answers_in_the_fork_and_is_once_the_answer_is_recorded():
+    row = Row(lease_until=NOW + timedelta(seconds=30))
+    assert make(transitions.request_merge("U1", "", NOW), row)
+    assert not make(transitions.take_merge("p1", NOW, 60), row) and row.merge_owner is None
+    assert not all_hold(transitions.stuck_merge(NOW), row)
+    row.lease_until = None  # the answer recorded, the lease let go
+    assert all_hold(transitions.stuck_merge(NOW), row)
+    assert make(transitions.take_merge("p1", NOW, 60), row) and row.merge_attempts == 1
 
 
 def test_a_second_merge_of_the_same_fork_is_refused_and_changes_nothing():
@@ -69,14 +91,14 @@ def test_only_an_open_fork_may_be_merged_or_abandoned(status):
 
 
 def test_the_store_and_the_use_cases_agree_on_what_is_mergeable():
-    assert transitions.begin_merge("U1", "p1", NOW, 60).source == transitions.MERGEABLE_FROM
-    assert transitions.approve(1, "x", "U1", False, "p1", NOW, 60).source == transitions.MERGEABLE_FROM
+    assert transitions.request_merge("U1", "", NOW).source == transitions.MERGEABLE_FROM
+    assert transitions.approve(1, "x", "U1", False).source == transitions.MERGEABLE_FROM
 
 
 def test_a_fork_active_since_the_idle_cutoff_is_neither_merged_nor_abandoned_for_idleness():
     cutoff = NOW - timedelta(hours=2)
     row = Row()  # active an hour ago
-    assert not make(transitions.begin_merge("U1", "p1", NOW, 60, idle_before=cutoff), row)
+    assert not make(transitions.request_merge("U1", "", NOW, idle_before=cutoff), row)
     assert not make(transitions.abandon(NOW, idle_before=cutoff), row) and row.status is OPEN
     assert make(transitions.abandon(NOW, idle_before=NOW), row) and row.status is ABANDONED
 
@@ -110,14 +132,16 @@ def test_a_merge_is_stuck_when_its_claim_lapsed_before_it_was_written_or_announc
     assert all_hold(stuck, Row(status=MERGED, merge_until=lapsed))
     assert not all_hold(stuck, Row(status=MERGED, merge_until=lapsed, summary_ts="1.2"))
     assert not all_hold(stuck, Row(status=MERGING, merge_until=NOW))
-    assert not all_hold(stuck, Row(status=MERGING))
+    assert all_hold(stuck, Row(status=MERGING))  # asked for, never taken
+    assert not all_hold(stuck, Row(status=MERGED))  # announcing it was given up
+    assert not all_hold(stuck, Row(status=MERGING, lease_until=NOW + timedelta(seconds=1)))  # Claude answering
 
 
-def test_a_stuck_merge_is_reclaimed_once_counting_one_more_attempt():
+def test_a_stuck_merge_is_taken_over_once_counting_one_more_attempt():
     row = Row(status=MERGING, merge_until=NOW - timedelta(seconds=1), merge_attempts=1)
-    assert make(transitions.reclaim_merge("p2", NOW, 60), row)
+    assert make(transitions.take_merge("p2", NOW, 60), row)
     assert (row.merge_owner, row.merge_attempts, row.merge_until) == ("p2", 2, NOW + timedelta(seconds=60))
-    assert not make(transitions.reclaim_merge("p3", NOW, 60), row)
+    assert not make(transitions.take_merge("p3", NOW, 60), row)
 
 
 def test_giving_up_reopens_a_merge_being_written_but_leaves_a_merged_fork_merged():
@@ -165,17 +189,17 @@ def test_a_draft_is_recorded_only_by_its_claimer_and_adds_up_what_drafts_cost():
 def test_a_person_acts_only_on_the_draft_they_saw():
     row = Row(draft_number=2, draft_text="second")
     assert not make(transitions.drop_draft(1), row)
-    assert not make(transitions.approve(1, "x", "U1", False, "p1", NOW, 60), row)
+    assert not make(transitions.approve(1, "x", "U1", False), row)
     assert make(transitions.drop_draft(2), row) and row.draft_text is None
     assert not make(transitions.drop_draft(2), row)
 
 
 def test_approving_a_draft_merges_it_and_says_who_edited_it():
     row = Row(draft_number=1, draft_text="draft")
-    assert make(transitions.approve(1, "edited", "U2", True, "p1", NOW, 60), row)
+    assert make(transitions.approve(1, "edited", "U2", True), row)
     assert (row.status, row.draft_text, row.summary_edited_by, row.merged_by) == (MERGING, "edited", "U2", "U2")
-    assert (row.merge_owner, row.merge_attempts) == ("p1", 1)
-    assert not make(transitions.approve(1, "edited", "U3", False, "p2", NOW, 60), row)
+    assert (row.merge_owner, row.merge_attempts) == (None, 0)  # then taken as any merge is
+    assert not make(transitions.approve(1, "edited", "U3", False), row)
 
 
 def test_a_drafts_message_is_remembered_only_for_that_draft():

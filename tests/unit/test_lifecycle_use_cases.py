@@ -4,6 +4,7 @@ from bot.services.ports import MAX_ATTEMPTS
 
 from ..fakes.ports import Answer
 from .conftest import UseCases
+from ..merges import begin_merge
 
 
 def test_an_idle_fork_is_reminded_once_and_expired_by_merging_it(cases):
@@ -105,10 +106,10 @@ def test_a_turn_whose_answer_never_gets_recorded_is_given_up_after_three_attempt
 
 def test_a_merge_taken_over_three_times_reopens_the_fork_with_a_notice(cases):
     fork = cases.open_fork("stubborn")
-    cases.store.merges.begin_merge(fork.id, "UALICE01", "a dead merger", 30)
+    begin_merge(cases.store, fork.id, "UALICE01", "a dead merger", 30)
     for n in range(MAX_ATTEMPTS - 1):  # two takeovers, each dying in turn
         cases.clock.advance(seconds=31)
-        cases.store.merges.reclaim_merge(fork.id, f"dead sweeper {n}", 30)
+        cases.store.merges.take_merge(fork.id, f"dead sweeper {n}", 30)
     cases.clock.advance(seconds=31)
     cases.services.sweep()
     assert cases.fork().status is ForkStatus.OPEN

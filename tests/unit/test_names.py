@@ -75,3 +75,21 @@ def test_a_name_is_asked_of_each_workspace_with_that_workspaces_client():
         assert [c.token for c in slack.calls_to("users.info")] == ["xoxb-one", "xoxb-two"]
     finally:
         slack.stop()
+
+
+def test_a_persons_name_and_admin_role_come_from_one_users_info_call_an_hour():
+    slack = FakeSlack().start()
+    try:
+        slack.person("UADMIN01", is_admin=True)
+        slack.names["UADMIN01"] = "ada"
+        clock = Clock()
+        names = Names(lambda team: WebClient(token="xoxb-test", base_url=slack.api_url), clock=clock)
+        assert names.admin(T, "UADMIN01") is True and names(T, "UADMIN01") == "ada"
+        assert names.for_text(T)("UADMIN01") == "ada" and names.admin(T, "UADMIN01") is True
+        assert names.admin(T, "U0ALICE1") is False and names(T, "U0ALICE1")
+        assert [c["user"] for c in slack.calls_to("users.info")] == ["UADMIN01", "U0ALICE1"]
+        slack.person("UADMIN01", is_admin=False)  # demoted in Slack: seen once the hour is up
+        clock.now += NAME_TTL
+        assert names.admin(T, "UADMIN01") is False and len(slack.calls_to("users.info")) == 3
+    finally:
+        slack.stop()

@@ -20,8 +20,8 @@ NOW = datetime(2026, 12, 2, 12, 0)
 PARENT = Session(1, "C1", "T1")
 
 
-def closed_fork(status: ForkStatus) -> Session:
-    fork = Fork(2, "C1", "T1", 1, 1, Mode.INHERIT, "", "U1", None, status)
+def closed_fork(status: ForkStatus, merge_taken: bool = False) -> Session:
+    fork = Fork(2, "C1", "T1", 1, 1, Mode.INHERIT, "", "U1", None, status, merge_taken=merge_taken)
     return Session(2, "C1", "T1", fork)
 
 
@@ -57,10 +57,15 @@ def test_nothing_waiting_releases_the_lease_and_owes_nobody_anything():
 
 
 def test_a_closed_fork_fails_its_waiting_turns_without_a_notice_for_those_not_given_up():
-    for status in (ForkStatus.MERGING, ForkStatus.MERGED, ForkStatus.ABANDONED):
-        batch = next_batch([Waiting(turn(1), 0), Waiting(turn(2), MAX_ATTEMPTS)], closed_fork(status))
+    for fork in (closed_fork(ForkStatus.MERGING, merge_taken=True), closed_fork(ForkStatus.MERGED),
+                 closed_fork(ForkStatus.ABANDONED)):
+        batch = next_batch([Waiting(turn(1), 0), Waiting(turn(2), MAX_ATTEMPTS)], fork)
         assert batch.release and batch.answer == []
         assert set(batch.failed) == {turn(1), turn(2)} and batch.given_up == [turn(2)]
+
+
+def test_a_fork_whose_merge_waits_for_its_answers_still_answers_what_was_said_before_it():
+    assert next_batch([Waiting(turn(1), 0)], closed_fork(ForkStatus.MERGING)).answer == [turn(1)]
 
 
 def test_an_open_fork_answers_like_a_parent():

@@ -181,9 +181,10 @@ class TurnEdits(Protocol):
 
 
 class Merges(Protocol):
-    def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
-                    idle_before: datetime | None = None) -> bool:
-        """open → merging, claimed by `owner`; with `idle_before`, only if the fork has been idle since then."""
+    def request_merge(self, fork_id: int, user_id: str, guidance: str = "",
+                      idle_before: datetime | None = None) -> bool:
+        """open → merging, claimed by nobody yet (one caller wins), its guidance kept; with `idle_before`,
+        only if the fork has been idle since then. `take_merge` then carries it out."""
     def cancel_merge(self, fork_id: int) -> bool: ...
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool: ...
     def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
@@ -193,9 +194,11 @@ class Merges(Protocol):
         """Summaries merged into the parent after that seq, in order (with their forks' numbers)."""
     def summary_of(self, fork_id: int) -> str: ...
     def stuck_merges(self) -> list[Fork]:
-        """Merges whose worker died: merging, or merged but never announced, with an expired lease."""
-    def reclaim_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
-        """Take over a stuck merge (one caller wins): the attempt this is, or 0 if not taken."""
+        """Merges nobody is carrying out while nothing is in flight in their fork: asked for and not taken,
+        or whose worker died (merging, or merged but never announced, with an expired claim)."""
+    def take_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
+        """Take a merge nobody is carrying out (one caller wins), only while no answer is in flight in the
+        fork (its lease free, none of its turns pending or streaming): the attempt this is, or 0."""
     def give_up_merge(self, fork_id: int) -> None:
         """After MAX_ATTEMPTS: a merge still being written reopens the fork; an unannounced one stays unposted."""
     def renew_merges(self, owners: Collection[str], seconds: float) -> None: ...
@@ -219,10 +222,10 @@ class Reviews(Protocol):
     def set_draft_ts(self, fork_id: int, number: int, ts: str) -> None: ...
     def drop_draft(self, fork_id: int, number: int) -> bool:
         """Draft `number` is cancelled: True for the one caller that dropped it."""
-    def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool, owner: str,
-                lease_seconds: float) -> bool:
+    def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool) -> bool:
         """open → merging with live draft `number`, its text now `text` (and `user_id` kept as the
-        editor when `edited`): exactly one caller wins. Merges.complete_merge then ends the review."""
+        editor when `edited`): exactly one caller wins. Merges.take_merge then carries it out, and
+        Merges.complete_merge ends the review."""
 
 
 class Upkeep(Protocol):

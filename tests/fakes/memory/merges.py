@@ -9,6 +9,7 @@ from bot.domain import transitions
 from bot.domain.conditions import all_hold
 from bot.domain.merge import MergedSummary
 from bot.domain.model import Fork, Role, Turn, TurnStatus, Usage
+from bot.domain.queue import IN_FLIGHT
 
 from .state import Memory
 
@@ -17,9 +18,9 @@ class MemoryMerges:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def begin_merge(self, fork_id: int, user_id: str, owner: str, lease_seconds: float,
-                    idle_before: datetime | None = None) -> bool:
-        return self.m.move(fork_id, transitions.begin_merge(user_id, owner, self.m.clock(), lease_seconds, idle_before))
+    def request_merge(self, fork_id: int, user_id: str, guidance: str = "",
+                      idle_before: datetime | None = None) -> bool:
+        return self.m.move(fork_id, transitions.request_merge(user_id, guidance, self.m.clock(), idle_before))
 
     def cancel_merge(self, fork_id: int) -> bool:
         return self.m.move(fork_id, transitions.cancel_merge())
@@ -51,13 +52,18 @@ class MemoryMerges:
     def stuck_merges(self) -> list[Fork]:
         with self.m.lock:
             stuck = transitions.stuck_merge(self.m.clock())
-            return [r.fork() for r in self.m.forks(lambda s: all_hold(stuck, s))]
+            return [r.fork() for r in self.m.forks(lambda s: all_hold(stuck, s), self._quiet)]
 
-    def reclaim_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
+    def take_merge(self, fork_id: int, owner: str, lease_seconds: float) -> int:
         with self.m.lock:
-            if not self.m.move(fork_id, transitions.reclaim_merge(owner, self.m.clock(), lease_seconds)):
+            if not self._quiet(self.m.sessions[fork_id]) or \
+                    not self.m.move(fork_id, transitions.take_merge(owner, self.m.clock(), lease_seconds)):
                 return 0
             return self.m.sessions[fork_id].merge_attempts
+
+    def _quiet(self, session) -> bool:
+        """None of its turns in flight (bot/store/merges.py: _in_flight)."""
+        return not any(r.status in IN_FLIGHT for r in self.m.rows(session.id))
 
     def give_up_merge(self, fork_id: int) -> None:
         with self.m.lock:

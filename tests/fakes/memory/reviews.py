@@ -33,7 +33,5 @@ class MemoryReviews:
     def drop_draft(self, fork_id: int, number: int) -> bool:
         return self.m.move(fork_id, transitions.drop_draft(number))
 
-    def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool, owner: str,
-                lease_seconds: float) -> bool:
-        return self.m.move(fork_id, transitions.approve(number, text, user_id, edited, owner, self.m.clock(),
-                                                       lease_seconds))
+    def approve(self, fork_id: int, number: int, text: str, user_id: str, edited: bool) -> bool:
+        return self.m.move(fork_id, transitions.approve(number, text, user_id, edited))

@@ -55,6 +55,7 @@ class SessionRow:
     merge_owner: str | None = None
     merge_until: datetime | None = None
     merge_attempts: int = 0
+    merge_guidance: str | None = None
     summary: str | None = None
     summary_tokens: int | None = None
     summary_ts: str | None = None
@@ -82,7 +83,8 @@ class SessionRow:
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
                     draft_number=self.draft_number, drafted_seq=self.draft_seq, summary_edited_by=self.summary_edited_by,
                     instructions=self.instructions, model=self.model, tools=self.tools, connectors=self.connectors,
-                    pruned_before_seq=self.pruned_before_seq, private_of=self.private_of)
+                    pruned_before_seq=self.pruned_before_seq, private_of=self.private_of,
+                    merge_guidance=self.merge_guidance or "", merge_taken=self.merge_owner is not None)
 
     def draft(self) -> Draft | None:
         if self.draft_text is None:
