@@ -7,7 +7,7 @@ the order things happened; a message is changed only with a token of its own tea
 and a message still streaming (`streaming_state_conflict`); only a streaming message takes
 appendStream/stopStream (`message_not_in_streaming_state`) — but for a stream a person stopped
 (`stopped_by_person`: slack_agents.py), which answers appends `stopped_by_user` and takes one stopStream.
-A stream Slack has not been told to stop expires `stream_ttl` seconds after chat.startStream (Slack ends
+A stopStream's `blocks` stay under the finalized message. A stream Slack has not been told to stop expires `stream_ttl` seconds after chat.startStream (Slack ends
 streams after about five minutes: slackapi/python-slack-sdk#1859, slackapi/node-slack-sdk#2702): it keeps
 what it shows, answers appendStream/stopStream `message_not_in_streaming_state`, and takes chat.update."""
 from __future__ import annotations
@@ -80,12 +80,12 @@ class Chat:
             elif method == "chat.appendStream" and target.stopped_by_user:
                 return {"ok": False, "error": "stopped_by_user"}
             elif method == "chat.stopStream" and target.stopped_by_user and not target.finalised:
-                target.args["markdown_text"] += chunk_text(args)
+                _stream_into(target, args)
                 target.finalised = True
             else:
                 if not target.streaming:
                     return {"ok": False, "error": "message_not_in_streaming_state"}
-                target.args["markdown_text"] += chunk_text(args)
+                _stream_into(target, args)
                 target.streaming = method == "chat.appendStream"
             target.updates.append(time.monotonic())
         return {"ok": True, "channel": channel, "ts": args.get("ts"), "text": args.get("text", "")}
@@ -117,6 +117,14 @@ class Chat:
     def clear(self) -> None:
         with self._lock:
             self.messages.clear()
+
+
+def _stream_into(message: Message, args: dict) -> None:
+    """An append's or a stop's words go after the message's; a stop's `blocks` are rendered at the bottom of the
+    finalized message (chat.stopStream's page)."""
+    message.args["markdown_text"] += chunk_text(args)
+    if args.get("blocks"):
+        message.args["blocks"] = args["blocks"]
 
 
 def _expire(message: Message) -> bool:
