@@ -272,10 +272,11 @@ class ThreadReply(_Reply):
         chunk = task_chunk(tool_id, self.researching[tool_id], status, sources, self.outputs.get(tool_id, ""))
         stream = self.streams[-1] if self.streams and not self.streams[-1].stopped else None
         try:
-            if stream is None:
-                stream = _Stream()
-                self._start(stream, "", [chunk])
-                self.streams.append(stream)
+            if stream is None or stream.ts is None:  # none yet, or the last one expired and none followed it
+                started = stream or _Stream()
+                self._start(started, "", [chunk])
+                if stream is None:
+                    self.streams.append(started)
             elif self._may_show():
                 try:
                     self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])

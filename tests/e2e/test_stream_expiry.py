@@ -3,10 +3,13 @@ chat.startStream (the fake: `stream_ttl` seconds), and its appends are then refu
 answer that outlives its stream goes on in a new message of the same thread — whole, in order, nothing twice —
 with its Stop and feedback buttons working there, and the history keeps the whole answer; only a Stop is a
 Stop. No message still streaming is ever updated."""
+import pytest
+
 from bot.domain.model import TurnStatus
 
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, GENERAL, wait_until
+from .test_research import PAGE, RESEARCH, researched
 
 EXPIRES = 2.0  # seconds a stream lives in these tests (Slack: about five minutes)
 SLOW = Script(text=" ".join(f"word{n}" for n in range(120)), chunks=60, chunk_delay=0.12)  # ~7 s
@@ -64,3 +67,27 @@ def test_stop_still_stops_an_answer_that_went_on_after_its_stream_expired(bot, s
     assert (answer.status, answer.stopped_by) == (TurnStatus.STOPPED, "UALICE01")
     assert len(answer.text) < len(SLOW.text) and "".join(m.shown for m in messages).startswith(answer.text)
     assert not [r for r in slack.refusals if r.error == "streaming_state_conflict"]
+
+
+@pytest.mark.settings(**RESEARCH)
+def test_research_cards_go_on_in_a_new_message_once_the_stream_showing_them_expired(bot, slack, claude):
+    bot.slash("/fork", "--fresh databases")
+    root = bot.fork_root()
+    bot.settled()
+    claude.script(researched())
+    released = slack.hold("chat.appendStream")  # the first card's completion (the card began the stream)
+    bot.say("UBOB0001", "what's new? see https://docs.example.org/notes", thread_ts=root)
+    wait_until(lambda: slack.calls_to("chat.appendStream"), message="the first card's completion")
+    slack.expire_streams()  # Slack ends the stream before the second card comes
+    released.set()
+    wait_until(lambda: len(claude.requests) == 2)
+    wait_until(lambda: not bot.busy(), timeout=20, message="the answer recorded")
+    bot.settled()
+    first, *more = thread_messages(slack, root)[1:]  # after the topic's answer
+    assert first.expired and more
+    assert {(r.method, r.error) for r in slack.refusals} == {("chat.appendStream", "message_not_in_streaming_state")}
+    opened = [[c["status"] for c in call.get("chunks") or [] if c.get("type") == "task_update"]
+              for call in slack.calls_to("chat.startStream")[1:]]  # the answer's messages (after the topic's)
+    assert opened[:2] == [["in_progress"], ["in_progress"]]  # the refused card opened the next message
+    assert "".join(m.shown for m in more).endswith(f"1. [PostgreSQL 18 released]({PAGE})")
+    assert "Stopped by" not in "".join(m.shown for m in [first, *more])

@@ -103,6 +103,10 @@ class FakeSlack(SlackWorld):
     def stream_ttl(self, seconds: float) -> None:
         self.chat.stream_ttl = seconds
 
+    def expire_streams(self) -> None:
+        """Slack ends every open stream now (without a Stop), as `stream_ttl` would."""
+        self.chat.expire_all()
+
     @property
     def api_url(self) -> str:
         return self.server.url + "/api/"

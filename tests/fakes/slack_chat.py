@@ -102,6 +102,13 @@ class Chat:
                 message.updates.append(time.monotonic())
             return [m.ts for m in found]
 
+    def expire_all(self) -> None:
+        """Slack ends every stream now, as it does some minutes after each began."""
+        with self._lock:
+            for message in self.messages.values():
+                if message.streaming:
+                    message.expires = time.monotonic()
+
     def all(self) -> list[Message]:
         with self._lock:
             for message in self.messages.values():
