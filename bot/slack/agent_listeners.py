@@ -3,11 +3,10 @@ top-level answer's Stop button (`stop_answer`), and what a person views beside t
 (app_context_changed). Each parses its payload and makes one service call.
 
 Payloads (docs.slack.dev/reference/events/…): agent_session_stopped carries channel, thread_ts, user and
-streaming_message_ts; app_context_changed a `context` whose `entities` (most relevant first) name what
+streaming_message_ts; app_context_changed only a `context` whose `entities` (most relevant first) name what
 the person views — `slack#/types/channel_id` entities, and `slack#/types/message_context` ones (a message
-of a channel) — and, as @slack/types has it, `user` and `channel` (the DM); the docs' own example shows the
-context alone, so without `user` the person is the envelope's authorization when it is a person's. A DM
-message carries the same context as `app_context`.
+of a channel). It has no `user` or `channel` of its own: the person is the envelope's authorization (its
+`user_id`, `is_bot: false`), as the event's page shows. A DM message carries the same context as `app_context`.
 """
 from __future__ import annotations
 
@@ -65,7 +64,7 @@ def register_agent(app: App, services: Services) -> None:
 
     @app.event("app_context_changed")
     def on_context_changed(event, body, context):
-        user = event.get("user") or _person(body)
+        user = _person(body)
         if user:
             services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context")) or ()))
 
@@ -89,7 +88,7 @@ def _session_stopped(services: Services, event: dict, context) -> None:
 
 
 def _person(body: dict) -> str | None:
-    """The envelope's authorization, when it names a person rather than the bot (the docs' example)."""
+    """The person an app_context_changed is about: the envelope's authorization that names a person, not the bot."""
     for authorization in body.get("authorizations") or ():
         if isinstance(authorization, dict) and not authorization.get("is_bot") and authorization.get("user_id"):
             return authorization["user_id"]

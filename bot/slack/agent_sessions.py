@@ -8,8 +8,10 @@ AgentSessions port, best effort.
   chat.stopStream; Slack's default: active) moves the session too: a page of a longer answer keeps it
   `processing`, a session closed meanwhile stays `closed`, and the `active` after an answer whose last
   stopStream said it already is not sent again.
-- A workspace whose Slack refuses session calls outright (`missing_scope` without assistant:write, an app
-  not declared an agent, an older plan that lacks the methods…) is remembered for REMEMBER seconds, logged
+- A workspace whose Slack refuses session calls outright (`missing_scope` without assistant:write,
+  `feature_disabled` where the agent feature is off — assistant.threads.setStatus / setTitle's code, which
+  agents.sessions.* succeed — `not_agent_app` from setSuggestedPrompts for an app not declared an agent, an
+  older plan that lacks the methods…) is remembered for REMEMBER seconds, logged
   once, and sent none meanwhile: its forks work exactly as without agent sessions. Other failures (a
   thread Slack does not know, 5xx, a lost connection) are logged at INFO and change nothing.
 """
@@ -40,8 +42,8 @@ LANDING = 0.25
 # makes three apiece (processing, a rename, active)
 CALLS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-sessions")
 REFUSED = frozenset({"missing_scope", "not_allowed", "not_allowed_token_type", "unknown_method", "method_deprecated",
-                     "feature_not_enabled", "no_permission", "access_denied", "team_access_not_granted",
-                     "ekm_access_denied", "enterprise_is_restricted"})
+                     "feature_disabled", "not_agent_app", "no_permission", "access_denied",
+                     "team_access_not_granted", "ekm_access_denied", "enterprise_is_restricted"})
 
 
 class SessionCalls:

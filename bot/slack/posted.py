@@ -6,8 +6,8 @@ Invariants, whatever Slack refuses or fails on:
   as it is then. Pages are posted in order; a page waits until the one before it is posted.
 - An update states a whole page, so repeating one never shows words twice. A message known to
   show part of the answer (a broken stream's, "adopted") is rewritten rather than posted beside.
-  If Slack will not rewrite it, it is kept as it is and the answer continues after what it is
-  known to show.
+  If Slack will not rewrite it, or it may still be streaming ("kept": chat.update of a streaming
+  message is refused), it is kept as it is and the answer continues after what it is known to show.
 - `Message.shown` is what Slack confirmed a message shows. A page whose final update fails is
   completed at once by posting what it lacks right after it, so the finished answer is whole.
 """
@@ -55,7 +55,9 @@ def continuation(shown: str, page: str) -> str:
 
 
 class Posted:
-    def __init__(self, chat: SlackChat, place: Place, adopted: Message | None = None):
+    def __init__(self, chat: SlackChat, place: Place, adopted: Message | None = None, kept: Message | None = None):
+        """`adopted`: a message known to show the start of the answer, rewritten as the answer goes on; `kept`: one
+        that may still be streaming (Slack updates no such message), left as it is, the answer going on after it."""
         self.chat = chat
         self.place = place
         self.client = chat.client_for(place.team_id)
@@ -66,6 +68,8 @@ class Posted:
         self._skip = 0  # characters of the given text that `before` already shows
         self._reopen = ""
         self.status = ""  # a line shown under the last message's text (research under way); "" for none
+        if kept:
+            self._keep(kept)
 
     @property
     def ts(self) -> list[str]:
@@ -118,12 +122,18 @@ class Posted:
     def _let_go(self, text: str) -> None:
         """The adopted message stays as it is; the answer goes on after what it is known to show."""
         message = self.messages.pop(0)
-        self.before.append(message.ts)
         self.adopted = None
         if text.startswith(message.shown):  # else nobody knows where it ends: repeat rather than lose
-            fence = open_fence(message.shown)
-            self._skip, self._reopen = len(message.shown), f"{fence}\n" if fence else ""
+            self._keep(message)
+        else:
+            self.before.append(message.ts)
         self.pager = Pager(UPDATE_LIMIT, utf8_size)
+
+    def _keep(self, message: Message) -> None:
+        """`message` shows the start of the answer as it is; the answer goes on after it."""
+        fence = open_fence(message.shown)
+        self.before.append(message.ts)
+        self._skip, self._reopen = len(message.shown), f"{fence}\n" if fence else ""
 
     def _send(self, method: str, **arguments) -> str | None:
         """The ts of the message posted or updated; None (logged) if Slack failed."""

@@ -15,10 +15,16 @@ continue in further messages of the same place (see paging.py).
 
 Invariants, whatever Slack refuses or fails on (after the retries in retries.py):
 - write() and finish() never raise for Slack's sake: a failed call never costs Claude's answer.
-- A stream that breaks — start, append or stop refused, 5xx, connection lost, or startStream
+- Only a Stop is a Stop: an append answered `stopped_by_user`, or refused as not streaming once a Stop is
+  recorded. A stream Slack ended without one (it expires streams after about five minutes:
+  `message_not_in_streaming_state`) keeps what it shows, and the answer goes on in a new streamed message
+  in the same thread, where Stop and the feedback buttons work as before.
+- A stream that breaks otherwise — start, append or stop refused, 5xx, connection lost, or startStream
   rate-limited (not waited for) — hands the rest of the answer to post-and-update in the same
-  thread, at once. The broken stream's message is rewritten with chat.update (the same whether
-  or not the failed call landed), never posted again beside itself.
+  thread, at once. The broken stream's message is rewritten with chat.update once Slack says it no longer
+  streams (the same whether or not the failed call landed), never posted again beside itself; a message
+  that may still stream is never updated (Slack: `streaming_state_conflict`): it keeps what it shows and
+  the rest follows it.
 - finish() returns the ts of every message that holds part of the answer.
 """
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError
@@ -34,7 +40,7 @@ from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
 from ..domain.text import settled
 from ..services.ports import Place, Source, StopSignal
-from .paging import Pager
+from .paging import Pager, open_fence
 from .posted import Message, Posted
 from .render import feedback_block, stop_block
 from .research import status_line, task_chunk, task_title
@@ -49,7 +55,8 @@ log = logging.getLogger(__name__)
 UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: about once a second)
 STREAM_INTERVAL = 1.5  # seconds between appendStream calls
 STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
-NOT_STREAMING = "message_not_in_streaming_state"  # an append Slack refuses once the person pressed Stop
+NOT_STREAMING = "message_not_in_streaming_state"  # a stream that ended: stopped, or expired by Slack
+STOPPED_BY_USER = "stopped_by_user"  # an append after a person pressed Stop
 
 
 class _Reply:
@@ -189,10 +196,27 @@ class ChannelReply(_Reply):
 
 @dataclass
 class _Stream:
+    """One page's streamed message: from `offset` in the page on (reopening `reopen`, a code fence the messages
+    before it left open), after the messages of the page whose streams Slack expired (`expired`)."""
     ts: str | None = None
     shown: str = ""  # what Slack confirmed the streamed message shows
     stopped: bool = False  # chat.stopStream was called (whatever came of it)
     held: bool = False  # Slack took no more appends (a person pressed Stop): the rest waits for chat.stopStream
+    expired: list[str] = field(default_factory=list)
+    offset: int = 0
+    reopen: str = ""
+
+    def part(self, page: str) -> str:
+        """What this message is to show of `page`."""
+        return self.reopen + page[self.offset:]
+
+    def expire(self) -> None:
+        """Slack ended the stream without a Stop: its message keeps what it shows; a new one goes on after it."""
+        fence = open_fence(self.shown)
+        self.expired.append(self.ts)
+        self.offset += len(self.shown) - len(self.reopen)
+        self.reopen = f"{fence}\n" if fence else ""
+        self.ts, self.shown = None, ""
 
 
 def _chunks(text: str) -> list[MarkdownTextChunk] | None:
@@ -221,7 +245,9 @@ class ThreadReply(_Reply):
 
     @property
     def ts(self) -> list[str]:
-        streamed = [s.ts for s in self.streams[:self.handover if self.rest else None] if s.ts]
+        streams = self.streams[:self.handover + 1 if self.rest else None]
+        streamed = [ts for i, s in enumerate(streams) for ts in (*s.expired, s.ts)
+                    if ts and not (self.rest and i == self.handover and ts == s.ts)]
         return streamed + (self.rest.ts if self.rest else [])
 
     def _deliver(self, visible: str, final: bool) -> None:
@@ -229,10 +255,11 @@ class ThreadReply(_Reply):
             broken = self._stream(self.pager.update(visible, final=final), final)
             if broken is None:
                 return
-            self._hand_over(broken)
+            self._hand_over(*broken)
         start, reopened = self.pager.starts[self.handover]
         self.rest.status = self._status_line()
-        self.rest.deliver(reopened + visible[start:], final, self.closing)
+        stream = self.streams[self.handover] if self.handover < len(self.streams) else _Stream()
+        self.rest.deliver(stream.part(reopened + visible[start:]), final, self.closing)
 
     def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
         """A task card in the stream (started with the card when no text is shown yet); once the
@@ -245,54 +272,76 @@ class ThreadReply(_Reply):
         chunk = task_chunk(tool_id, self.researching[tool_id], status, sources, self.outputs.get(tool_id, ""))
         stream = self.streams[-1] if self.streams and not self.streams[-1].stopped else None
         try:
-            if stream is None:
-                stream = _Stream()
-                self._start(stream, "", [chunk])
-                self.streams.append(stream)
+            if stream is None or stream.ts is None:  # none yet, or the last one expired and none followed it
+                started = stream or _Stream()
+                self._start(started, "", [chunk])
+                if stream is None:
+                    self.streams.append(started)
             elif self._may_show():
-                self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])
+                try:
+                    self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])
+                except FAILURES as error:
+                    if failure_code(error) != NOT_STREAMING or stream.held or not self._may_show():
+                        raise
+                    stream.expire()  # Slack ended the stream without a Stop: the card opens the next message
+                    self._start(stream, "", [chunk])
             self.thinking.stop()
         except (*FAILURES, _StreamsPaused) as error:
             log.info("a research card was not shown (%s)", failure_code(error))
 
-    def _stream(self, pages: list[str], final: bool) -> int | None:
-        """Stream what is new in each page; the index of the page whose stream broke, if one did."""
+    def _stream(self, pages: list[str], final: bool) -> tuple[int, str] | None:
+        """Stream what is new in each page; the index of the page whose stream broke and Slack's error, if one did."""
         for i, page in enumerate(pages):
             if i == len(self.streams):
                 if not page:
                     continue
                 self.streams.append(_Stream())
             stream = self.streams[i]
-            if stream.stopped:
-                continue
-            delta = page[len(stream.shown):]
             closing = final or i < len(pages) - 1  # a page's last words ride on chat.stopStream
-            step = "chat.startStream"
-            try:
-                if stream.ts is None:
-                    self._start(stream, delta)
-                    delta = ""
-                elif delta and not closing and not stream.held and self._may_show():
-                    step = "chat.appendStream"
-                    self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts,
-                                                       chunks=_chunks(delta))
-                    stream.shown = page
-                if closing:
-                    step, stream.stopped = "chat.stopStream", True
-                    last = final and i == len(pages) - 1
-                    self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
-                                                chunks=_chunks(delta), blocks=self.closing if last else None,
-                                                session_status=self._session_after(more=not last))
-                    stream.shown = page
-                    if last and self.chat.sessions is not None:
-                        self.chat.sessions.stream_ended(self.place.team_id, self.place.channel_id,
-                                                        self.place.thread_ts)
-            except (*FAILURES, _StreamsPaused) as error:
-                if step == "chat.appendStream" and failure_code(error) == NOT_STREAMING:
+            while not stream.stopped:
+                failed = self._show(stream, stream.part(page), closing, last=final and i == len(pages) - 1)
+                if failed is None:
+                    break
+                step, code = failed
+                if step == "chat.appendStream" and code == STOPPED_BY_USER:
                     stream.held = True  # stopped in Slack a moment before this replica heard of it
-                    continue
-                log.warning("%s failed (%s); the answer is posted and updated instead", step, failure_code(error))
-                return i
+                elif step == "chat.appendStream" and code == NOT_STREAMING:
+                    if not self._may_show():
+                        stream.held = True  # a Stop is recorded: this is its end, not Slack's
+                    else:
+                        log.info("Slack ended a stream (%s) without a Stop; the answer goes on in a new message",
+                                 code)
+                        stream.expire()
+                        continue
+                else:
+                    log.warning("%s failed (%s); the answer is posted and updated instead", step, code)
+                    return i, code
+                break
+        return None
+
+    def _show(self, stream: _Stream, part: str, closing: bool, last: bool) -> tuple[str, str] | None:
+        """Stream what `part` adds to what the stream shows (stopping it when `closing`); the failed call and
+        Slack's error code, if one failed."""
+        delta = part[len(stream.shown):]
+        step = "chat.startStream"
+        try:
+            if stream.ts is None:
+                self._start(stream, delta)
+                delta = ""
+            elif delta and not closing and not stream.held and self._may_show():
+                step = "chat.appendStream"
+                self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=_chunks(delta))
+                stream.shown = part
+            if closing:
+                step, stream.stopped = "chat.stopStream", True
+                self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
+                                            chunks=_chunks(delta), blocks=self.closing if last else None,
+                                            session_status=self._session_after(more=not last))
+                stream.shown = part
+                if last and self.chat.sessions is not None:
+                    self.chat.sessions.stream_ended(self.place.team_id, self.place.channel_id, self.place.thread_ts)
+        except (*FAILURES, _StreamsPaused) as error:
+            return step, failure_code(error)
         return None
 
     def _session_after(self, more: bool) -> str | None:
@@ -320,14 +369,20 @@ class ThreadReply(_Reply):
             raise
         stream.ts, stream.shown = response["ts"], text
 
-    def _hand_over(self, broken: int) -> None:
+    def _hand_over(self, broken: int, code: str) -> None:
+        """The rest of the answer, from page `broken` on, is posted and updated. The broken stream's message is
+        rewritten once Slack said it streams no more (stopped, or `code` says so); else it is kept as it is."""
         self.handover = broken
         stream = self.streams[broken] if broken < len(self.streams) else _Stream()
+        ended = code in (NOT_STREAMING, STOPPED_BY_USER)
         if stream.ts and not stream.stopped:  # an append failed: end the stream before rewriting it
             stream.stopped = True
             try:
                 self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
                                             session_status=self._session_after(more=True))
+                ended = True
             except FAILURES as error:
                 log.info("chat.stopStream after a failed append: %s", failure_code(error))
-        self.rest = Posted(self.chat, self.place, Message(stream.ts, stream.shown) if stream.ts else None)
+                ended = failure_code(error) in (NOT_STREAMING, STOPPED_BY_USER)
+        message = Message(stream.ts, stream.shown) if stream.ts else None
+        self.rest = Posted(self.chat, self.place, message if ended else None, None if ended else message)

@@ -165,3 +165,35 @@ def test_a_fork_merged_or_abandoned_while_it_answers_ends_closed(bot, slack, cla
         else:  # a merge waits for the answer (invariant 13): the session closes once it was recorded and merged
             stop, closing = slack.calls_to("chat.stopStream")[-1], slack.calls_to("agents.sessions.setStatus")[-1]
             assert closing["status"] == "closed" and closing.at > stop.at
+
+
+def test_a_workspace_where_the_agent_feature_is_off_is_remembered_and_its_forks_show_thinking(bot, slack, claude,
+                                                                                             caplog):
+    slack.agent_feature_off()  # session calls answer feature_disabled
+    caplog.set_level(logging.WARNING, logger="bot.slack.agent_sessions")
+    bot.slash("/fork", "--fresh")
+    root = bot.fork_root()
+    wait_until(lambda: slack.refusals, message="the refused session call")
+    claude.script(Script(text="a slow start then words", chunks=4, chunk_delay=1.0))
+    ts = bot.say("UBOB0001", "think about it", thread_ts=root)  # no rename, no processing: remembered
+    wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
+    bot.settled()
+    # no session says Claude is at work, so the 👀 reaction does
+    wait_until(lambda: slack.calls_to("reactions.remove"), message="the reaction's removal")
+    assert slack.calls_to("reactions.add")[0].args == {"channel": CHANNEL, "timestamp": ts, "name": "eyes"}
+    assert [(r.method, r.error) for r in slack.refusals] == [("agents.sessions.setStatus", "feature_disabled")]
+    assert [r.getMessage().count("feature_disabled") for r in caplog.records] == [1]
+    assert slack.session(CHANNEL, root) is None
+
+
+def test_an_app_slack_says_is_no_agent_app_sends_no_session_calls_after_its_prompts_were_refused(bot, slack, claude):
+    slack.agent_feature_off()  # suggested prompts answer not_agent_app
+    assert bot.open_dm("UALICE01", dm="D0ALICE001").status == 200
+    wait_until(lambda: slack.refusals, message="the refused suggested prompts")
+    bot.slash("/fork", "--fresh")
+    root = bot.fork_root()
+    bot.say("UBOB0001", "a turn", thread_ts=root)
+    wait_until(lambda: slack.calls_to("chat.stopStream"), timeout=15)
+    bot.quiesce()
+    assert [(r.method, r.error) for r in slack.refusals] == [("assistant.threads.setSuggestedPrompts", "not_agent_app")]
+    assert not [c for c in slack.calls if c.method.startswith("agents.")] and slack.session(CHANNEL, root) is None

@@ -33,8 +33,10 @@ class SlackActor:
 
     # events -----------------------------------------------------------------------------
 
-    def event(self, event: dict, event_id: str | None = None, headers: dict | None = None, *, team=None):
-        wrapped = payloads.envelope(event, self.slack.team(team), event_id or f"Ev{next(self._ids):08d}")
+    def event(self, event: dict, event_id: str | None = None, headers: dict | None = None, *, team=None,
+              person: str | None = None):
+        """`person`: the envelope's authorization is theirs rather than the bot's (an app_context_changed)."""
+        wrapped = payloads.envelope(event, self.slack.team(team), event_id or f"Ev{next(self._ids):08d}", person)
         return self.post(json.dumps(wrapped).encode(), "application/json", headers)
 
     def say(self, user: str, text: str, *, channel: str = CHANNEL, thread_ts: str | None = None,
@@ -53,10 +55,11 @@ class SlackActor:
         return self.say(user, text, channel=dm, thread_ts=thread_ts, channel_type="im", viewing=viewing, team=team)
 
     def view_channel(self, user: str, channel: str | None, *, dm: str, team=None):
-        """The person, with the app's pane open, now views `channel` (None: nothing Slack names)."""
+        """The person, with the app's pane open (beside their DM with the app, `dm`, which the event does not
+        name), now views `channel` (None: nothing Slack names); Slack names the person in the authorization."""
         team = self.slack.team(team)
         entities = [payloads.channel_entity(channel, team)] if channel else []
-        return self.event(payloads.app_context_changed(user, dm, entities, self.new_ts()), team=team)
+        return self.event(payloads.app_context_changed(entities, self.new_ts()), team=team, person=user)
 
     def open_dm(self, user: str, *, dm: str, tab: str = "messages", team=None):
         """The person opens the app's DM (its Messages tab), or another tab."""

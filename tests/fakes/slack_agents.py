@@ -15,6 +15,10 @@ Invariants, as the docs state them:
   stream" (one of the four; default `active`): a stream stopped in a thread with a session moves it.
 - Declaring the app an agent gives it `assistant:write`: a workspace whose granted scopes (known to the
   fake) lack it is answered `missing_scope` (with `needed`/`provided`), as Slack answers a scope missing.
+- Where the agent feature is off for the app (`feature_off`), session calls answer `feature_disabled` (the
+  code /reference/methods/assistant.threads.setStatus and /assistant.threads.setTitle document, the methods
+  agents.sessions.setStatus and rename succeed) and `assistant.threads.setSuggestedPrompts` answers
+  `not_agent_app` (its page: the app is not an agent app).
 - `assistant.threads.setSuggestedPrompts`: `assistant:write`; one to four prompts, each with a title and a
   message. For an agent app (`agent_view`) a `thread_ts` makes the call fail silently: the fake counts
   that as a bug of the caller.
@@ -26,9 +30,9 @@ Where the docs are silent, the fake chooses what Slack most plausibly does, and 
 - a setStatus or rename naming a thread that does not exist in the channel: `invalid_thread_ts` (the
   error assistant.threads.setTitle documents for it); a rename of a thread with no session:
   `session_not_found`;
-- a stream Slack stopped on a press refuses `chat.appendStream` (`message_not_in_streaming_state`) and
-  takes one `chat.stopStream`, which finalises it with the app's last words (the event's page tells apps
-  to move the session on "using either agents.sessions.setStatus or chat.stopStream").
+- a stream Slack stopped on a press refuses `chat.appendStream` (`stopped_by_user`, an error its page
+  documents) and takes one `chat.stopStream`, which finalises it with the app's last words (the event's
+  page tells apps to move the session on "using either agents.sessions.setStatus or chat.stopStream").
 """
 from __future__ import annotations
 
@@ -68,7 +72,14 @@ class Agents:
     def __init__(self):
         self.sessions: dict[tuple[str, str, str], AgentSession] = {}  # (team, channel, thread_ts) → session
         self.prompts: list[Prompts] = []
+        self.feature_off: set[str] = set()  # teams where the app is not an agent app (the feature is off)
         self._lock = threading.Lock()
+
+    def refused(self, team: str, method: str) -> str | None:
+        """Slack's refusal where the agent feature is off for the app."""
+        if team not in self.feature_off:
+            return None
+        return "not_agent_app" if method == "assistant.threads.setSuggestedPrompts" else "feature_disabled"
 
     def session(self, team: str, channel: str, thread_ts: str) -> AgentSession | None:
         with self._lock:

@@ -30,7 +30,7 @@ from .block_kit import blocks_problems, text_problems, view_problems
 from .http import BackgroundServer
 from .slack_agents import AGENT_SCOPE, STATUSES, Agents
 from .slack_channels import Channels
-from .slack_chat import UPDATE_LIMIT, Chat
+from .slack_chat import UPDATE_LIMIT, Chat, stream_arguments_refused
 from .slack_history import History
 from .slack_http import DROP, SlackHandler
 from .slack_oauth import CLIENT_ID, CLIENT_SECRET, OAuth
@@ -48,7 +48,8 @@ NO_TOKEN_METHODS = {"oauth.v2.access"}
 AGENT_METHODS = {"agents.sessions.setStatus", "agents.sessions.rename", "assistant.threads.setSuggestedPrompts"}  # the app's client credentials stand in for a token
 VIEW_KINDS = {"views.open": "modal", "views.push": "modal", "views.publish": "home"}
 BUGS = {"unknown_method", "not_authed", "invalid_auth", "not_allowed_token_type", "invalid_arguments",
-        "invalid_blocks", "invalid_blocks_format", "msg_too_long", "no_text"}  # refusals that are violations
+        "invalid_blocks", "invalid_blocks_format", "msg_too_long", "no_text", "invalid_chunks",
+        "cannot_provide_both_markdown_text_and_chunks", "markdown_text_or_chunks_required"}  # refusals that are violations
 
 
 def _required_arguments() -> dict[str, set[str]]:
@@ -92,6 +93,19 @@ class FakeSlack(SlackWorld):
         self.socket_mode = None  # a FakeSocketMode (socket_mode.py) whose tickets apps.connections.open issues
 
     # control ----------------------------------------------------------------------------
+
+    @property
+    def stream_ttl(self) -> float:
+        """Seconds a stream lives after chat.startStream unless stopped (Slack: about five minutes)."""
+        return self.chat.stream_ttl
+
+    @stream_ttl.setter
+    def stream_ttl(self, seconds: float) -> None:
+        self.chat.stream_ttl = seconds
+
+    def expire_streams(self) -> None:
+        """Slack ends every open stream now (without a Stop), as `stream_ttl` would."""
+        self.chat.expire_all()
 
     @property
     def api_url(self) -> str:
@@ -182,6 +196,8 @@ class FakeSlack(SlackWorld):
             return self._refuse(method, "no_text", team, "no text, blocks or markdown_text")
         if method == "chat.stopStream" and args.get("session_status") not in (None, "", *STATUSES):
             return self._refuse(method, "invalid_arguments", team, f"session_status is not one of {sorted(STATUSES)}")
+        if refused := stream_arguments_refused(method, args):
+            return self._refuse(method, refused[0], team, refused[1])
         refused = self._payload_refusal(method, args, team)
         if refused:
             return refused
@@ -282,6 +298,8 @@ class FakeSlack(SlackWorld):
     def _agent(self, method: str, args: dict, team: Team) -> dict:
         if team.scopes is not None and AGENT_SCOPE not in team.scopes:
             return {"ok": False, "error": "missing_scope", "needed": AGENT_SCOPE, "provided": ",".join(team.scopes)}
+        if refused := self.agents.refused(team.id, method):
+            return {"ok": False, "error": refused}
         if method == "agents.sessions.setStatus":
             answer, bug = self.agents.set_status(team.id, args, lambda c, ts: self.history.find(team.id, c, ts))
         elif method == "agents.sessions.rename":

@@ -23,13 +23,15 @@ from .slack_teams import APP_ID, Team
 TOKEN = "legacy-verification-unused"  # the deprecated verification token every payload still carries
 
 
-def envelope(event: dict, team: Team, event_id: str) -> dict:
-    """The event_callback envelope of the Events API."""
+def envelope(event: dict, team: Team, event_id: str, person: str | None = None) -> dict:
+    """The event_callback envelope of the Events API; its authorization is the bot's, or with `person` that
+    person's (as app_context_changed's documented example has it: `is_bot: false`)."""
     wrapped = {
         "token": TOKEN, "team_id": team.id, "api_app_id": APP_ID, "event": event, "type": "event_callback",
         "event_id": event_id, "event_time": int(time.time()), "is_ext_shared_channel": False,
-        "authorizations": [{"enterprise_id": team.enterprise_id, "team_id": team.id, "user_id": team.bot_user_id,
-                            "is_bot": True, "is_enterprise_install": team.is_enterprise_install}],
+        "authorizations": [{"enterprise_id": team.enterprise_id, "team_id": team.id,
+                            "user_id": person or team.bot_user_id, "is_bot": person is None,
+                            "is_enterprise_install": team.is_enterprise_install}],
         "context_team_id": team.id, "context_enterprise_id": team.enterprise_id,
     }
     if team.enterprise_id:
@@ -150,12 +152,12 @@ def channel_entity(channel: str, team: Team) -> dict:
     return {"type": "slack#/types/channel_id", "value": channel, "team_id": team.id}
 
 
-def app_context_changed(user: str, dm: str, entities: list[dict], event_ts: str) -> dict:
+def app_context_changed(entities: list[dict], event_ts: str) -> dict:
     """docs.slack.dev/reference/events/app_context_changed: what the person views while the app is visible,
-    most relevant entity first (`context: {}` when nothing is); `user` and `channel` (the app's DM) as
-    @slack/types' AppContextChangedEvent has them — the docs' example shows the context alone."""
-    return {"type": "app_context_changed", "user": user, "channel": dm,
-            "context": {"entities": entities} if entities else {}, "event_ts": event_ts}
+    most relevant entity first (`context: {}` when nothing is). The event names no `user` or `channel`: the
+    person is the envelope's authorization (`envelope(…, person=…)`), as the page's example shows."""
+    return {"type": "app_context_changed", "context": {"entities": entities} if entities else {},
+            "event_ts": event_ts}
 
 
 def agent_session_stopped(channel: str, thread_ts: str, user: str, streaming: list[str], event_ts: str) -> dict:

@@ -45,7 +45,10 @@ class Message:
     args: dict
     ts: str
     streaming: bool = False
-    stopped_by_user: bool = False  # a person pressed Stop: streaming no more, one chat.stopStream finalises it
+    stopped_by_user: bool = False  # a person pressed Stop: streaming no more, appends refused, one chat.stopStream
+    finalised: bool = False  # that one chat.stopStream came
+    expires: float | None = None  # monotonic time a stream Slack was not told to stop ends by itself
+    expired: bool = False  # it did: no Stop, no stopStream — it shows what it had
     updates: list[float] = field(default_factory=list)  # monotonic times of each change
     created: float = field(default_factory=time.monotonic)
     team: str = TEAM_ID

@@ -91,6 +91,10 @@ class SlackWorld:
         """The agent session of a thread (slack_agents.AgentSession: .status, .statuses, .title, .initiator)."""
         return self.agents.session(self.team(team).id, channel, thread_ts)
 
+    def agent_feature_off(self, team: str | Team | None = None) -> None:
+        """The app is no agent app in `team` (the feature is off there): its session and prompt calls are refused."""
+        self.agents.feature_off.add(self.team(team).id)
+
     def suggested(self, team: str | Team | None = None) -> list:
         """Every setSuggestedPrompts the bot made, in order (slack_agents.Prompts)."""
         team_id = self.team(team).id

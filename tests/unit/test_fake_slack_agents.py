@@ -120,7 +120,7 @@ def test_stop_is_pressed_only_on_a_processing_session_and_stops_its_streams(slac
     assert (event["type"], event["channel"], event["thread_ts"], event["user"], event["streaming_message_ts"]) == (
         "agent_session_stopped", "C1", root, "UALICE01", [streamed])
     assert refusal(lambda: web.chat_appendStream(channel="C1", ts=streamed, markdown_text=" answer")) == \
-        "message_not_in_streaming_state"
+        "stopped_by_user"  # chat.appendStream's documented error after a Stop
     web.chat_stopStream(channel="C1", ts=streamed, markdown_text=" answer")  # the app's last words
     assert slack.messages[streamed].shown == "half an answer"
     assert refusal(lambda: web.chat_stopStream(channel="C1", ts=streamed)) == "message_not_in_streaming_state"
