@@ -34,6 +34,7 @@ from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
 from ..domain.text import settled
 from ..services.ports import Place, Source, StopSignal
+from .pacing import APPEND, UPDATE
 from .paging import Pager
 from .posted import Message, Posted
 from .render import feedback_block, stop_block
@@ -54,6 +55,7 @@ NOT_STREAMING = "message_not_in_streaming_state"  # an append Slack refuses once
 
 class _Reply:
     floor = UPDATE_INTERVAL  # seconds between showings at the least; more while many answers are written (pacing.py)
+    kind = UPDATE  # the call that shows it anew, whose tier paces it
 
     def __init__(self, chat: SlackChat, place: Place, clock: Callable[[], float] = time.monotonic,
                  thinking: bool = True):
@@ -70,7 +72,7 @@ class _Reply:
         self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
         self._writing = True  # counted by the workspace's pacing until it finishes or fails
-        chat.pacing.began(place.team_id)
+        chat.pacing.began(place.team_id, self.kind)
 
     @property
     def ts(self) -> list[str]:
@@ -80,7 +82,7 @@ class _Reply:
         self.text += delta
         now = self.clock()
         last = self._last_flush
-        if last is None or now - last >= self.chat.pacing.interval(self.place.team_id, self.floor):
+        if last is None or now - last >= self.chat.pacing.interval(self.place.team_id, self.floor, self.kind):
             if self._flush(final=False):
                 self._last_flush = now
                 if self.ts:
@@ -129,7 +131,7 @@ class _Reply:
     def _ended(self) -> None:
         if self._writing:
             self._writing = False
-            self.chat.pacing.ended(self.place.team_id)
+            self.chat.pacing.ended(self.place.team_id, self.kind)
 
     def _flush(self, final: bool) -> bool:
         visible = self.chat.markdown(self.place.team_id, self.text if final else settled(self.text))
@@ -208,6 +210,7 @@ class ThreadReply(_Reply):
     """A fork's answer, streamed into its thread; posted and updated there if the stream breaks."""
 
     floor = STREAM_INTERVAL
+    kind = APPEND
 
     def __init__(self, chat: SlackChat, place: Place, stop: StopSignal | None = None, **kwargs):
         """`stop`: asked before each append — once Stop was pressed nothing more streams; the answer's last
