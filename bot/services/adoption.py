@@ -59,7 +59,7 @@ class Adoption:
         self.shared = shared
         self.liveness = liveness
         self.bot_user_id = bot_user_id
-        self.still_reading_after = STILL_READING_AFTER
+        self.still_reading_after = STILL_READING_AFTER  # seconds of reading before the thread is told
 
     def adopt(self, channel: Channel, thread_ts: str, user_id: str, mention_ts: str) -> Adopted:
         """The fork thread `thread_ts` is (made now, by the one caller that gets `new`); the messages
