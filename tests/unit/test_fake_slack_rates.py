@@ -55,6 +55,7 @@ def test_a_tier_2_method_takes_20_calls_a_minute_then_answers_429_ratelimited_wi
 
 
 @pytest.mark.parametrize("method, per_minute, args", [
+    ("apps.uninstall", 1, {}),  # Tier 1
     ("chat.update", 50, {"channel": CHANNEL, "ts": "1.000001", "text": "x"}),  # Tier 3
     ("users.info", 100, {"user": "UALICE01"}),  # Tier 4
     ("reactions.remove", 20, {"name": "eyes", "channel": CHANNEL, "timestamp": "1.000001"}),  # Tier 2
