@@ -1,6 +1,10 @@
 """Figures 3, 4 and 5 for either bot, once its threads exist: many 5-s replies at once with acks
 measured meanwhile, and one 10-s streamed reply. Both bots stream thread replies through
-chat.startStream/appendStream/stopStream, so a closed stream is a finished reply for each."""
+chat.startStream/appendStream/stopStream, so a closed stream is a finished reply for each.
+
+The fake Slack enforces Slack's rate limits per workspace (chat.startStream and chat.stopStream: 20 a minute),
+so the many replies are spread over WORKSPACES workspaces, each with a channel of its own: one workspace cannot
+start 200 streams a minute. `spread` deals the threads out round-robin, so no channel gets two posts in a row."""
 from __future__ import annotations
 
 import itertools
@@ -9,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from tests.fakes.anthropic_api import Script
+from tests.fakes.slack_api import Team
 
 from .measure import peak_rss_mb, pids
 from .rig import Rig, progress
@@ -16,10 +21,18 @@ from .rig import Rig, progress
 Probe = Callable[[], list[tuple[str, float]]]  # one round of ack measurements: (kind, ms) each
 PROBING = 4.0  # seconds of probe rounds while the replies stream, one round every PROBE_EVERY
 PROBE_EVERY = 0.065
+WORKSPACES = 25  # 200 replies: 8 a workspace, under chat.startStream's 20 a minute with the threads' opening
 
 
-def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label: str) -> dict:
-    """A message in every thread of `roots` at once, each answered over 5 s; acks meanwhile."""
+def spread(rig: Rig, count: int, label: str) -> list[tuple[Team, str]]:
+    """(workspace, channel) for each of `count` threads, over new workspaces, round-robin."""
+    teams = rig.workspaces(min(WORKSPACES, count))
+    return [(teams[n % len(teams)], f"C{label}{n % len(teams):02d}") for n in range(count)]
+
+
+def stream_replies(rig: Rig, roots: list[tuple[Team, str, str]], probe: Probe, label: str) -> dict:
+    """A message in every thread of `roots` ((workspace, channel, root) each) at once, each answered over 5 s;
+    acks meanwhile."""
     count = len(roots)
     rig.claude.default_script = Script(text="streamed words " * 25, chunks=10, chunk_delay=0.5)
     stops_before, requests_before = rig.stops(), len(rig.claude.requests)
@@ -27,8 +40,9 @@ def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label
     cpu_before = rig.cpu()
     started = time.monotonic()
 
-    def deliver(root: str) -> float:  # the delivery's own ack, in ms: a busy workspace sends them at once
-        handed = rig.mention(channel, "go", thread_ts=root)[1]
+    def deliver(place: tuple[Team, str, str]) -> float:  # the delivery's own ack, in ms: sent at once
+        team, channel, root = place
+        handed = rig.mention(channel, "go", thread_ts=root, team=team)[1]
         return (time.monotonic() - handed) * 1000
 
     with ThreadPoolExecutor(max_workers=32) as pool:
@@ -59,7 +73,9 @@ def stream_replies(rig: Rig, channel: str, roots: list[str], probe: Probe, label
             "wall": wall,
             "completed": completed, "count": count, "rss": sum(parts), "rss_parts": parts, "cpu": cpu,
             "delivery": delivered - started, "last_request": sent[-1] - started,
-            "last_stream_end": ended[-1] - started, "last_close": closed[-1] - started}
+            "last_stream_end": ended[-1] - started, "last_close": closed[-1] - started,
+            "workspaces": len({team.id for team, _, _ in roots}),
+            "ratelimited": [f"{r.method} {r.why}" for r in rig.slack.refusals if r.error == "ratelimited"]}
 
 
 def one_streamed_reply(rig: Rig, channel: str, root: str) -> dict:

@@ -1,18 +1,24 @@
 """One bot process (Threadfork's `python -m bot` or the baseline's `python -m bench.baseline`) in
 HTTP mode, the fake Slack and fake Anthropic it talks to, and the signed requests Slack would send
-it. Message timestamps are unique across every rig of a run."""
+it. Message timestamps are unique across every rig of a run.
+
+The fake Slack rate-limits as Slack does, per workspace; `workspaces(n)` adds n more to spread a load over
+(Threadfork installed in each by Slack's OAuth flow, the baseline given each one's token), and every event,
+command or mention names the team it comes from (the default one unless told)."""
 from __future__ import annotations
 
 import itertools
+import json
 import sys
 import time
 import urllib.parse
 from pathlib import Path
 
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.slack_api import BOT_USER_ID, TEAM_ID, FakeSlack
+from tests.fakes.slack_api import CLIENT_ID, CLIENT_SECRET, TEAM_ID, FakeSlack, Team
+from tests.fakes.slack_browser import install
 from tests.harness import wait_until
-from tests.processes import BotProcess
+from tests.processes import BotProcess, bot_env
 
 from .measure import cpu_seconds, pids
 
@@ -27,12 +33,38 @@ class Rig:
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, tmp: Path, database_url: str, name: str,
                  module: str = "bot", processes: int = 1, **more):
         """`more`: further settings of the bot (lower-case names, as THREADFORK_CACHE_TTL → threadfork_cache_ttl)."""
-        self.slack, self.claude, self.database_url = slack, claude, database_url
+        self.slack, self.claude, self.database_url, self.module = slack, claude, database_url, module
+        self.tokens = tmp / f"{name}-tokens.json"  # the baseline's tokens of the workspaces added
+        self.tokens.write_text("{}")
         settings = {"threadfork_sweep_interval": "1h", "threadfork_processes": processes} if module == "bot" else {}
         settings.update(more)
-        self.bot = BotProcess(tmp, slack, claude, database_url, name=name, module=module, log_level="WARNING",
-                              **settings)
-        self.bot.wait_healthy(timeout=60)
+        env = bot_env(slack, claude, database_url, log_level="WARNING", **settings)
+        if module == "bot":  # many workspaces: Slack's OAuth install, one per workspace
+            del env["SLACK_BOT_TOKEN"]
+            env.update(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET)
+        else:
+            env["BASELINE_TOKENS"] = str(self.tokens)
+        self.bot = BotProcess(tmp, name=name, module=module, env=env)
+        try:
+            self.bot.wait_healthy(timeout=180)  # a busy shared machine starts it slowly
+        except AssertionError:
+            self.bot.stop()
+            raise
+        self.default = slack.team(None)
+        if module == "bot":
+            install(self.bot.url, slack, self.default)
+
+    def workspaces(self, count: int) -> list[Team]:
+        """`count` new workspaces the bot is installed in."""
+        teams = [self.slack.add_team() for _ in range(count)]
+        if self.module == "bot":
+            for team in teams:
+                install(self.bot.url, self.slack, team)
+        else:
+            known = json.loads(self.tokens.read_text())
+            known.update({t.id: [t.bot_token, t.bot_user_id] for t in teams})
+            self.tokens.write_text(json.dumps(known))
+        return teams
 
     def stop(self) -> None:
         self.bot.stop()
@@ -46,46 +78,54 @@ class Rig:
         n = next(_ts)
         return f"{1_750_000_000 + n}.{n:06d}"
 
+    def signed_event(self, event: dict, event_id: str):
+        team = event.get("team") or TEAM_ID
+        body = json.dumps({"type": "event_callback", "event_id": event_id, "team_id": team, "api_app_id": "A0THREADFORK",
+                           "event": event, "event_time": int(time.time()),
+                           "authorizations": [{"team_id": team, "is_bot": True, "is_enterprise_install": False}]})
+        return self.bot.signed(body.encode(), "application/json")
+
     def send(self, event: dict) -> float:
         """Deliver an event signed as Slack signs it; when it was handed over."""
-        request = self.bot.signed_event(event, f"EvB{event['ts']}")  # building and signing it is Slack's work
+        request = self.signed_event(event, f"EvB{event['ts']}")  # building and signing it is Slack's work
         started = time.monotonic()
         assert self.bot.send(request) == 200
         return started
 
     def mention(self, channel: str, text: str, thread_ts: str | None = None,
-                files: list[dict] | None = None, ts: str | None = None) -> tuple[str, float]:
+                files: list[dict] | None = None, ts: str | None = None, team: Team | None = None) -> tuple[str, float]:
         """An @-mention at the channel's top level, or a plain message in a thread (with `files`, as
         the fake Slack's `share_file` describes them); `ts`: when it was written (default: the next ts)."""
-        ts = ts or self.next_ts()
-        event = {"type": "app_mention", "channel": channel, "user": "UBENCH01", "text": f"<@{BOT_USER_ID}> {text}",
-                 "ts": ts, "event_ts": ts, "team": TEAM_ID}
+        ts, team = ts or self.next_ts(), team or self.default
+        event = {"type": "app_mention", "channel": channel, "user": "UBENCH01", "text": f"<@{team.bot_user_id}> {text}",
+                 "ts": ts, "event_ts": ts, "team": team.id}
         if thread_ts:
             event = {"type": "message", "channel": channel, "user": "UBENCH01", "text": text, "ts": ts,
-                     "event_ts": ts, "team": TEAM_ID, "thread_ts": thread_ts, "channel_type": "channel"}
+                     "event_ts": ts, "team": team.id, "thread_ts": thread_ts, "channel_type": "channel"}
         if files:
             event["files"] = files
         return ts, self.send(event)
 
-    def mention_in_thread(self, channel: str, text: str, thread_ts: str, ts: str | None = None) -> float:
-        ts = ts or self.next_ts()
-        return self.send({"type": "app_mention", "channel": channel, "user": "UBENCH01", "team": TEAM_ID,
-                          "text": f"<@{BOT_USER_ID}> {text}", "ts": ts, "event_ts": ts, "thread_ts": thread_ts})
+    def mention_in_thread(self, channel: str, text: str, thread_ts: str, ts: str | None = None,
+                          team: Team | None = None) -> float:
+        ts, team = ts or self.next_ts(), team or self.default
+        return self.send({"type": "app_mention", "channel": channel, "user": "UBENCH01", "team": team.id,
+                          "text": f"<@{team.bot_user_id}> {text}", "ts": ts, "event_ts": ts, "thread_ts": thread_ts})
 
-    def chatter_ack_ms(self, channel: str) -> float:
+    def chatter_ack_ms(self, channel: str, team: Team | None = None) -> float:
         """How long the bot takes to acknowledge a top-level message that is not for it."""
         ts = self.next_ts()
         chatter = {"type": "message", "channel": channel, "user": "UBENCH02", "text": "chatter", "ts": ts,
-                   "event_ts": ts, "team": TEAM_ID, "channel_type": "channel"}
-        request = self.bot.signed_event(chatter, f"EvA{ts}")
+                   "event_ts": ts, "team": (team or self.default).id, "channel_type": "channel"}
+        request = self.signed_event(chatter, f"EvA{ts}")
         started = time.monotonic()
         assert self.bot.send(request) == 200
         return (time.monotonic() - started) * 1000
 
-    def slash(self, command: str, text: str, channel: str) -> tuple[float, float]:
+    def slash(self, command: str, text: str, channel: str, team: Team | None = None) -> tuple[float, float]:
         """Send a signed slash command; (when it was handed over, how long the ack took)."""
         form = {"command": command, "text": text, "user_id": "UBENCH01", "user_name": "bench", "channel_id": channel,
-                "team_id": TEAM_ID, "response_url": self.slack.response_url("bench"),
+                "team_id": (team or self.default).id, "response_url": self.slack.response_url("bench"),
                 "trigger_id": f"{next(_ts)}.trigger",  # each command its own: a repeated one is a replay
                 "api_app_id": "A0BENCH", "token": "unused"}
         request = self.bot.signed(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")

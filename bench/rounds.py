@@ -59,4 +59,9 @@ def table(results: list[dict]) -> str:
         lines.append(f"| {n} | {cpu(t):.1f} / {cpu(b):.1f} ms | {ratios['cpu'][-1]:.2f} | {burst(t):.0f} / "
                      f"{burst(b):.0f} ms | {ratios['burst'][-1]:.2f} | {t['wall']:.2f} / {b['wall']:.2f} s |")
     lines.append(f"| median | | {statistics.median(ratios['cpu']):.2f} | | {statistics.median(ratios['burst']):.2f} | |")
+    # each bot's fake Slack keeps its refusals for the whole run: the last round's list holds them all
+    spread = {name: (results[0][name].get("workspaces"), len(results[-1][name].get("ratelimited", [])))
+              for name in ("threadfork", "baseline")}
+    lines.append("\nWith Slack's rate limits on, the answers spread over " + ", ".join(
+        f"{name}: {ws} workspaces, {limited} calls answered 429" for name, (ws, limited) in spread.items()) + ".")
     return "\n".join(lines)

@@ -10,7 +10,7 @@ from tests.fakes.anthropic_api import Script
 from tests.fakes.samples import png
 from tests.harness import answering
 
-from .load import one_streamed_reply, stream_replies
+from .load import one_streamed_reply, spread, stream_replies
 from .rig import Rig, progress
 from .seed import populate
 
@@ -124,18 +124,20 @@ class Threadfork:
         """Figures 3 and 4: 200 fork replies streaming for 5 s each; acks of events and slash
         commands measured meanwhile."""
         rig, count = self.rig, 50 if self.quick else 200
-        channel = "CLOAD" + "".join(c for c in self.label.upper() if c.isalnum())[:8]
+        label = "LOAD" + "".join(c for c in self.label.upper() if c.isalnum())[:6]
         roots = []
-        for n in range(count):
+        for n, (team, channel) in enumerate(spread(rig, count, label)):
             progress(f"[{self.label}] opening {count} forks: {n + 1}/{count}")
             before = len(rig.roots(channel))
-            rig.slash("/fork", "--fresh", channel)
-            roots.append(rig.wait(lambda: rig.roots(channel)[before:])[0].ts)
+            rig.slash("/fork", "--fresh", channel, team=team)
+            roots.append((team, channel, rig.wait(lambda: rig.roots(channel)[before:])[0].ts))
+        team, channel, _ = roots[0]
 
         def probe():
-            return [("event", rig.chatter_ack_ms(channel)), ("slash", rig.slash("/fork", "help", channel)[1] * 1000)]
+            return [("event", rig.chatter_ack_ms(channel, team)),
+                    ("slash", rig.slash("/fork", "help", channel, team=team)[1] * 1000)]
 
-        return stream_replies(rig, channel, roots, probe, self.label)
+        return stream_replies(rig, roots, probe, self.label)
 
     def stream(self) -> dict:
         """Figure 5: Slack calls for a 10-s streamed fork reply; first token → first visible text."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tests.fakes.anthropic_api import Script
 
-from .load import one_streamed_reply, stream_replies
+from .load import one_streamed_reply, spread, stream_replies
 from .rig import Rig, progress
 from .seed import answer, question
 
@@ -34,10 +34,10 @@ class Baseline:
                       and posts[-1].shown == text, interval=0.005)
         return ts
 
-    def open_thread(self, channel: str) -> str:
+    def open_thread(self, channel: str, team=None) -> str:
         """An @-mention in a thread of someone's message; returns the thread once answered."""
         root, stops = self.rig.next_ts(), self.rig.stops()
-        self.rig.mention_in_thread(channel, "hello", root)
+        self.rig.mention_in_thread(channel, "hello", root, team=team)
         self.rig.wait(lambda: self.rig.stops() > stops, interval=0.005)
         return root
 
@@ -74,16 +74,17 @@ class Baseline:
 
     def load(self) -> dict:
         """Figures 3 and 4: 200 thread replies streaming for 5 s each; event acks meanwhile."""
-        count, channel = 50 if self.quick else 200, "CLOADBASE"
+        count = 50 if self.quick else 200
         roots = []
-        for n in range(count):
+        for n, (team, channel) in enumerate(spread(self.rig, count, "LOADBASE" + self.label.upper()[-2:])):
             progress(f"[baseline] opening {count} threads: {n + 1}/{count}")
-            roots.append(self.open_thread(channel))
+            roots.append((team, channel, self.open_thread(channel, team)))
+        team, channel, _ = roots[0]
 
         def probe():  # two events a round, as Threadfork gets an event and a slash command
-            return [("event", self.rig.chatter_ack_ms(channel)), ("event", self.rig.chatter_ack_ms(channel))]
+            return [("event", self.rig.chatter_ack_ms(channel, team)), ("event", self.rig.chatter_ack_ms(channel, team))]
 
-        return stream_replies(self.rig, channel, roots, probe, self.label)
+        return stream_replies(self.rig, roots, probe, self.label)
 
     def stream(self) -> dict:
         """Figure 5: Slack calls for a 10-s reply streamed into a thread."""

@@ -11,6 +11,7 @@ once a second (chat_stream needs a thread). Configuration comes from Threadfork'
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -18,9 +19,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from anthropic import Anthropic
 from slack_bolt import App
+from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 
@@ -51,10 +54,25 @@ class Conversations:
             return list(history)
 
 
+def tokens_by_team():
+    """Bolt's `authorize`: SLACK_BOT_TOKEN for every team, or, for the teams BASELINE_TOKENS (a JSON file
+    {team: [bot token, bot user]}, read again for a team it lacked) names, theirs: the bench spreads its load
+    over several workspaces, as Slack's rate limits are per workspace."""
+    known: dict[str, list[str]] = {}
+
+    def authorize(enterprise_id, team_id, logger) -> AuthorizeResult:
+        path = os.environ.get("BASELINE_TOKENS")
+        if path and team_id not in known:
+            known.update(json.loads(Path(path).read_text()))
+        token, user = known.get(team_id) or (os.environ["SLACK_BOT_TOKEN"], None)
+        return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, bot_token=token, bot_user_id=user)
+
+    return authorize
+
+
 def build_app() -> App:
-    client = WebClient(token=os.environ["SLACK_BOT_TOKEN"],
-                       base_url=os.environ.get("SLACK_API_URL", "https://slack.com/api/"))
-    app = App(client=client, signing_secret=os.environ["SLACK_SIGNING_SECRET"],
+    client = WebClient(base_url=os.environ.get("SLACK_API_URL", "https://slack.com/api/"))
+    app = App(client=client, signing_secret=os.environ["SLACK_SIGNING_SECRET"], authorize=tokens_by_team(),
               listener_executor=ThreadPoolExecutor(max_workers=int(os.environ.get("THREADFORK_WORKERS", "256"))))
     claude = Anthropic()  # ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL come from the environment
     model = os.environ.get("THREADFORK_MODEL", "claude-sonnet-5-5")

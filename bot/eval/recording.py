@@ -139,7 +139,7 @@ class RecordingChat:
     def channel_name(self, channel) -> str | None:
         return self.rooms[channel.id][0] if channel.id in self.rooms else None
 
-    def thread_messages(self, channel, thread_ts: str) -> list[ThreadMessage]:
+    def thread_messages(self, channel, thread_ts: str, before: str | None = None) -> list[ThreadMessage]:
         self.record("thread_messages", channel, thread_ts)
         time.sleep(self.read_delay)
         return list(self.threads.get(thread_ts, []))

@@ -10,12 +10,19 @@ stores its earlier messages as the fork's first turn (seq 1, kept for them, so t
 every message that arrived meanwhile), posts the one-line note and releases the lease; then its
 own mention is answered, in order, with everything that waited.
 
+Only the messages before the mention are read. Slack may let the bot read a thread slowly (an app outside
+the Marketplace: 15 messages a minute): when reading takes more than STILL_READING_AFTER seconds, the thread
+is told once that the bot is still reading, so nobody takes the silence for a failure.
+
 The adopted root is never changed by the bot (it may be a person's message): the gateway's root
 refresh skips adopted forks.
 """
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..domain import transcript
 from ..domain.agent import session_title
@@ -28,6 +35,9 @@ from .ports import Adopted, AgentSessions, BotUsers, ForkPosts, People, Shared, 
 log = logging.getLogger(__name__)
 
 UNREAD = " (I couldn't read the messages above, so I start from the channel's conversation.)"
+STILL_READING_AFTER = 4.0  # seconds of reading before the thread is told
+STILL_READING = ("📖 I'm still reading the messages above (Slack lets me read this thread only slowly); I'll answer "
+                 "as soon as I have them.")
 
 
 def adoption_note(fork: Fork, read: bool = True) -> str:
@@ -49,6 +59,7 @@ class Adoption:
         self.shared = shared
         self.liveness = liveness
         self.bot_user_id = bot_user_id
+        self.still_reading_after = STILL_READING_AFTER  # seconds of reading before the thread is told
 
     def adopt(self, channel: Channel, thread_ts: str, user_id: str, mention_ts: str) -> Adopted:
         """The fork thread `thread_ts` is (made now, by the one caller that gets `new`); the messages
@@ -68,8 +79,9 @@ class Adoption:
     def _take_in(self, fork: Fork, mention_ts: str) -> None:
         log.info("adopting thread %s as fork %s", fork.root_ts, fork.id)
         try:
-            earlier = [m for m in self.shared.thread_messages(fork.channel, fork.root_ts)
-                       if transcript.before(m.ts, mention_ts)]
+            with _told_if_slow(lambda: self._say_still_reading(fork), self.still_reading_after):
+                earlier = [m for m in self.shared.thread_messages(fork.channel, fork.root_ts, before=mention_ts)
+                           if transcript.before(m.ts, mention_ts)]
             read = True
         except ChatUnavailable:
             earlier, read = [], False  # the gateway logged why; the fork starts from the channel alone
@@ -87,8 +99,27 @@ class Adoption:
         except Exception:
             log.exception("posting the adoption note of fork %s failed", fork.id)
 
+    def _say_still_reading(self, fork: Fork) -> None:
+        try:
+            self.posts.note_in_thread(fork, STILL_READING)
+        except Exception:
+            log.exception("posting the still-reading note of fork %s failed", fork.id)
+
     def _quoted(self, team_id: str, message: ThreadMessage) -> transcript.Quoted:
         if message.user_id and message.user_id == self.bot_user_id(team_id):
             return transcript.Quoted(message.text, yours=True, files=message.files)
         name = self.people.display_name(team_id, message.user_id) if message.user_id else message.name
         return transcript.Quoted(message.text, message.user_id, name, files=message.files)
+
+
+@contextmanager
+def _told_if_slow(say: Callable[[], None], after: float) -> Iterator[None]:
+    """`say` once if the block takes more than `after` seconds; said in full before the block's caller goes on."""
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()

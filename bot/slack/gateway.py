@@ -79,12 +79,13 @@ class SlackChat:
                              text=render.fork_root_text(fork), blocks=render.fork_root_blocks(fork))
         return response["ts"]
 
-    def thread_messages(self, channel: Channel, thread_ts: str) -> list[ThreadMessage]:
-        """conversations.replies, every page (each retried as any call): only an adoption reads a thread."""
+    def thread_messages(self, channel: Channel, thread_ts: str, before: str | None = None) -> list[ThreadMessage]:
+        """conversations.replies up to `before`, every page (each retried as any call, a rate-limited one after
+        Retry-After): only an adoption reads a thread. A later page Slack will not give ends the reading there."""
         with self.failures_explained("conversations_replies"):
-            first = self.client_for(channel.team_id).conversations_replies(channel=channel.id, ts=thread_ts,
-                                                                           limit=threads.PAGE_SIZE)
-            return threads.thread_messages(first)  # iterating a SlackResponse follows its cursor
+            first = self.client_for(channel.team_id).conversations_replies(
+                channel=channel.id, ts=thread_ts, limit=threads.PAGE_SIZE, latest=before)
+        return threads.thread_messages(threads.while_given(first))  # iterating a SlackResponse follows its cursor
 
     def refresh_fork_root(self, fork: Fork) -> None:
         """The root as the fork is now (merged, abandoned…); an adopted thread's root, or a private fork's,

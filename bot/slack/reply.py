@@ -40,6 +40,7 @@ from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
 from ..domain.text import settled
 from ..services.ports import Place, Source, StopSignal
+from .pacing import APPEND, UPDATE
 from .paging import Pager, open_fence
 from .posted import Message, Posted
 from .render import feedback_block, stop_block
@@ -61,6 +62,7 @@ STOPPED_BY_USER = "stopped_by_user"  # an append after a person pressed Stop
 
 class _Reply:
     floor = UPDATE_INTERVAL  # seconds between showings at the least; more while many answers are written (pacing.py)
+    kind = UPDATE  # the call that shows it anew, whose tier paces it
 
     def __init__(self, chat: SlackChat, place: Place, clock: Callable[[], float] = time.monotonic,
                  thinking: bool = True):
@@ -77,7 +79,7 @@ class _Reply:
         self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
         self._writing = True  # counted by the workspace's pacing until it finishes or fails
-        chat.pacing.began(place.team_id)
+        chat.pacing.began(place.team_id, self.kind)
 
     @property
     def ts(self) -> list[str]:
@@ -87,7 +89,7 @@ class _Reply:
         self.text += delta
         now = self.clock()
         last = self._last_flush
-        if last is None or now - last >= self.chat.pacing.interval(self.place.team_id, self.floor):
+        if last is None or now - last >= self.chat.pacing.interval(self.place.team_id, self.floor, self.kind):
             if self._flush(final=False):
                 self._last_flush = now
                 if self.ts:
@@ -136,7 +138,7 @@ class _Reply:
     def _ended(self) -> None:
         if self._writing:
             self._writing = False
-            self.chat.pacing.ended(self.place.team_id)
+            self.chat.pacing.ended(self.place.team_id, self.kind)
 
     def _flush(self, final: bool) -> bool:
         visible = self.chat.markdown(self.place.team_id, self.text if final else settled(self.text))
@@ -232,6 +234,7 @@ class ThreadReply(_Reply):
     """A fork's answer, streamed into its thread; posted and updated there if the stream breaks."""
 
     floor = STREAM_INTERVAL
+    kind = APPEND
 
     def __init__(self, chat: SlackChat, place: Place, stop: StopSignal | None = None, **kwargs):
         """`stop`: asked before each append — once Stop was pressed nothing more streams; the answer's last

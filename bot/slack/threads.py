@@ -1,16 +1,22 @@
 """A thread's messages as conversations.replies gives them, read for an adoption only.
 
 Pages are followed with Slack's cursor (slack-sdk's SlackResponse iterates them) up to MAX_PAGES of
-PAGE_SIZE, so a thread of any length costs a bounded number of calls. Each message keeps what the
+PAGE_SIZE, so a thread of any length costs a bounded number of calls. Slack may give fewer a page and fewer
+pages a minute (an app outside the Marketplace: 15, once a minute); each page then waits out Retry-After
+(retries.py), and a page it never gives ends the reading with what was read. Each message keeps what the
 transcript needs: who wrote it, its words, and the names of its files (never their contents;
 deleted files, shown as tombstones, are left out).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Iterator
 
 from ..domain.text import storable
 from ..services.ports import ThreadMessage
+from .retries import FAILURES, failure_code
+
+log = logging.getLogger(__name__)
 
 PAGE_SIZE = 200  # Slack suggests at most 200 per page for cursor paging
 MAX_PAGES = 25  # 5,000 messages: the transcript keeps a thread's first and latest ones anyway
@@ -33,6 +39,14 @@ def thread_messages(pages: Iterable) -> list[ThreadMessage]:
         if number >= MAX_PAGES:
             break
     return found
+
+
+def while_given(pages: Iterable) -> Iterator:
+    """The pages Slack gives, up to one it will not give (even after the retries): the thread read that far."""
+    try:
+        yield from pages
+    except FAILURES as error:
+        log.warning("conversations.replies stopped giving pages (%s); the thread is read that far", failure_code(error))
 
 
 def thread_message(raw: dict) -> ThreadMessage | None:

@@ -34,6 +34,7 @@ from .slack_chat import UPDATE_LIMIT, Chat, stream_arguments_refused
 from .slack_history import History
 from .slack_http import DROP, SlackHandler
 from .slack_oauth import CLIENT_ID, CLIENT_SECRET, OAuth
+from .slack_rates import RATELIMITED, RateLimits
 from .slack_records import Call, Failure, Message, Refusal
 from .slack_teams import APP_ID, APP_TOKEN, BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, Team, Teams
 from .slack_views import Views
@@ -91,6 +92,7 @@ class FakeSlack(SlackWorld):
         self.server.httpd.fake = self
         self.files = self._new_files()
         self.socket_mode = None  # a FakeSocketMode (socket_mode.py) whose tickets apps.connections.open issues
+        self.rates = RateLimits()  # each method's tier per workspace, on by default (slack_rates.py)
 
     # control ----------------------------------------------------------------------------
 
@@ -131,6 +133,7 @@ class FakeSlack(SlackWorld):
         self.agents = Agents()
         self.history = History(self._bot_messages)
         self.files = self._new_files()
+        self.rates = RateLimits()
 
     def hold(self, method: str) -> threading.Event:
         """The next call of `method` is done at once and answered once the returned event is set (10 s at most)."""
@@ -210,7 +213,12 @@ class FakeSlack(SlackWorld):
             if failure.retry_after is not None:
                 headers["Retry-After"] = str(failure.retry_after)
             return failure.status, {"ok": False, "error": failure.error}, headers
-        answer = self._answer(method, args, team, basic)
+        wait = self.rates.retry_after(method, team.id if team else None, args)
+        if wait is not None:
+            with self._lock:
+                self.refusals.append(Refusal(method, "ratelimited", team.id, f"Retry-After {wait}"))
+            return 429, RATELIMITED, {**headers, "Retry-After": str(wait)}
+        answer = self._answer(method, self.rates.page_args(method, args), team, basic)
         with self._lock:
             held = self._holds.pop(method, None)
         if held:

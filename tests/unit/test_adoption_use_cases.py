@@ -157,3 +157,16 @@ def test_asking_for_a_fork_in_a_thread_that_is_none_adopts_that_thread(cases):
     fork = cases.fork(1)
     assert fork.adopted and fork.root_ts == root and cases.fork(2) is None
     assert cases.model.texts()[-1] == "[ucarol01 <@UCAROL01>]\nwhat would it cost?"
+
+
+def test_a_thread_read_slowly_is_told_once_that_the_bot_is_still_reading_before_the_adoption_note(cases):
+    names(cases)
+    root = post(cases, "UBOB0001", "should we move the launch?")
+    cases.services.adoption.still_reading_after = 0.1  # Slack pages slowly (rate-limited): the thread is told
+    cases.chat.read_delay = 0.4
+    post(cases, "UCAROL01", "what do you think?", thread=root, mention=True)
+    notes = [s.args[1] for s in cases.chat.of("note_in_thread")]
+    assert len(notes) == 2 and notes[0].startswith("📖 I'm still reading") and notes[1].startswith("🧵 This thread")
+    cases.chat.read_delay = 0.0
+    second = post(cases, "UBOB0001", "quick one", thread=post(cases, "UBOB0001", "another thread"), mention=True)
+    assert second and [s.args[1][:2] for s in cases.chat.of("note_in_thread")][2:] == ["🧵 "]  # read at once: no note

@@ -1,6 +1,9 @@
 """A thread as conversations.replies pages give it: each message once, who wrote it, its words and
 its files' names (deleted files and joins left out), a bounded number of pages."""
-from bot.slack.threads import MAX_PAGES, thread_messages
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
+
+from bot.slack.threads import MAX_PAGES, thread_messages, while_given
 
 
 def page(*messages, more=False):
@@ -37,3 +40,14 @@ def test_a_thread_is_read_to_at_most_max_pages():
             yield page({"ts": f"{n}.0", "user": "U1", "text": str(n)}, more=True)
 
     assert len(thread_messages(endless())) == MAX_PAGES
+
+
+def test_a_later_page_slack_will_not_give_even_after_waiting_ends_the_reading_with_what_was_read():
+    def pages():
+        yield page(ROOT, {"ts": "2.0", "user": "U2", "text": "a"}, more=True)
+        refused = SlackResponse(client=None, http_verb="POST", api_url="conversations.replies", req_args={},
+                                data={"ok": False, "error": "ratelimited"}, headers={"Retry-After": "60"},
+                                status_code=429)
+        raise SlackApiError("ratelimited", refused)
+
+    assert [m.ts for m in thread_messages(while_given(pages()))] == ["1.000001", "2.0"]

@@ -83,9 +83,10 @@ class People(Protocol):
 class Shared(Protocol):
     def download(self, file: SharedFile) -> bytes:
         """The file's bytes, with its workspace's bot token; raises ChatUnavailable when Slack will not give them."""
-    def thread_messages(self, channel: Channel, thread_ts: str) -> list[ThreadMessage]:
-        """Every message of the thread, its root first (conversations.replies, all pages); raises
-        ChatUnavailable when Slack will not say. Only an adoption reads a thread."""
+    def thread_messages(self, channel: Channel, thread_ts: str, before: str | None = None) -> list[ThreadMessage]:
+        """Every message of the thread (those written before `before`, if given), its root first
+        (conversations.replies, all pages, each waiting out Slack's rate limit); raises ChatUnavailable when
+        Slack will not give the first page. Only an adoption reads a thread."""
 
 
 class AgentSessions(Protocol):
