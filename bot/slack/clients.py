@@ -6,10 +6,12 @@
   slack-sdk's installation store (the tables Bolt's install flow writes) and kept CACHE_TTL seconds,
   so an uninstall reaches every replica within that; a team with no installation gets
   ChatUnavailable, and its bot user id is None.
-Every client talks to SLACK_API_URL, with the same retries, over the process's one connection pool.
+Every client is slack-sdk's own WebClient, talking to SLACK_API_URL with the same retries and the process's
+one TLS context (bot/tls.py).
 """
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from typing import Protocol
@@ -21,15 +23,13 @@ from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
 from .retries import retry_handlers
-from ..keepalive import KeptAlive
-from .transport import PooledWebClient
 
 CACHE_TTL = 30.0  # seconds a workspace's token is reused before the installation store is read again
 NOT_INSTALLED = "Threadfork is not installed in this workspace any more — install it again to use it."
 
 
 class Clients(Protocol):
-    pool: KeptAlive  # the process's kept-alive connections: response_urls are answered on them too
+    tls: ssl.SSLContext  # the process's TLS context: response_urls are answered with it too
 
     def for_team(self, team_id: str) -> WebClient:
         """The client carrying the team's bot token; raises ChatUnavailable when the team has none."""
@@ -39,17 +39,17 @@ class Clients(Protocol):
         """The team's installation is gone: stop using its token now."""
 
 
-def web_client(token: str | None, api_url: str, pool: KeptAlive) -> WebClient:
-    """A client of SLACK_API_URL with the bot's retries, its calls on the process's kept-alive connections."""
-    return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool)
+def web_client(token: str | None, api_url: str, tls: ssl.SSLContext) -> WebClient:
+    """A client of SLACK_API_URL with the bot's retries and the process's TLS context."""
+    return WebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), ssl=tls)
 
 
 class OneWorkspace:
     """SLACK_BOT_TOKEN's client for every team."""
 
-    def __init__(self, client: PooledWebClient, bot_user_id: str | None):
+    def __init__(self, client: WebClient, bot_user_id: str | None):
         self.client = client
-        self.pool = client.pool
+        self.tls = client.ssl
         self._bot_user_id = bot_user_id
 
     def for_team(self, team_id: str) -> WebClient:
@@ -65,11 +65,11 @@ class OneWorkspace:
 class Installed:
     """Each team's own client, from its installation."""
 
-    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, pool: KeptAlive,
+    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, tls: ssl.SSLContext,
                  clock=time.monotonic):
         self.installations = installations
         self.api_url = api_url
-        self.pool = pool
+        self.tls = tls
         self.clock = clock
         self._known: dict[str, tuple[Bot, WebClient, float]] = {}  # team → its bot, client, when read
         self._lock = threading.Lock()
@@ -98,7 +98,7 @@ class Installed:
             self.forget(team_id)
             return None
         same = known and known[0].bot_token == bot.bot_token
-        client = known[1] if same else web_client(bot.bot_token, self.api_url, self.pool)
+        client = known[1] if same else web_client(bot.bot_token, self.api_url, self.tls)
         with self._lock:
             self._known[team_id] = (bot, client, self.clock())
         return bot, client

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
@@ -29,7 +30,6 @@ from .names import Names
 from .pacing import Pacing
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
-from .transport import PooledWebhookClient
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ class SlackChat:
             self.tell(audience, text)
 
     def _respond(self, response_url: str, **body) -> None:
-        webhook = PooledWebhookClient(response_url, retry_handlers=retry_handlers(), pool=self.clients.pool)
+        webhook = WebhookClient(response_url, retry_handlers=retry_handlers(), ssl=self.clients.tls)
         try:
             response = webhook.send(**body)
         except FAILURES as error:

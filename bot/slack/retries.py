@@ -11,7 +11,7 @@ What is left over reaches the caller as one of FAILURES, named in logs by failur
 """
 from __future__ import annotations
 
-import http.client
+from http import client as http_errors  # its exception types only: see FAILURES
 from urllib.parse import urlparse
 
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -26,7 +26,9 @@ from slack_sdk.http_retry.request import HttpRequest
 NOT_REPEATED = frozenset({"chat.appendStream"})
 NOT_WAITED = frozenset({"chat.startStream"})
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
-FAILURES = (SlackClientError, OSError, http.client.HTTPException)  # refused, 5xx, or no answer at all
+# refused, 5xx, or no answer at all: slack-sdk's urllib path lets the standard library's own errors out unwrapped
+# (a lost connection is an OSError, a broken answer — IncompleteRead, BadStatusLine — an HTTPException)
+FAILURES = (SlackClientError, OSError, http_errors.HTTPException)
 
 
 def failure_code(error: BaseException) -> str:
