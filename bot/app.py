@@ -36,6 +36,7 @@ from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
 from .slack.listeners import register, register_fallbacks
 from .slack.pacing import Pacing
+from .slack.pooled import connection_pool
 from .store import Database, open_store, utcnow
 from .tls import tls_context
 
@@ -68,13 +69,13 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     except Exception as error:
         reason = str(getattr(error, "orig", None) or error).splitlines()[0][:200]  # the driver's words, no URL
         raise StartupError(f"the database is not usable: {type(error).__name__}: {reason}") from None
-    tls = tls_context()  # made once: every Slack call of this process verifies with it
+    pool = connection_pool(tls_context())  # every Slack call of this process reuses its connections
     if settings.many_workspaces:
-        client, identity = web_client(None, settings.slack_api_url, tls), None  # each request's token: its install
+        client, identity = web_client(None, settings.slack_api_url, pool), None  # each request's token: its install
         # lookups read in transactions that never queue behind SQLite's writer
-        clients = Installed(installs.installation_store(settings, db.engine), settings.slack_api_url, tls)
+        clients = Installed(installs.installation_store(settings, db.engine), settings.slack_api_url, pool)
     else:
-        client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url, tls)
+        client = web_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url, pool)
         who = _who_am_i(client)
         identity = who.get("user_id")
         clients = OneWorkspace(client, identity)

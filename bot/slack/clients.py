@@ -6,22 +6,23 @@
   slack-sdk's installation store (the tables Bolt's install flow writes) and kept CACHE_TTL seconds,
   so an uninstall reaches every replica within that; a team with no installation gets
   ChatUnavailable, and its bot user id is None.
-Every client is slack-sdk's own WebClient, talking to SLACK_API_URL with the same retries and the process's
-one TLS context (bot/tls.py).
+Every client is slack-sdk's WebClient talking to SLACK_API_URL with the same retries, its calls on the
+process's one pool of kept-alive connections (pooled.py: urllib3's, verifying with bot/tls.py's context).
 """
 from __future__ import annotations
 
-import ssl
 import threading
 import time
 from typing import Protocol
 
+import urllib3
 from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
+from .pooled import PooledWebClient
 from .retries import retry_handlers
 
 CACHE_TTL = 30.0  # seconds a workspace's token is reused before the installation store is read again
@@ -29,7 +30,7 @@ NOT_INSTALLED = "Threadfork is not installed in this workspace any more — inst
 
 
 class Clients(Protocol):
-    tls: ssl.SSLContext  # the process's TLS context: response_urls are answered with it too
+    pool: urllib3.PoolManager  # the process's kept-alive connections: response_urls are answered on them too
 
     def for_team(self, team_id: str) -> WebClient:
         """The client carrying the team's bot token; raises ChatUnavailable when the team has none."""
@@ -39,17 +40,18 @@ class Clients(Protocol):
         """The team's installation is gone: stop using its token now."""
 
 
-def web_client(token: str | None, api_url: str, tls: ssl.SSLContext) -> WebClient:
-    """A client of SLACK_API_URL with the bot's retries and the process's TLS context."""
-    return WebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), ssl=tls)
+def web_client(token: str | None, api_url: str, pool: urllib3.PoolManager) -> WebClient:
+    """A client of SLACK_API_URL with the bot's retries, its calls on the process's kept-alive connections."""
+    return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool,
+                           ssl=pool.connection_pool_kw.get("ssl_context"))  # through a proxy, urllib verifies with it
 
 
 class OneWorkspace:
     """SLACK_BOT_TOKEN's client for every team."""
 
-    def __init__(self, client: WebClient, bot_user_id: str | None):
+    def __init__(self, client: PooledWebClient, bot_user_id: str | None):
         self.client = client
-        self.tls = client.ssl
+        self.pool = client.pool
         self._bot_user_id = bot_user_id
 
     def for_team(self, team_id: str) -> WebClient:
@@ -65,11 +67,11 @@ class OneWorkspace:
 class Installed:
     """Each team's own client, from its installation."""
 
-    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, tls: ssl.SSLContext,
+    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, pool: urllib3.PoolManager,
                  clock=time.monotonic):
         self.installations = installations
         self.api_url = api_url
-        self.tls = tls
+        self.pool = pool
         self.clock = clock
         self._known: dict[str, tuple[Bot, WebClient, float]] = {}  # team → its bot, client, when read
         self._lock = threading.Lock()
@@ -98,7 +100,7 @@ class Installed:
             self.forget(team_id)
             return None
         same = known and known[0].bot_token == bot.bot_token
-        client = known[1] if same else web_client(bot.bot_token, self.api_url, self.tls)
+        client = known[1] if same else web_client(bot.bot_token, self.api_url, self.pool)
         with self._lock:
             self._known[team_id] = (bot, client, self.clock())
         return bot, client

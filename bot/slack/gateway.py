@@ -14,7 +14,6 @@ from contextlib import contextmanager
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.webhook import WebhookClient
 
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
@@ -28,6 +27,7 @@ from .clients import Clients
 from .downloads import Downloads
 from .names import Names
 from .pacing import Pacing
+from .pooled import PooledWebhookClient
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
 
@@ -190,7 +190,9 @@ class SlackChat:
             self.tell(audience, text)
 
     def _respond(self, response_url: str, **body) -> None:
-        webhook = WebhookClient(response_url, retry_handlers=retry_handlers(), ssl=self.clients.tls)
+        pool = self.clients.pool
+        webhook = PooledWebhookClient(response_url, retry_handlers=retry_handlers(), pool=pool,
+                                      ssl=pool.connection_pool_kw.get("ssl_context"))
         try:
             response = webhook.send(**body)
         except FAILURES as error:

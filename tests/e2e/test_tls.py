@@ -13,6 +13,8 @@ from bot.llm.claude import Claude
 from bot.domain.context import Block, ModelInput
 from bot.domain.errors import ModelUnavailable
 from bot.slack.clients import web_client
+from bot.slack.pooled import connection_pool
+from bot.slack.retries import FAILURES
 from bot.tls import tls_context
 
 from ..fakes.anthropic_api import FakeAnthropic, Script, is_merge_request
@@ -154,9 +156,9 @@ def test_tls_a_mention_a_fork_turn_and_a_merge_in_socket_mode_over_wss(
 def test_tls_a_client_not_told_about_the_tests_authority_refuses_both_fakes(slack, claude, monkeypatch):
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
-        client = web_client(BOT_TOKEN, slack.api_url, tls_context())
-        client.retry_handlers = []
+    client = web_client(BOT_TOKEN, slack.api_url, connection_pool(tls_context()))
+    client.retry_handlers = []
+    with pytest.raises(FAILURES, match="CERTIFICATE_VERIFY_FAILED"):
         client.auth_test()
     model = Claude(API_KEY, "claude-sonnet-4-5", base_url=claude.url, max_retries=0)
     with pytest.raises(ModelUnavailable, match="could not be reached"):
@@ -167,7 +169,7 @@ def test_tls_a_client_not_told_about_the_tests_authority_refuses_both_fakes(slac
 def test_tls_the_same_clients_trusting_the_authority_through_ssl_cert_file_reach_both(slack, claude, tmp_path,
                                                                                       monkeypatch):
     monkeypatch.setenv("SSL_CERT_FILE", str(write_authority(tmp_path)))
-    assert web_client(BOT_TOKEN, slack.api_url, tls_context()).auth_test()["ok"]
+    assert web_client(BOT_TOKEN, slack.api_url, connection_pool(tls_context())).auth_test()["ok"]
     claude.script(Script(text="over https"))
     model = Claude(API_KEY, "claude-sonnet-4-5", base_url=claude.url, max_retries=0)
     assert model.complete(ModelInput("You are terse.", (Block("user", "hello", True),))).text == "over https"
