@@ -55,7 +55,7 @@ class HttpApp:
         except ValueError:
             declared = 0
         raw = None if declared > MAX_BODY else _read(environ, declared)
-        if raw is None:  # nothing of it read (declared), or no more than the limit (a chunked body)
+        if raw is None:  # declared over the limit: nothing read; chunked and over it: no more than the limit
             log.warning("refused a request to %s of over %s bytes", SLACK_PATH, MAX_BODY)
             return _reply(start_response, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload too large", "text/plain")
         if not self._signed(raw, environ):
