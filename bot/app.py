@@ -36,8 +36,9 @@ from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
 from .slack.listeners import register, register_fallbacks
 from .slack.pacing import Pacing
-from .slack.transport import connection_pool
+from .slack.pooled import connection_pool
 from .store import Database, open_store, utcnow
+from .tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     except Exception as error:
         reason = str(getattr(error, "orig", None) or error).splitlines()[0][:200]  # the driver's words, no URL
         raise StartupError(f"the database is not usable: {type(error).__name__}: {reason}") from None
-    pool = connection_pool()  # every Slack Web API call of this process reuses its connections
+    pool = connection_pool(tls_context())  # every Slack call of this process reuses its connections
     if settings.many_workspaces:
         client, identity = web_client(None, settings.slack_api_url, pool), None  # each request's token: its install
         # lookups read in transactions that never queue behind SQLite's writer

@@ -1,12 +1,12 @@
 """HTTP mode's one WSGI application: gunicorn serves it in production, the tests serve the same
 class in-process.
 
-POST /slack/events: Slack's signature is verified here, first, for every request — the body is read
-through the HMAC in pieces, so even a huge one costs no memory. Anything unsigned, forged or stale
-gets 401 and one short log line that holds nothing the sender wrote (Bolt's own check would log the
-whole body). A signed body over MAX_BODY gets 413; a signed but malformed body gets 400 (Bolt would
-raise, the server answer 500), so garbage never reaches a listener. Then Bolt's WSGI adapter takes
-over, without checking the signature again. GET /healthz says whether the store can be written.
+POST /slack/events: a body that declares (Content-Length) or turns out to hold more than MAX_BODY bytes gets
+413 before it is read, whoever sent it. Then Slack's signature is verified, first, for every request, by
+slack-sdk's SignatureVerifier: anything unsigned, forged or stale gets 401 and one short log line that holds
+nothing the sender wrote (Bolt's own check would log the whole body). A signed but malformed body gets 400
+(Bolt would raise, the server answer 500), so garbage never reaches a listener. Then Bolt's WSGI adapter
+takes over, without checking the signature again. GET /healthz says whether the store can be written.
 Installing into many workspaces: GET /slack/install and GET /slack/oauth_redirect (or the path of
 THREADFORK_INSTALL_REDIRECT_URL) go to Bolt's OAuth flow as they are — a person's browser sends them,
 Slack signs nothing there; the flow checks its own state instead. Every other path is 404. Nothing
@@ -14,16 +14,14 @@ here logs a request's body or headers.
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import io
 import json
 import logging
-import time
 from http import HTTPStatus
 from urllib.parse import parse_qs
 
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk.signature import SignatureVerifier
 
 from .app import Wiring
 
@@ -31,15 +29,13 @@ log = logging.getLogger(__name__)
 
 SLACK_PATH = "/slack/events"
 MAX_BODY = 1_000_000  # Slack's payloads are far smaller
-STALE_AFTER = 300  # seconds: Slack's own replay window
-_PIECE = 65536
 
 
 class HttpApp:
     def __init__(self, wiring: Wiring):
         self.services = wiring.services
         self.bolt = SlackRequestHandler(wiring.app, path=SLACK_PATH)
-        self.secret = wiring.settings.slack_signing_secret.get_secret_value().encode()
+        self.verifier = SignatureVerifier(wiring.settings.slack_signing_secret.get_secret_value())
         flow = wiring.app.oauth_flow if wiring.settings.many_workspaces else None
         self.install_paths = {flow.install_path, flow.redirect_uri_path} if flow else set()
 
@@ -55,19 +51,17 @@ class HttpApp:
 
     def _slack(self, environ, start_response):
         try:
-            length = max(0, int(environ.get("CONTENT_LENGTH") or 0))
+            declared = max(0, int(environ.get("CONTENT_LENGTH") or 0))
         except ValueError:
-            length = 0
-        timestamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", "")
-        raw, signed = self._read_signed(environ["wsgi.input"], length, timestamp,
-                                        environ.get("HTTP_X_SLACK_SIGNATURE", ""))
-        if not signed:
-            log.warning("refused an unauthenticated request to %s (%s bytes)", SLACK_PATH, length)
+            declared = 0
+        raw = None if declared > MAX_BODY else _read(environ, declared)
+        if raw is None:  # declared over the limit: nothing read; chunked and over it: no more than the limit
+            log.warning("refused a request to %s of over %s bytes", SLACK_PATH, MAX_BODY)
+            return _reply(start_response, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload too large", "text/plain")
+        if not self._signed(raw, environ):
+            log.warning("refused an unauthenticated request to %s (%s bytes)", SLACK_PATH, len(raw))
             return _reply(start_response, HTTPStatus.UNAUTHORIZED, '{"error": "invalid request"}',
                           "application/json")
-        if raw is None:
-            log.warning("refused a signed request of %s bytes: over the limit", length)
-            return _reply(start_response, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload too large", "text/plain")
         try:
             body = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -77,22 +71,13 @@ class HttpApp:
             return _reply(start_response, HTTPStatus.BAD_REQUEST, "malformed payload", "text/plain")
         return self.bolt({**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}, start_response)
 
-    def _read_signed(self, stream, length: int, timestamp: str, signature: str) -> tuple[bytes | None, bool]:
-        """(the body, or None when over MAX_BODY; whether Slack's signature holds). Read through the HMAC
-        piece by piece, kept only up to the limit."""
-        mac = hmac.new(self.secret, f"v0:{timestamp}:".encode(), hashlib.sha256)
-        kept, left = [], length
-        while left > 0:
-            piece = stream.read(min(_PIECE, left))
-            if not piece:
-                break
-            mac.update(piece)
-            if length <= MAX_BODY:
-                kept.append(piece)
-            left -= len(piece)
-        fresh = timestamp.isdigit() and abs(time.time() - int(timestamp)) <= STALE_AFTER
-        signed = fresh and hmac.compare_digest(f"v0={mac.hexdigest()}", signature)
-        return (b"".join(kept) if length <= MAX_BODY else None), signed
+    def _signed(self, raw: bytes, environ) -> bool:
+        """Slack's signature and a timestamp within its replay window, as slack-sdk checks them."""
+        try:
+            return self.verifier.is_valid(raw, environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
+                                          environ.get("HTTP_X_SLACK_SIGNATURE"))
+        except ValueError:  # a timestamp that is no number, a body that is no UTF-8: not Slack's
+            return False
 
     def _health(self, start_response):
         try:
@@ -103,6 +88,18 @@ class HttpApp:
                           json.dumps({"ok": False, "store": "not writable"}), "application/json")
         return _reply(start_response, HTTPStatus.OK, json.dumps({"ok": True, "store": "writable"}),
                       "application/json")
+
+
+def _read(environ, declared: int) -> bytes | None:
+    """The body, or None when it holds more than MAX_BODY bytes. Without a Content-Length, only a body the
+    server ends for us (a chunked one, `wsgi.input_terminated`) is read."""
+    stream = environ["wsgi.input"]
+    if declared:
+        return stream.read(declared)
+    if not environ.get("wsgi.input_terminated"):
+        return b""
+    raw = stream.read(MAX_BODY + 1)
+    return None if len(raw) > MAX_BODY else raw
 
 
 def _well_formed(body: str, content_type: str) -> bool:

@@ -1,5 +1,8 @@
 """The single streaming call to Claude, with SDK errors translated into ModelUnavailable.
 
+The SDK's own HTTP client (httpx) carries every request: its connection pool and keep-alive, TLS (SSL_CERT_FILE
+honoured), proxies from the environment (HTTPS_PROXY, NO_PROXY…), timeouts and retries.
+
 Stop (a StopSignal): the stream's connection is shut down from whichever thread the stop comes on — the
 reading thread wakes at once, even with no event on its way — so the API stops generating (and billing);
 what was read until then is the completion, `stopped`.
@@ -20,7 +23,6 @@ from ..domain.errors import ModelUnavailable
 from ..services.ports import Completion, ReplyEvents, StopSignal
 from .reading import Reading
 from .request import MCP_BETA, RequestEncoder, server_tools
-from .transport import http_client
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +59,7 @@ class Claude:
         self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses)
         _quiet_request_bodies()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
-                                           max_retries=max_retries,
-                                           http_client=http_client())
+                                           max_retries=max_retries)
 
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
                  stop: StopSignal | None = None) -> Completion:
@@ -136,7 +137,8 @@ def _stopped(stop: StopSignal | None) -> bool:
 
 def _shut(stream: Stream) -> None:
     """End the stream now, from any thread: shutting its socket down wakes a read blocked on it (closing the
-    response alone would leave the reader waiting for the next event)."""
+    response alone would leave the reader waiting for the next event). The socket is httpx's documented
+    `network_stream` response extension's."""
     network = stream.response.extensions.get("network_stream")
     sock = network.get_extra_info("socket") if network is not None else None
     if sock is not None:

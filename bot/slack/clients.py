@@ -6,7 +6,8 @@
   slack-sdk's installation store (the tables Bolt's install flow writes) and kept CACHE_TTL seconds,
   so an uninstall reaches every replica within that; a team with no installation gets
   ChatUnavailable, and its bot user id is None.
-Every client talks to SLACK_API_URL, with the same retries, over the process's one connection pool.
+Every client is slack-sdk's WebClient talking to SLACK_API_URL with the same retries, its calls on the
+process's one pool of kept-alive connections (pooled.py: urllib3's, verifying with bot/tls.py's context).
 """
 from __future__ import annotations
 
@@ -14,22 +15,22 @@ import threading
 import time
 from typing import Protocol
 
+import urllib3
 from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
+from .pooled import PooledWebClient
 from .retries import retry_handlers
-from ..keepalive import KeptAlive
-from .transport import PooledWebClient
 
 CACHE_TTL = 30.0  # seconds a workspace's token is reused before the installation store is read again
 NOT_INSTALLED = "Threadfork is not installed in this workspace any more — install it again to use it."
 
 
 class Clients(Protocol):
-    pool: KeptAlive  # the process's kept-alive connections: response_urls are answered on them too
+    pool: urllib3.PoolManager  # the process's kept-alive connections: response_urls are answered on them too
 
     def for_team(self, team_id: str) -> WebClient:
         """The client carrying the team's bot token; raises ChatUnavailable when the team has none."""
@@ -39,9 +40,10 @@ class Clients(Protocol):
         """The team's installation is gone: stop using its token now."""
 
 
-def web_client(token: str | None, api_url: str, pool: KeptAlive) -> WebClient:
+def web_client(token: str | None, api_url: str, pool: urllib3.PoolManager) -> WebClient:
     """A client of SLACK_API_URL with the bot's retries, its calls on the process's kept-alive connections."""
-    return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool)
+    return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool,
+                           ssl=pool.connection_pool_kw.get("ssl_context"))  # through a proxy, urllib verifies with it
 
 
 class OneWorkspace:
@@ -65,7 +67,7 @@ class OneWorkspace:
 class Installed:
     """Each team's own client, from its installation."""
 
-    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, pool: KeptAlive,
+    def __init__(self, installations: SQLAlchemyInstallationStore, api_url: str, pool: urllib3.PoolManager,
                  clock=time.monotonic):
         self.installations = installations
         self.api_url = api_url

@@ -12,7 +12,6 @@ import httpx2
 
 from ..domain.errors import ChatUnavailable
 from ..services.ports import SharedFile
-from ..tls import tls_context
 from .clients import Clients
 
 log = logging.getLogger(__name__)
@@ -26,7 +25,7 @@ class Downloads:
         self.clients = clients
         self.home = (urlsplit(api_url).hostname or "").lower()
         self.max_bytes = max_bytes
-        self.client = httpx2.Client(follow_redirects=False, timeout=timeout, verify=tls_context())
+        self.client = httpx2.Client(follow_redirects=False, timeout=timeout)
 
     def __call__(self, file: SharedFile) -> bytes:
         token = self.clients.for_team(file.team_id).token  # ChatUnavailable when the team has no installation

@@ -27,9 +27,9 @@ from .clients import Clients
 from .downloads import Downloads
 from .names import Names
 from .pacing import Pacing
+from .pooled import PooledWebhookClient
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
-from .transport import PooledWebhookClient
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,9 @@ class SlackChat:
             self.tell(audience, text)
 
     def _respond(self, response_url: str, **body) -> None:
-        webhook = PooledWebhookClient(response_url, retry_handlers=retry_handlers(), pool=self.clients.pool)
+        pool = self.clients.pool
+        webhook = PooledWebhookClient(response_url, retry_handlers=retry_handlers(), pool=pool,
+                                      ssl=pool.connection_pool_kw.get("ssl_context"))
         try:
             response = webhook.send(**body)
         except FAILURES as error:

@@ -1,6 +1,7 @@
 """How Slack Web API calls are retried: slack-sdk's retry handlers, tuned for what a reply needs.
 
-- Connection errors and 5xx are retried with exponential backoff and jitter, `ratelimited` (429)
+- Connection errors (urllib's and, on the kept-alive connections of pooled.py, urllib3's: a connection not
+  made, or lost before an answer) and 5xx are retried with exponential backoff and jitter, `ratelimited` (429)
   after `Retry-After` — except as below.
 - chat.appendStream is never repeated after a 5xx or a lost connection: Slack may have applied it
   before failing, and a second append would show the same words twice. The reply rewrites the
@@ -11,7 +12,7 @@ What is left over reaches the caller as one of FAILURES, named in logs by failur
 """
 from __future__ import annotations
 
-import http.client
+from http import client as http_errors  # its exception types only: see FAILURES
 from urllib.parse import urlparse
 
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -22,11 +23,18 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 from slack_sdk.http_retry.request import HttpRequest
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ProtocolError
+from urllib3.exceptions import HTTPError as Urllib3Error
 
 NOT_REPEATED = frozenset({"chat.appendStream"})
 NOT_WAITED = frozenset({"chat.startStream"})
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
-FAILURES = (SlackClientError, OSError, http.client.HTTPException)  # refused, 5xx, or no answer at all
+# refused, 5xx, or no answer at all: urllib3's errors, and through a proxy (slack-sdk's urllib) the standard
+# library's, which it lets out unwrapped (a lost connection an OSError, a broken answer an HTTPException)
+FAILURES = (SlackClientError, OSError, Urllib3Error, http_errors.HTTPException)
+# slack-sdk's own list (urllib's URLError, ConnectionResetError, RemoteDisconnected) and urllib3's equivalents
+CONNECTION_ERRORS = [*ConnectionErrorRetryHandler().error_types_to_do_retries,
+                     NewConnectionError, ConnectTimeoutError, ProtocolError]
 
 
 def failure_code(error: BaseException) -> str:
@@ -77,4 +85,4 @@ class RateLimits(RateLimitErrorRetryHandler):
 
 def retry_handlers() -> list[RetryHandler]:
     """For every WebClient and response_url WebhookClient the bot builds."""
-    return [ConnectionErrors(max_retry_count=2), ServerErrors(max_retry_count=2), RateLimits(max_retry_count=3)]
+    return [ConnectionErrors(max_retry_count=2, error_types=CONNECTION_ERRORS), ServerErrors(max_retry_count=2), RateLimits(max_retry_count=3)]

@@ -3,6 +3,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -69,6 +70,7 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
             assert response.status == 200
         wait_until(lambda: slack.posts(CHANNEL), timeout=15)
         assert claude.requests[0]["model"] == "claude-test-model-from-env"
+        assert huge_body_declared(port) == 413  # gunicorn's server, as Slack reaches it in production
     finally:
         output = bot.stop()
     assert bot.proc.returncode == 0  # SIGTERM stops gunicorn's master and its worker cleanly
@@ -192,16 +194,64 @@ HOSTILE_BODIES = {
 }
 
 
+def status_before_the_body(port: int, length: int, headers: dict | None = None) -> int:
+    """The status of a POST to /slack/events declaring `length` bytes whose body never comes, read within a
+    second (a body over the limit is refused before it is read, so a client sending it would meet a closed
+    connection)."""
+    lines = [b"POST /slack/events HTTP/1.1", b"Host: 127.0.0.1", b"Content-Type: application/json",
+             f"Content-Length: {length}".encode(), *(f"{k}: {v}".encode() for k, v in (headers or {}).items())]
+    with socket.create_connection(("127.0.0.1", port), timeout=1.0) as sock:
+        started = time.monotonic()
+        sock.sendall(b"\r\n".join(lines) + b"\r\n\r\n")
+        head = b""
+        while b"\r\n" not in head:
+            piece = sock.recv(1024)  # a timeout (1 s) fails the test
+            assert piece, "the connection closed without an answer"
+            head += piece
+        assert time.monotonic() - started < 1.0
+    return int(head.split(b" ", 2)[1])
+
+
+def huge_body_declared(port: int) -> int:
+    """An unsigned POST declaring 200 MB."""
+    return status_before_the_body(port, 200_000_000)
+
+
+def test_an_unsigned_post_declaring_200_mb_is_refused_413_within_a_second_without_its_body(bot, slack, claude,
+                                                                                           caplog):
+    caplog.set_level("DEBUG")
+    assert huge_body_declared(bot.server.server_port) == 413
+    assert bot.get("/healthz").status == 200  # no request thread left holding it
+    assert all(len(r.getMessage()) <= 200 for r in caplog.records)
+    bot.settled()
+    assert claude.requests == [] and slack.calls_to("chat.postMessage") == []
+
+
+def test_a_chunked_body_that_turns_out_over_the_limit_is_refused_413_having_read_no_more_than_the_limit(bot, claude):
+    """No Content-Length (a chunked body, which gunicorn ends for the app: `wsgi.input_terminated`)."""
+    import io
+
+    body = io.BytesIO(b"x" * 3_000_000)
+    statuses = []
+    bot.server.get_app()({"REQUEST_METHOD": "POST", "PATH_INFO": "/slack/events", "wsgi.input": body,
+                          "wsgi.input_terminated": True, "CONTENT_TYPE": "application/json"},
+                         lambda status, headers: statuses.append(status))
+    assert statuses == ["413 Request Entity Too Large"] and body.tell() <= 1_000_001
+    assert claude.requests == []
+
+
 @pytest.mark.parametrize("kind", HOSTILE_BODIES)
-def test_an_unauthenticated_body_of_any_shape_or_size_gets_401_and_one_short_log_line(bot, slack, claude, kind,
-                                                                                       caplog):
+def test_an_unauthenticated_body_of_any_shape_or_size_is_refused_with_one_short_log_line(bot, slack, claude, kind,
+                                                                                         caplog):
     text, content_type = HOSTILE_BODIES[kind]
     body = text.encode("utf-8", errors="surrogateescape")
     caplog.set_level("DEBUG")
     caplog.clear()
-    reply = bot.post(body, content_type, headers={"X-Slack-Request-Timestamp": str(int(time.time())),
-                                                  "X-Slack-Signature": "v0=" + "1" * 64}, signed=False)
-    assert reply.status == 401
+    forged = {"X-Slack-Request-Timestamp": str(int(time.time())), "X-Slack-Signature": "v0=" + "1" * 64}
+    if len(body) > 1_000_000:  # over the limit: refused before it is read
+        assert status_before_the_body(bot.server.server_port, len(body), forged) == 413
+    else:
+        assert bot.post(body, content_type, headers=forged, signed=False).status == 401
     logged = "\n".join(f"{r.levelname} {r.name}: {r.getMessage()}" for r in caplog.records)
     assert len(logged.encode()) <= 300 and "forged line" not in logged and "Traceback" not in logged, logged
     bot.settled()
@@ -232,7 +282,7 @@ def test_a_body_over_the_size_limit_is_refused_and_changes_nothing(bot, slack, c
              "text": "<@UBOT0001> " + "x" * 1_000_000}
     body = json.dumps({"type": "event_callback", "event_id": "EvHUGE0001", "team_id": "T0TEAM001",
                        "event": event}).encode()
-    assert bot.post(body, "application/json").status == 413
+    assert status_before_the_body(bot.server.server_port, len(body), sign(body)) == 413  # signed, yet never read
     bot.settled()
     assert claude.requests == [] and slack.posts() == []
 

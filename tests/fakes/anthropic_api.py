@@ -88,7 +88,8 @@ class Script:
 
 
 class FakeAnthropic:
-    def __init__(self):
+    def __init__(self, tls: bool = False):
+        """`tls`: serve HTTPS with the tests' certificate authority (tls.py)."""
         self.requests: list[dict] = []
         self.rejections: list[str] = []  # what the real API would have answered 400
         self.headers: list[dict] = []
@@ -105,7 +106,7 @@ class FakeAnthropic:
         self.request_limit = REQUEST_LIMIT
         self._scripts: deque[Script] = deque()
         self._lock = threading.Lock()
-        self.server = BackgroundServer(_Handler)
+        self.server = BackgroundServer(_Handler, tls=tls)
         self.server.httpd.fake = self
 
     @property

@@ -1,16 +1,21 @@
-"""A threaded HTTP server on 127.0.0.1 that runs in the background of a test."""
+"""A threaded HTTP server on 127.0.0.1 that runs in the background of a test, over plain http or, with
+`tls`, over HTTPS with the tests' certificate authority (tls.py)."""
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .tls import server_context
 
 
 class _Server(ThreadingHTTPServer):
     request_queue_size = 512  # socketserver's default backlog of 5 stalls hundreds of concurrent clients
 
-    def __init__(self, *args):
+    def __init__(self, *args, tls: ssl.SSLContext | None = None):
         super().__init__(*args)
+        self.tls = tls
         self.opened = 0  # connections accepted so far (a client keeping them alive opens few)
         self.open_sockets: set = set()
         self._sockets_lock = threading.Lock()
@@ -20,6 +25,20 @@ class _Server(ThreadingHTTPServer):
             self.opened += 1
             self.open_sockets.add(request)
         super().process_request(request, client_address)
+
+    def get_request(self):
+        sock, address = super().get_request()
+        if self.tls is not None:  # the handshake happens on the request's own thread (finish_request)
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
+    def finish_request(self, request, client_address):
+        if self.tls is not None:
+            try:
+                request.do_handshake()
+            except (OSError, ValueError):  # a client that does not trust the certificate hangs up
+                return
+        super().finish_request(request, client_address)
 
     def shutdown_request(self, request):
         with self._sockets_lock:
@@ -33,15 +52,16 @@ POLL_SECONDS = 0.01
 
 
 class BackgroundServer:
-    def __init__(self, handler: type[BaseHTTPRequestHandler]):
-        self.httpd = _Server(("127.0.0.1", 0), handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler], tls: bool = False):
+        self.httpd = _Server(("127.0.0.1", 0), handler, tls=server_context() if tls else None)
         self.httpd.daemon_threads = True
         self.httpd.fake = self  # handlers reach their fake through self.server.fake
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(POLL_SECONDS,), daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        scheme = "https" if self.httpd.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
 
     def start(self):
         self.thread.start()

@@ -66,9 +66,10 @@ REQUIRED = _required_arguments()
 
 
 class FakeSlack(SlackWorld):
-    def __init__(self, bot_token: str | None = None):
+    def __init__(self, bot_token: str | None = None, tls: bool = False):
         """`bot_token`: the default team's token, and the fake knows exactly its teams' tokens; None:
-        "any token" mode, where a token the fake does not know stands for the default team."""
+        "any token" mode, where a token the fake does not know stands for the default team. `tls`: serve
+        HTTPS (Web API, response_urls, files) with the tests' certificate authority (tls.py)."""
         self.names: dict[str, str] = {}
         self.teams = Teams(bot_token or BOT_TOKEN, any_token=bot_token is None, names=self.names)
         self.bot_token = bot_token
@@ -88,7 +89,7 @@ class FakeSlack(SlackWorld):
         self._failures: dict[str, list[Failure]] = {}
         self._holds: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
-        self.server = BackgroundServer(SlackHandler)
+        self.server = BackgroundServer(SlackHandler, tls=tls)
         self.server.httpd.fake = self
         self.files = self._new_files()
         self.socket_mode = None  # a FakeSocketMode (socket_mode.py) whose tickets apps.connections.open issues

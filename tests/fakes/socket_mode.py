@@ -18,14 +18,20 @@ Invariants:
   it empty), as is an ack for an envelope already acknowledged.
 - An envelope left unacknowledged (`send` answers None) stays `pending`; `retry_of` makes Slack's
   retry of it: a new envelope id, `retry_attempt` one higher and `retry_reason` "timeout".
+- With `tls`, wss:// on port 443 of a loopback address of its own (127.x.y.z): slack-sdk's built-in client
+  speaks TLS only to port 443 (socket_mode/builtin/internals.py; any other port is plain, "for library
+  testing"), and Slack's wss:// URLs carry no port. Binding it needs root (or a lowered
+  net.ipv4.ip_unprivileged_port_start), as the project's machines and CI have.
 - `disconnect(reason)` sends Slack's `disconnect` message and closes the connection a moment later
   (not after `warning`); `hang_up()` closes it with no message first; `drop()` ends the TCP
   connection with neither message nor close frame (a lost front end).
 """
 from __future__ import annotations
 
+import errno
 import itertools
 import json
+import random
 import threading
 import time
 import uuid
@@ -36,6 +42,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import ServerConnection, serve
 
 from .slack_teams import APP_ID
+from .tls import server_context
 
 ACCEPTS_RESPONSE = {"events_api": False, "slash_commands": True, "interactive": True}
 DISCONNECT_REASONS = {"warning", "refresh_requested", "link_disabled"}
@@ -68,7 +75,9 @@ class Link:
 
 
 class FakeSocketMode:
-    def __init__(self):
+    def __init__(self, tls: bool = False):
+        """`tls`: serve wss:// with the tests' certificate authority (tls.py), as Slack serves it."""
+        self.tls = tls
         self.violations: list[str] = []
         self.links: list[Link] = []  # open connections, oldest first
         self.connected: list[float] = []  # when each connection said hello (time.monotonic())
@@ -77,9 +86,8 @@ class FakeSocketMode:
         self._tickets: set[str] = set()
         self._counter = itertools.count(1)
         self._lock = threading.Condition()
-        self.server = serve(self._serve, "127.0.0.1", 0, process_request=self._admit, compression=None,
-                            ping_interval=None, close_timeout=1)
-        self.port = self.server.socket.getsockname()[1]
+        self.server = self._tls_server() if tls else self._listening("127.0.0.1", 0, None)
+        self.host, self.port = self.server.socket.getsockname()[:2]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def start(self) -> FakeSocketMode:
@@ -96,7 +104,8 @@ class FakeSocketMode:
         ticket = f"{next(self._counter):04d}-{uuid.uuid4().hex[:8]}"
         with self._lock:
             self._tickets.add(ticket)
-        return f"ws://127.0.0.1:{self.port}/link/?ticket={ticket}&app_id={APP_ID}"
+        where = f"wss://{self.host}" if self.tls else f"ws://{self.host}:{self.port}"
+        return f"{where}/link/?ticket={ticket}&app_id={APP_ID}"
 
     # what Slack does ----------------------------------------------------------------------
 
@@ -155,6 +164,21 @@ class FakeSocketMode:
             return self.links[-1]
 
     # the server ---------------------------------------------------------------------------
+
+    def _listening(self, host: str, port: int, tls):
+        return serve(self._serve, host, port, process_request=self._admit, compression=None, ping_interval=None,
+                     close_timeout=1, ssl=tls)
+
+    def _tls_server(self):
+        """Port 443 of a loopback address no other fake (or test run) holds."""
+        for _ in range(50):
+            host = f"127.{random.randint(1, 254)}.{random.randint(0, 255)}.{random.randint(1, 254)}"
+            try:
+                return self._listening(host, 443, server_context(host))
+            except OSError as error:
+                if error.errno != errno.EADDRINUSE:
+                    raise
+        raise RuntimeError("no free loopback address for port 443")
 
     def _admit(self, connection: ServerConnection, request):
         """The handshake: a ticket FakeSlack issued and nobody used yet, else 403."""

@@ -1,7 +1,8 @@
 """Slack Connect file stubs resolved by the Slack adapter (bot/slack/file_stubs.py) against the fake
 Slack: one files.info per file however often it is read, and none for a message nobody reads."""
 from bot.slack.clients import OneWorkspace, web_client
-from bot.slack.transport import connection_pool
+from bot.slack.pooled import connection_pool
+from bot.tls import tls_context
 from bot.slack.file_stubs import FileStubs, MessageFiles
 
 from ..fakes.samples import png
@@ -9,7 +10,7 @@ from ..fakes.slack_api import BOT_TOKEN, BOT_USER_ID, TEAM_ID as TEAM
 
 
 def stubs_for(slack) -> FileStubs:
-    return FileStubs(OneWorkspace(web_client(BOT_TOKEN, slack.api_url, connection_pool()), BOT_USER_ID))
+    return FileStubs(OneWorkspace(web_client(BOT_TOKEN, slack.api_url, connection_pool(tls_context())), BOT_USER_ID))
 
 
 def test_a_stub_is_resolved_once_to_a_downloadable_file_however_often_it_arrives(slack):

@@ -1,21 +1,51 @@
-"""The bot's Slack client (bot/slack/transport.py) against the fake Slack: calls reuse kept-alive
-connections, a connection Slack closed while idle is replaced without losing or doubling a call, and
-failures reach slack-sdk (and its retry handlers) as urllib's would."""
+"""The bot's Slack clients (bot/slack/pooled.py: slack-sdk over urllib3's pool) against the fake Slack, over
+http and HTTPS: calls reuse kept-alive connections, a connection Slack closed while idle is replaced without
+losing or doubling a call, failures reach slack-sdk's retry handlers, a proxy in the environment is used —
+and the seam: the private methods pooled.py replaces are still the ones slack-sdk sends through."""
+import inspect
+
 import pytest
+from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
 
 from bot.slack.clients import web_client
-from bot.slack.transport import connection_pool
+from bot.slack.pooled import PooledWebhookClient, connection_pool
+from bot.slack.retries import FAILURES, retry_handlers
+from bot.tls import tls_context
 
-from ..fakes.slack_api import BOT_TOKEN
+from ..fakes.slack_api import BOT_TOKEN, FakeSlack
+from ..fakes.tls import write_authority
 from ..harness import wait_until
 
 CHANNEL = "C0TRANSP1"
 
 
+@pytest.fixture(params=["http", "https"])
+def slack(request, tmp_path, monkeypatch):
+    if request.param == "https":
+        monkeypatch.setenv("SSL_CERT_FILE", str(write_authority(tmp_path)))
+    fake = FakeSlack(bot_token=BOT_TOKEN, tls=request.param == "https").start()
+    yield fake
+    fake.stop()
+    assert not fake.violations
+
+
 @pytest.fixture
-def client(slack):
-    return web_client(BOT_TOKEN, slack.api_url, connection_pool())
+def pool():
+    return connection_pool(tls_context())
+
+
+@pytest.fixture
+def client(slack, pool):
+    return web_client(BOT_TOKEN, slack.api_url, pool)
+
+
+def test_the_seam_slack_sdk_sends_every_request_through_the_methods_pooled_py_replaces():
+    for cls, name in ((WebClient, "_perform_urllib_http_request_internal"),
+                      (WebhookClient, "_perform_http_request_internal")):
+        assert list(inspect.signature(getattr(cls, name)).parameters) == ["self", "url", "req"], (cls, name)
+        assert f"self.{name}(" in inspect.getsource(cls.__mro__[1] if cls is WebClient else cls), (cls, name)
 
 
 def test_calls_one_after_another_reuse_one_connection(slack, client):
@@ -56,8 +86,14 @@ def test_a_server_error_and_a_reset_connection_are_retried_by_slack_sdks_handler
     assert len(slack.calls_to("chat.postMessage")) == 2 and len(slack.calls_to("reactions.add")) == 2
 
 
-def test_a_rate_limited_call_carries_retry_after_as_slack_sends_it(slack):
-    client = web_client(BOT_TOKEN, slack.api_url, connection_pool())
+def test_an_append_lost_with_its_connection_is_not_repeated(slack, client):
+    slack.fail("chat.appendStream", drop=True, applied=True)
+    with pytest.raises(FAILURES):
+        client.chat_appendStream(channel=CHANNEL, ts="1.000001", markdown_text="once")
+    assert len(slack.calls_to("chat.appendStream")) == 1
+
+
+def test_a_rate_limited_call_carries_retry_after_as_slack_sends_it(slack, client):
     client.retry_handlers = []  # the bot waits these out; here the answer itself is what is checked
     slack.fail("chat.startStream", "ratelimited", status=429, retry_after=7)
     with pytest.raises(SlackApiError) as limited:
@@ -66,22 +102,30 @@ def test_a_rate_limited_call_carries_retry_after_as_slack_sends_it(slack):
     assert limited.value.response.headers["Retry-After"] == "7"
 
 
-def test_nothing_listens_is_a_url_error_as_urllib_raises_it(client):
-    from urllib.error import URLError
-    dead = web_client(BOT_TOKEN, "http://127.0.0.1:9/api/", connection_pool())
+def test_nothing_listening_is_a_failure_the_bot_names(pool):
+    dead = web_client(BOT_TOKEN, "http://127.0.0.1:9/api/", pool)
     dead.retry_handlers = []
-    with pytest.raises(URLError):
+    with pytest.raises(FAILURES):
         dead.api_call("auth.test")
 
 
-def test_response_urls_are_answered_on_the_same_kept_alive_connections(slack):
-    from bot.slack.retries import retry_handlers
-    from bot.slack.transport import PooledWebhookClient
-
-    pool = connection_pool()
+def test_response_urls_are_answered_on_the_same_kept_alive_connections(slack, pool):
     opened = slack.server.connections_opened
     for n in range(5):
         webhook = PooledWebhookClient(slack.response_url(f"r{n}"), retry_handlers=retry_handlers(), pool=pool)
         assert webhook.send(text=f"answer {n}", response_type="ephemeral").status_code == 200
     assert slack.server.connections_opened - opened == 1
     assert [r["text"] for r in slack.responses] == [f"answer {n}" for n in range(5)]
+
+
+def test_a_proxy_named_in_the_environment_is_used(pool, monkeypatch):
+    slack = FakeSlack(bot_token=BOT_TOKEN).start()
+    proxy = FakeSlack(bot_token=BOT_TOKEN).start()  # stands in for the proxy: it reads the path of the full URL
+    try:
+        monkeypatch.setenv("HTTP_PROXY", proxy.server.url)
+        client = web_client(BOT_TOKEN, slack.api_url, pool)
+        assert client.auth_test()["ok"]
+        assert proxy.calls_to("auth.test") and proxy.server.connections_opened == 1 and slack.server.connections_opened == 0
+    finally:
+        slack.stop()
+        proxy.stop()

@@ -1,6 +1,7 @@
-"""Claude's API over the kept-alive transport (bot/llm/transport.py), against the fake Anthropic API: answers
-reuse one connection, a connection the API closed while idle is replaced, the SDK still retries what it
-retries, and a connection lost mid-answer or never made is an outage, never a hang or a half answer."""
+"""Claude's API on the Anthropic SDK's own HTTP client (httpx), against the fake Anthropic API: answers reuse
+one connection, a connection the API closed while idle is replaced, the SDK retries what it retries, a
+connection lost mid-answer or never made is an outage, never a hang or a half answer, and a proxy named in
+the environment is used."""
 import threading
 
 import pytest
