@@ -105,7 +105,7 @@ def boundary_note(fork: Fork) -> str:
     )
 
 
-UNSEEN = (TurnStatus.STREAMING, TurnStatus.ABORTED)
+UNSEEN = (TurnStatus.STREAMING, TurnStatus.ABORTED, TurnStatus.DECLINED)
 
 
 def in_context(turns: Sequence[Turn]) -> list[Turn]:

@@ -144,7 +144,7 @@ class Reading:
             counts["output_tokens"] = max(counts.get("output_tokens", 0), estimate_tokens(text))
         usage = self.earlier_usage + priced(self.model, Usage(**counts))
         return Completion(text, usage, _sources(self.cited, self.found), tuple(self.connector_calls.items()),
-                          tuple(self.failed_connectors.items()), stopped=stopped)
+                          tuple(self.failed_connectors.items()), stopped=stopped, stop_reason=self.stop_reason)
 
 
 def _counts(usage: dict | None) -> dict[str, int]:

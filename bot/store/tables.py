@@ -120,6 +120,7 @@ turns = Table(
     # who pressed Stop on this answer: set once, only while it streams (a request its writer obeys), and
     # kept with the answer it stopped
     Column("stopped_by", String(32)),
+    Column("stop_reason", String(32)),  # an answer's stop reason, as the API gave it
     Column("created_at", DateTime(), nullable=False),
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
 )
