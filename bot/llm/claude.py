@@ -83,7 +83,7 @@ class Claude:
                     break
                 self._stream(_with_answer_so_far(body, reading.resume()), reading, headers, stop)
         except anthropic.APIStatusError as error:
-            raise _status_error(error) from None
+            raise _status_error(error, model_input.model or self.model) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
             # a timeout while the stream is being read arrives unwrapped
             raise ModelUnavailable("Claude did not answer in time") from None
@@ -151,11 +151,14 @@ def _gone(error: anthropic.APIStatusError) -> bool:
     return getattr(error, "status_code", None) == 404
 
 
-def _status_error(error: anthropic.APIStatusError) -> ModelUnavailable:
+def _status_error(error: anthropic.APIStatusError, model: str | None = None) -> ModelUnavailable:
     status = getattr(error, "status_code", None)
     body = getattr(error, "body", None)
     kind = body.get("error", {}).get("type") if isinstance(body, dict) else None
     log.warning("Claude API error: status=%s type=%s", status, kind)
+    if model and status == 404 and kind == "not_found_error":  # retired, or a typo: retrying cannot help
+        return ModelUnavailable(f"Anthropic no longer offers the model {model} (404 not_found_error): a channel "
+                                "admin can choose another in /threadfork settings, or an operator in THREADFORK_MODEL")
     if status == 529 or kind == "overloaded_error":
         return ModelUnavailable("Claude is overloaded")
     if status == 429:

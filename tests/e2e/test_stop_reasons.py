@@ -2,6 +2,7 @@
 Continue (and carries on), a full context window compacts the session and answers again once; each turn keeps
 its stop reason and /context counts them."""
 import json
+import time
 
 import pytest
 
@@ -81,3 +82,14 @@ def test_a_full_context_window_compacts_the_session_and_answers_again_once(bot, 
     shown = [m.shown for m in slack.posts(CHANNEL, top_level=True)]
     assert any("The long answer" in s and "context window" in s for s in shown)
     assert any("and its end." in s for s in shown)
+
+
+def test_a_model_that_disappears_gets_one_clear_notice_and_no_retries(bot, slack, claude):
+    claude.script(Script(status=404, error_type="not_found_error", error_message="model: claude-sonnet-5-5"))
+    bot.say("UALICE01", "hello", mention=True)
+    wait_until(lambda: claude.requests)
+    bot.settled()
+    time.sleep(1.0)  # long enough for a retry to have shown
+    assert len(claude.requests) == 1
+    [notice] = [m for m in slack.posts(CHANNEL) if "claude-sonnet-5-5" in m.shown]
+    assert "no longer offers the model claude-sonnet-5-5" in notice.shown and "/threadfork" in notice.shown
