@@ -50,11 +50,13 @@ def _with_answer_so_far(body: bytes, content: list[dict]) -> bytes:
 class Claude:
     """The Model port on Anthropic's API: one streaming call per answer, and file uploads."""
 
-    def __init__(self, api_key: str, model: str, *, base_url: str | None = None, max_tokens: int = 8192,
-                 timeout: float = 600.0, max_retries: int = 2, tools: tuple[str, ...] = (), tool_max_uses: int = 5):
+    def __init__(self, api_key: str, model: str, *, base_url: str | None = None, max_tokens: int = 32_000,
+                 timeout: float = 600.0, max_retries: int = 2, tools: tuple[str, ...] = (), tool_max_uses: int = 5,
+                 effort: str = "default"):
         self.model = model
         self.max_tokens = max_tokens
-        self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses)
+        self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses,
+                                      effort=effort)
         _quiet_request_bodies()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries,

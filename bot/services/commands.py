@@ -84,6 +84,7 @@ class SlashCommands:
             connector_calls=self.store.connector_use.in_channel(command.channel),
             spend=self.store.spending.report(command.channel),
             cap_usd=self.caps.read(command.channel).cap.cap_usd if self.caps else None,
+            effort=self.store.channel_settings.of(command.channel).over(self.policy.channel).effort,
         )
         self.answers.show_context(command.audience, report)
 

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from ..domain.agent import is_dm
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
 from ..domain.spend import ESTIMATED, Spent, cap_micros, dollars
+from ..domain.settings import shown
 from ..domain.tree import as_tree
 from .render import permalink, quoted_topic, section
 
@@ -159,6 +160,9 @@ def context_text(report: ContextReport) -> str:
         lines.append(f"Research: {research(report.economy)}. Feedback: {feedback(report.economy)}.")
     if report.spend is not None:
         lines.append(spend_line(report))
+    if report.effort is not None:
+        lines.append(f"*Effort*: {shown('effort', report.effort)} — lower effort thinks less: sooner, cheaper answers "
+                     "(thinking is billed as output).")
     if report.stop_reasons:
         lines.append(stop_reasons_line(report.stop_reasons))
     if report.connector_calls:

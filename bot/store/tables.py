@@ -238,6 +238,7 @@ channel_settings = Table(
     Column("merge_review", Boolean),
     Column("connectors_chosen", Boolean),  # NULL: THREADFORK_CONNECTORS; true: the `connectors` rows (maybe none)
     Column("monthly_spend_cap_usd", Float),  # 0: no cap here
+    Column("effort", String(8)),  # low | medium | high | default (the API's)
     Column("updated_by", String(32)),
     Column("updated_at", DateTime(), nullable=False),
 )
