@@ -88,6 +88,7 @@ class Script:
     # signature always; None: no thinking block at all. thinking_tokens: what the thought adds to output_tokens
     thinking: str | None = "Working out what was asked."
     thinking_tokens: int = 0
+    thinking_delay: float = 0.0  # seconds Claude thinks before the thinking block's signature comes
     redacted: bool = False  # a redacted_thinking block follows the thinking one
 
     def __post_init__(self):
@@ -401,6 +402,11 @@ class _Handler(QuietHandler):
                 time.sleep(script.chunk_delay)
             self._event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                 "delta": {"type": "thinking_delta", "thinking": piece}})
+        thought_until = time.monotonic() + script.thinking_delay
+        while time.monotonic() < thought_until:  # thinking: a client that leaves meanwhile is noticed at once
+            if self._client_left():
+                raise _ClientGone()
+            time.sleep(0.02)
         self._event("content_block_delta", {"type": "content_block_delta", "index": index,
                                             "delta": {"type": "signature_delta", "signature": block["signature"]}})
         self._event("content_block_stop", {"type": "content_block_stop", "index": index})
