@@ -158,7 +158,9 @@ def _status_error(error: anthropic.APIStatusError, model: str | None = None) -> 
     body = getattr(error, "body", None)
     kind = body.get("error", {}).get("type") if isinstance(body, dict) else None
     log.warning("Claude API error: status=%s type=%s", status, kind)
-    if model and status == 404 and kind == "not_found_error":  # retired, or a typo: retrying cannot help
+    message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+    # the API names the model it does not know ("model: claude-…"); a 404 for a file names the file
+    if model and status == 404 and kind == "not_found_error" and model in str(message or ""):
         return ModelUnavailable(f"Anthropic no longer offers the model {model} (404 not_found_error): a channel "
                                 "admin can choose another in /threadfork settings, or an operator in THREADFORK_MODEL")
     if status == 529 or kind == "overloaded_error":
