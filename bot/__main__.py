@@ -1,6 +1,7 @@
 """`python -m bot`: Socket Mode (bot/socket_mode.py) when SLACK_APP_TOKEN is set, else HTTP on HOST:PORT
-under gunicorn (THREADFORK_PROCESSES worker processes). Exit codes: 2 for a bad setting, 3 when the bot
-cannot start (bad Slack token, unusable database), 0 after SIGTERM."""
+under gunicorn (THREADFORK_PROCESSES worker processes). Exit codes: 2 for a bad setting (a model Anthropic's
+Models API does not know included), 3 when the bot cannot start (bad Slack token, unusable database), 0 after
+SIGTERM."""
 from __future__ import annotations
 
 import logging
@@ -18,6 +19,14 @@ def main() -> int:
         print(error, file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level.upper(), format=LOG_FORMAT)
+    from .llm.models import UnknownModels, check_models
+
+    try:  # every configured model, once, before anything is served
+        check_models(settings.anthropic_api_key.get_secret_value(), settings.anthropic_base_url,
+                     settings.model_choices)
+    except UnknownModels as error:
+        print(f"Threadfork cannot start: {error}", file=sys.stderr)
+        return 2
     if settings.socket_mode:
         from .runtime import start
         from .socket_mode import serve

@@ -87,6 +87,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         timeout=settings.threadfork_model_timeout,
         tools=settings.threadfork_tools,
         tool_max_uses=settings.threadfork_tool_max_uses,
+        effort=settings.threadfork_effort,
     )
     policy = policy_of(settings)
     downloads = Downloads(clients, settings.slack_api_url, settings.threadfork_max_file_bytes)

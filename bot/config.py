@@ -130,7 +130,10 @@ class Settings(BaseSettings):
     threadfork_admins: Names = ()  # user ids who may change any channel's settings, beside workspace admins
     threadfork_allowed_channels: Names = ()  # channel ids where Threadfork answers; empty: every channel
     threadfork_allowed_users: Names = ()  # user ids it answers; empty: everyone
-    threadfork_max_tokens: int = Field(8192, gt=0)
+    # thinking and text share it (models that think by default): room for an answer after the thinking
+    threadfork_max_tokens: int = Field(32_000, gt=0)
+    # output_config.effort for every channel that chose none: low, medium, high, or default (the API's own)
+    threadfork_effort: Annotated[Literal["default", "low", "medium", "high"], ChannelDefault("effort")] = "default"
     threadfork_workers: int = Field(256, gt=0)
     threadfork_processes: int = Field(1, gt=0, le=64)  # HTTP mode: worker processes sharing PORT
     # per workspace and process: how many times a second answers being written are shown anew, at most, when

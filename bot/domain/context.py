@@ -59,6 +59,7 @@ class ModelInput:
     tokens: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     system_ttl: Ttl = Ttl.FIVE_MINUTES  # the system prompt's breakpoint: never shorter than a later one
     cache: CacheMode = CacheMode.AUTO  # how the TTLs were chosen (a request added on top follows it)
+    effort: str | None = None  # the channel's output_config.effort ("default": the API's); None: the configured one
 
     def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None,
                    connectors: tuple[Connector, ...] = ()) -> ModelInput:
@@ -105,7 +106,7 @@ def boundary_note(fork: Fork) -> str:
     )
 
 
-UNSEEN = (TurnStatus.STREAMING, TurnStatus.ABORTED)
+UNSEEN = (TurnStatus.STREAMING, TurnStatus.ABORTED, TurnStatus.DECLINED)
 
 
 def in_context(turns: Sequence[Turn]) -> list[Turn]:

@@ -46,6 +46,9 @@ class TurnStatus(StrEnum):
     INTERRUPTED = "interrupted"  # assistant turn cut off mid-stream
     ABORTED = "aborted"  # assistant turn that produced nothing usable (the call failed)
     STOPPED = "stopped"  # assistant turn a person stopped mid-answer: what it said so far is its answer
+    # Claude declined (stop reason `refusal`): the answer and the turns it answered leave the context, as the API
+    # asks (platform.claude.com "Handle streaming refusals": reset the context, else refusals continue)
+    DECLINED = "declined"
 
 
 class Mode(StrEnum):
@@ -130,6 +133,7 @@ class Turn:
     covers_seq: int | None = None
     attachments: tuple[Attachment, ...] = ()
     stopped_by: str | None = None  # who stopped this answer (Stop), or asked to while it streams
+    stop_reason: str | None = None  # an answer's, as the API gave it (end_turn, max_tokens, refusal, …)
 
 
 @dataclass(frozen=True)
@@ -274,6 +278,8 @@ class ContextReport:
     connector_calls: dict[int, dict[str, int]] | None = None  # fork number (0: the channel's) → connector → calls
     spend: SpendReport | None = None  # today's and this month's estimated spend
     cap_usd: float | None = None  # the monthly spend cap in force (None or 0: none)
+    stop_reasons: dict[str, int] | None = None  # the conversation's answers by stop reason
+    effort: str | None = None  # the channel's effort setting (None: the API's default)
 
     @property
     def kept_out(self) -> int:

@@ -69,6 +69,51 @@ PRICES: dict[str, Price] = {
 }
 
 
+@dataclass(frozen=True)
+class Traits:
+    """What a model does with a request's settings (each model's page on platform.claude.com, and for Claude Sonnet
+    5.5 its migration guide): whether it thinks when the request has no `thinking` field (its thinking is billed as
+    output and shares `max_tokens` with the text), which settings it answers 400 (`budget`: thinking budgets,
+    `disabled`: thinking off, `sampling`: non-default temperature/top_p/top_k, `prefill`: a final assistant
+    message, `forced_tool_choice`), and whether it takes `output_config.effort`."""
+
+    thinks: bool
+    refuses: frozenset[str] = frozenset()
+    effort: bool = True
+
+
+_ALL_REFUSED = frozenset({"budget", "disabled", "sampling", "prefill", "forced_tool_choice"})
+_ADAPTIVE = frozenset({"budget", "sampling"})
+TRAITS: dict[str, Traits] = {
+    "claude-fable-5": Traits(True, _ALL_REFUSED),
+    "claude-opus-5-5": Traits(True, _ALL_REFUSED),
+    "claude-opus-5": Traits(True, _ADAPTIVE),
+    "claude-opus-4-8": Traits(False, _ADAPTIVE),
+    "claude-opus-4-7": Traits(False, _ADAPTIVE),
+    "claude-opus-4-6": Traits(False),
+    "claude-opus-4-5": Traits(False),
+    "claude-sonnet-5-5": Traits(True, _ALL_REFUSED),
+    "claude-sonnet-5": Traits(True, _ADAPTIVE),
+    "claude-sonnet-4-6": Traits(False),
+    "claude-sonnet-4-5": Traits(False, effort=False),
+    "claude-haiku-5-5": Traits(False),
+    "claude-haiku-4-5": Traits(False, effort=False),
+}
+
+
+def traits_of(model: str | None) -> Traits | None:
+    """The model's marks (by id prefix, as prices); None for a model the table lacks."""
+    matches = [key for key in TRAITS if model and (model == key or model.startswith(key + "-"))]
+    return TRAITS[max(matches, key=len)] if matches else None
+
+
+def takes_effort(model: str | None) -> bool:
+    """`output_config.effort` is sent to a model the table says takes it, and to one it does not know (a newer
+    model; the API's 400 would say otherwise)."""
+    traits = traits_of(model)
+    return traits is None or traits.effort
+
+
 def price_of(model: str | None) -> Price | None:
     matches = [key for key in PRICES if model and (model == key or model.startswith(key + "-"))]
     return PRICES[max(matches, key=len)] if matches else None

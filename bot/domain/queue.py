@@ -23,6 +23,14 @@ IN_FLIGHT = (TurnStatus.PENDING, TurnStatus.STREAMING)  # a turn being answered,
 RETRYABLE = TurnStatus.FAILED  # a turn a person may ask to be answered again (its attempts start afresh)
 
 
+def reply_status(stopped: bool, stop_reason: str | None) -> TurnStatus:
+    """How an answer is kept: stopped by a person, declined by Claude (it and its turns leave the context), or
+    complete (a cut one too: max_tokens and model_context_window_exceeded keep what was written)."""
+    if stopped:
+        return TurnStatus.STOPPED
+    return TurnStatus.DECLINED if stop_reason == "refusal" else TurnStatus.COMPLETE
+
+
 def one_too_many(attempt: int) -> bool:
     """Whether the `attempt`-th try (counting this one) is past the limit: give up instead.
 

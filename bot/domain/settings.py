@@ -32,6 +32,7 @@ class ChannelSettings:
     merge_review: bool | None = None
     connectors: tuple[Connector, ...] | None = None  # () = none here; tokens are never part of settings
     monthly_spend_cap_usd: float | None = None  # 0: no cap here, whatever the default
+    effort: str | None = None  # low | medium | high | default (the API's own): sent as output_config.effort
 
     def over(self, defaults: ChannelSettings) -> ChannelSettings:
         """These settings where set, the defaults elsewhere."""
@@ -53,13 +54,15 @@ BUILT_IN = ChannelSettings(
     enabled=True, idle_reminder=24 * 3600.0, expiry=7 * 86400.0,
     merge_review=False,  # True: a merge gesture first posts a draft summary people approve, edit or redraft
     monthly_spend_cap_usd=0.0,  # 0: no cap
+    effort="default",  # the API's own (high on Claude Sonnet 5.5): no output_config sent
 )
+EFFORTS = ("default", "low", "medium", "high")
 
 
 LABELS = {"instructions": "instructions", "model": "model", "fork_token_budget": "fork token budget",
           "merge_policy": "merge policy", "enabled": "Threadfork here", "idle_reminder": "idle reminder",
           "expiry": "expiry", "tools": "tools", "merge_review": "summary review",
-          "connectors": "connectors", "monthly_spend_cap_usd": "monthly spend cap"}
+          "connectors": "connectors", "monthly_spend_cap_usd": "monthly spend cap", "effort": "effort"}
 
 
 def shown(name: str, value) -> str:
@@ -78,6 +81,8 @@ def shown(name: str, value) -> str:
         return "updated" if value else "removed"
     if name == "monthly_spend_cap_usd":
         return f"${value:,.2f} a month (estimated spend)" if value else "no cap"
+    if name == "effort":
+        return "the API's default" if value in (None, "default") else value
     return str(value)
 
 
@@ -182,6 +187,7 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
     take("tools", lambda v: _tools(v, choices.tools))
     take("merge_review", lambda v: _switch(_text(v)))
     take("monthly_spend_cap_usd", lambda v: parse_cap(_text(v)))
+    take("effort", lambda v: _one_of(_text(v), EFFORTS, "effort"))
     asked = replace(current, **chosen)
     if not errors and ({"idle_reminder", "expiry"} & chosen.keys()) and asked.idle_reminder >= asked.expiry:
         errors["idle_reminder"] = "The reminder must come before the expiry, or it would never be sent."

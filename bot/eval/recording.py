@@ -57,7 +57,7 @@ class RecordingReply:
     def ended(self) -> None:
         """Nothing to show early: the transcript records the finished reply."""
 
-    def finish(self, tail: str = "") -> list[str]:
+    def finish(self, tail: str = "", carry_on: str | None = None) -> list[str]:
         self.text += tail
         return [self.chat.record("reply", self.place, self.text).ts]
 

@@ -52,11 +52,13 @@ def _with_answer_so_far(body: bytes, content: list[dict]) -> bytes:
 class Claude:
     """The Model port on Anthropic's API: one streaming call per answer, and file uploads."""
 
-    def __init__(self, api_key: str, model: str, *, base_url: str | None = None, max_tokens: int = 8192,
-                 timeout: float = 600.0, max_retries: int = 2, tools: tuple[str, ...] = (), tool_max_uses: int = 5):
+    def __init__(self, api_key: str, model: str, *, base_url: str | None = None, max_tokens: int = 32_000,
+                 timeout: float = 600.0, max_retries: int = 2, tools: tuple[str, ...] = (), tool_max_uses: int = 5,
+                 effort: str = "default"):
         self.model = model
         self.max_tokens = max_tokens
-        self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses)
+        self.encoder = RequestEncoder(model, max_tokens, server_tools(tools, tool_max_uses), tool_max_uses=tool_max_uses,
+                                      effort=effort)
         _quiet_request_bodies()
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
                                            max_retries=max_retries)
@@ -84,7 +86,7 @@ class Claude:
                     break
                 self._stream(_with_answer_so_far(body, reading.resume()), reading, headers, stop)
         except anthropic.APIStatusError as error:
-            raise _status_error(error) from None
+            raise _status_error(error, model_input.model or self.model) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
             # a timeout while the stream is being read arrives unwrapped
             raise ModelUnavailable("Claude did not answer in time") from None
@@ -153,11 +155,16 @@ def _gone(error: anthropic.APIStatusError) -> bool:
     return getattr(error, "status_code", None) == 404
 
 
-def _status_error(error: anthropic.APIStatusError) -> ModelUnavailable:
+def _status_error(error: anthropic.APIStatusError, model: str | None = None) -> ModelUnavailable:
     status = getattr(error, "status_code", None)
     body = getattr(error, "body", None)
     kind = body.get("error", {}).get("type") if isinstance(body, dict) else None
     log.warning("Claude API error: status=%s type=%s", status, kind)
+    message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+    # the API names the model it does not know ("model: claude-…"); a 404 for a file names the file
+    if model and status == 404 and kind == "not_found_error" and model in str(message or ""):
+        return ModelUnavailable(f"Anthropic no longer offers the model {model} (404 not_found_error): a channel "
+                                "admin can choose another in /threadfork settings, or an operator in THREADFORK_MODEL")
     if status == 529 or kind == "overloaded_error":
         return ModelUnavailable("Claude is overloaded")
     if status == 429:

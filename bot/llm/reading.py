@@ -10,6 +10,10 @@ JSON), then its `web_search_tool_result` or `web_fetch_tool_result` block, then 
 (`cache_creation.ephemeral_1h_input_tokens`); each round (a paused turn resumes in another call) is
 priced on its own with the price table (bot/domain/pricing.py) as its usage is complete.
 
+A thinking model's answer starts with a `thinking` block (its text streamed by `thinking_delta`, empty with
+display "omitted", then its `signature_delta`) or a `redacted_thinking` one: both are kept exactly as sent, so a
+paused turn's continuation hands them back byte for byte, as the API requires; their text is never shown.
+
 The MCP connector's calls come the same way: an `mcp_tool_use` block {id, name, server_name, input}
 (its input streamed as JSON), then its `mcp_tool_result` {tool_use_id, is_error, content}. They are
 shown as "connector · tool" with a one-line result and counted per connector; the result's content
@@ -94,6 +98,10 @@ class Reading:
             block["text"] = block.get("text", "") + delta["text"]
             if self.events:
                 self.events.write(text)
+        elif kind == "thinking_delta":  # kept to be handed back; never shown ("omitted": it is empty)
+            block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+        elif kind == "signature_delta":
+            block["signature"] = delta.get("signature", "")
         elif kind == "input_json_delta" and index in self._tools:
             self._tools[index][2].append(delta.get("partial_json", ""))
             block["input"] = _parsed("".join(self._tools[index][2]))
@@ -136,7 +144,7 @@ class Reading:
             counts["output_tokens"] = max(counts.get("output_tokens", 0), estimate_tokens(text))
         usage = self.earlier_usage + priced(self.model, Usage(**counts))
         return Completion(text, usage, _sources(self.cited, self.found), tuple(self.connector_calls.items()),
-                          tuple(self.failed_connectors.items()), stopped=stopped)
+                          tuple(self.failed_connectors.items()), stopped=stopped, stop_reason=self.stop_reason)
 
 
 def _counts(usage: dict | None) -> dict[str, int]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import orjson
 
 from ..domain.context import Block, ModelInput, cache_control
+from ..domain.pricing import takes_effort
 
 KEPT_PER_START = 8  # encodings kept per first block: a channel's parent and its inherited forks share one
 
@@ -58,6 +59,7 @@ def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: l
     request = {
         "model": model_input.model or model,
         "max_tokens": max_tokens,
+        **output_config(model_input.model or model, model_input.effort),
         "system": _system(model_input),
         "messages": model_input.messages(),
         "stream": True,
@@ -66,6 +68,14 @@ def build_request(model: str, max_tokens: int, model_input: ModelInput, tools: l
     if model_input.connectors:
         request["mcp_servers"] = mcp_servers(model_input)
     return {**request, "tools": tools} if tools else request
+
+
+def output_config(model: str, effort: str | None) -> dict:
+    """`output_config.effort` (platform.claude.com "Effort"): low, medium or high for a model that takes it;
+    nothing for the API's default or a model that takes no effort (it would answer 400)."""
+    if not effort or effort == "default" or not takes_effort(model):
+        return {}
+    return {"output_config": {"effort": effort}}
 
 
 def _system(model_input: ModelInput) -> list[dict]:
@@ -94,8 +104,9 @@ class RequestEncoder:
     """
 
     def __init__(self, model: str, max_tokens: int, tools: list[dict] | None = None, budget: int = 64 << 20,
-                 tool_max_uses: int = 5):
+                 tool_max_uses: int = 5, effort: str = "default"):
         self.model = model
+        self.effort = effort  # THREADFORK_EFFORT: where a channel chose none
         self.max_tokens = max_tokens
         self.tools = tools or None  # no `tools` key at all without tools
         self.tool_max_uses = tool_max_uses  # for a channel's own choice of tools
@@ -124,7 +135,9 @@ class RequestEncoder:
         tools = self.tools if model_input.tools is None else server_tools(model_input.tools, self.tool_max_uses)
         tools = [*(tools or ()), *mcp_toolsets(model_input)]
         servers = {"mcp_servers": mcp_servers(model_input)} if model_input.connectors else {}
-        head = orjson.dumps({"model": model_input.model or self.model, "max_tokens": self.max_tokens, "stream": True,
+        model = model_input.model or self.model
+        head = orjson.dumps({"model": model, "max_tokens": self.max_tokens, "stream": True,
+                             **output_config(model, model_input.effort or self.effort),
                              "system": _system(model_input), **({"tools": tools} if tools else {}), **servers})
         return b"".join((head[:-1], b',"messages":[', history, b"]}"))
 

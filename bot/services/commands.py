@@ -3,6 +3,7 @@ top level (never inside a thread); every answer to the caller is private, throug
 response_url."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ..domain.commands import parse_merge
@@ -75,15 +76,18 @@ class SlashCommands:
     def context(self, command: SlashCommand) -> None:
         parent = self.store.sessions.parent_id(command.channel)
         sessions = self.store.sessions
+        turns = self.store.turns.turns(parent)
         report = ContextReport(
             size=self.store.views.context_size(parent), budget=self.policy.compact_at,
-            compactions=sum(1 for t in self.store.turns.turns(parent) if t.role is Role.COMPACTION),
+            compactions=sum(1 for t in turns if t.role is Role.COMPACTION),
+            stop_reasons=dict(Counter(t.stop_reason for t in turns if t.stop_reason)),
             merged=self.forks.listings(sessions.forks_in(command.channel, ForkStatus.MERGED)),
             open=sessions.forks_in(command.channel, ForkStatus.OPEN),
             economy=self.store.views.channel_economy(command.channel),
             connector_calls=self.store.connector_use.in_channel(command.channel),
             spend=self.store.spending.report(command.channel),
             cap_usd=self.caps.read(command.channel).cap.cap_usd if self.caps else None,
+            effort=self.store.channel_settings.of(command.channel).over(self.policy.channel).effort,
         )
         self.answers.show_context(command.audience, report)
 

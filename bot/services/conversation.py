@@ -25,6 +25,7 @@ from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Role, Session, Usage
 from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
+from ..domain.stops import CONTEXT_FULL, CONTINUE_PROMPT, REFIT_PROMPT, continuable, stop_note
 from .connections import Connections
 from .liveness import Liveness
 from .model_inputs import model_input
@@ -48,7 +49,8 @@ class Conversation:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
                  on_answered: OnAnswered | None = None, connections: Connections | None = None,
                  stopping: Stopping | None = None, agent: AgentSessions | None = None,
-                 cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None):
+                 cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None,
+                 compact: Callable[[int], object] | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -62,6 +64,7 @@ class Conversation:
         self.stopping = stopping or Stopping(store.stops, store.sessions)
         self.agent = agent
         self.cache = cache  # THREADFORK_CACHE_TTL
+        self.compact = compact  # compacts a session now (an answer filled the context window); falsy: nothing to do
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
@@ -85,6 +88,10 @@ class Conversation:
             if submitted.batch:
                 return self._answer_all(session.id, owner, submitted.batch, chosen)
             return Usage()
+
+    def carry_on(self, session: Session, speaker: Speaker, reply_id: int) -> Usage:
+        """Continue pressed under a cut answer: a turn asking for the rest, once per answer."""
+        return self.submit(session, speaker, CONTINUE_PROMPT, None, claim=f"continue:{reply_id}")
 
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
@@ -149,13 +156,16 @@ class Conversation:
                 self._safely_fail(writer, failure_notice(error))
                 self._session(session, SessionStatus.ACTIVE)
                 return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+        reason = None if completion.stopped else completion.stop_reason
+        refit = reason == CONTEXT_FULL and last.text != REFIT_PROMPT and self._compacted(session)
         if completion.stopped:
             text, shown = completion.text, f"\n\n_⏹ Stopped by <@{stop.stopped_by}>._"
         else:
             text = completion.text + sources_section(completion.sources) + failures_note(completion.failed_connectors)
-            shown = text[len(completion.text):]
+            note = stop_note(reason, refit)  # shown, never sent back to Claude
+            shown = text[len(completion.text):] + (f"\n\n{note}" if note else "")
         try:
-            posted = writer.finish(shown)
+            posted = writer.finish(shown, f"{session.id}:{reply.id}" if continuable(reason, refit) else None)
         except Exception:
             # the answer stays in the history even if Slack refused it; the log says why
             log.exception("posting the reply failed in session %s", session.id)
@@ -163,10 +173,21 @@ class Conversation:
         self._session(session, SessionStatus.ACTIVE)
         following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
                                             session.channel if session.fork else None, owner, self.lease,
-                                            stopped=completion.stopped)
+                                            stopped=completion.stopped, stop_reason=completion.stop_reason)
+        if refit and following is None:  # answered again once, on the compacted session, in the same lease
+            following = self.turns.submit_turn(
+                session.id, REFIT_PROMPT, author_id=last.author_id or "", author_name=last.author_name, slack_ts=None,
+                channel=None, claim=f"refit:{reply.id}", owner=owner, lease_seconds=self.lease).batch
         if completion.connector_calls:
             self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
+
+    def _compacted(self, session: Session) -> bool:
+        try:
+            return bool(self.compact and self.compact(session.id))
+        except Exception:
+            log.exception("compacting session %s after a full context window failed", session.id)
+            return False
 
     def _session(self, session: Session, status: SessionStatus, batch: Batch | None = None) -> None:
         """A fork's agent session: `processing` while it answers (named by its first message, for a fork that

@@ -77,7 +77,8 @@ class Services:
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
                                          on_answered=self._after_answer, connections=self.connections,
                                          on_released=lambda session: self.forks.answered(session),
-                                         stopping=self.stopping, agent=chat.agent, cache=policy.cache_ttl)
+                                         stopping=self.stopping, agent=chat.agent, cache=policy.cache_ttl,
+                                         compact=self.compactor.compact)
         merging = Merging(store, chat.posts, model, self.liveness, self.connections, chat.agent, policy.cache_ttl)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
         self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)

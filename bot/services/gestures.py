@@ -56,6 +56,25 @@ class Gestures:
         if self.access.admits(audience):
             self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience)
 
+    def carry_on(self, session_id: int, reply_id: int, user_id: str, channel: Channel) -> None:
+        """Continue under an answer cut at its length limit: the answer is carried on in its place."""
+        try:
+            session = self.store.sessions.session(session_id)
+        except Exception:  # noqa: BLE001 - a session that no longer exists
+            session = None
+        if session is None or (session.team_id, session.channel_id) != (channel.team_id, channel.id) or \
+                self.access.refusal(channel, user_id) is not None:
+            return
+        if session.fork is not None and session.fork.status is not ForkStatus.OPEN:
+            self.answers.tell(Audience(channel.team_id, channel.id, user_id, session.fork.root_ts),
+                              f"Fork {session.fork.label} is closed; its answers can no longer be continued.")
+            return
+        capped = self.caps.refusal(channel, self.caps.read(channel).cap) if self.caps else None
+        if capped:
+            self.answers.tell(Audience(channel.team_id, channel.id, user_id), capped)
+            return
+        self.conversation.carry_on(session, Speaker(user_id, None), reply_id)
+
     def button(self, fork_id: int, user_id: str, verb: str, channel: Channel) -> None:
         """The Merge or Abandon button on a fork root, reminder or budget notice."""
         fork = self.store.sessions.fork(fork_id)

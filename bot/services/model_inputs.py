@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ..domain.caching import CacheMode
+from dataclasses import replace
+
 from ..domain.context import ModelInput, asking, fork_input, parent_input
 from ..domain.model import Channel, Fork, Mode, Session, Turn
 from ..domain.settings import ChannelSettings
@@ -19,9 +21,12 @@ def model_input(store: Store, session: Session, history: list[Turn] | None = Non
         chosen = store.channel_settings.of(session.channel) if chosen is None else chosen
         base = parent_input(store.turns.turns(session.id) if history is None else history, session.pruned, cache)
         connectors = connections.of_channel(chosen) if connections else ()
-        asked = asking(base.configured(chosen.instructions, chosen.model, chosen.tools, connectors))
+        asked = replace(asking(base.configured(chosen.instructions, chosen.model, chosen.tools, connectors)),
+                        effort=chosen.effort)
         return connections.attach(asked, session.channel) if connections else asked
-    return asking(fork_model_input(store, session.fork, history, connections, cache))
+    # a fork answers at its channel's effort as it is now (effort changes no request's cached bytes)
+    effort = (chosen if chosen is not None else store.channel_settings.of(session.fork.home)).effort
+    return replace(asking(fork_model_input(store, session.fork, history, connections, cache)), effort=effort)
 
 
 def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None,

@@ -25,7 +25,7 @@ from .review_listeners import register_reviews
 from .settings_listeners import register_settings
 from .shares import shared_files, shared_messages
 from .agent_listeners import register_agent, viewed_channels
-from .render import ABANDON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
+from .render import ABANDON_ACTION, CARRY_ON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,15 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
                CONTINUE_ACTION: services.budgets.raise_limit}
     for action_id, use_case in buttons.items():
         app.action(action_id)(_button_listener(services, use_case))
+    @app.action(CARRY_ON_ACTION)
+    def on_carry_on(ack, body, action, context):
+        ack()
+        with delivered(services, context):
+            session_id, _, reply_id = str(action.get("value", "")).partition(":")
+            audience = presser(body, context)
+            if session_id.isdigit() and reply_id.isdigit() and services.access.admits(audience):
+                services.gestures.carry_on(int(session_id), int(reply_id), audience.user_id, audience.channel)
+
     register_reviews(app, services)
     register_settings(app, services)
     register_agent(app, services)

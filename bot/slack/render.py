@@ -16,6 +16,7 @@ from ..domain.text import NameOf
 MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
 CONTINUE_ACTION = "fork_budget_continue"
+CARRY_ON_ACTION = "answer_continue"  # under an answer cut at its length limit: carry it on
 FEEDBACK_ACTION = "answer_feedback"
 STOP_ACTION = "stop_answer"  # a top-level answer's Stop, while it streams
 FORK_FROM_HERE = "fork_from_here"  # message shortcut callback ids, as in manifest.yml
@@ -156,6 +157,12 @@ def feedback_block() -> dict:
 def stop_block(reply_id: int) -> dict:
     """The Stop button under a top-level answer while it streams; its value names the answer's stored turn."""
     return {"type": "actions", "block_id": "answer_stop", "elements": [button("Stop", STOP_ACTION, reply_id)]}
+
+
+def carry_on_block(value: str) -> dict:
+    """The Continue button under a cut answer; its value names the session and the answer."""
+    return {"type": "actions", "block_id": "answer_continue",
+            "elements": [button("Continue", CARRY_ON_ACTION, value, "primary")]}
 
 
 def humanize(seconds: float) -> str:

@@ -43,7 +43,7 @@ from ..services.ports import Place, Source, StopSignal
 from .pacing import APPEND, UPDATE
 from .paging import Pager, open_fence
 from .posted import Message, Posted
-from .render import feedback_block, stop_block
+from .render import carry_on_block, feedback_block, stop_block
 from .research import status_line, task_chunk, task_title
 from .retries import FAILURES, failure_code, retry_after
 from .thinking import Thinking
@@ -114,8 +114,10 @@ class _Reply:
     def ended(self) -> None:
         """The words are all written; a fork's stream still ends at `finish`, its tail riding on chat.stopStream."""
 
-    def finish(self, tail: str = "") -> list[str]:
+    def finish(self, tail: str = "", carry_on: str | None = None) -> list[str]:
         """`tail` is never streamed on its own: it rides on the last call (chat.stopStream, the last update)."""
+        if carry_on is not None:
+            self.closing = [carry_on_block(carry_on), *self.closing]
         self._ended()
         self.researching.clear()
         self.text += tail
@@ -180,11 +182,11 @@ class ChannelReply(_Reply):
             self._shown_final = self.text if self.ts else None  # not shown: `finish` tries again
             self.thinking.stop()
 
-    def finish(self, tail: str = "") -> list[str]:
-        if self._shown_final is not None and not tail and self.text == self._shown_final:
+    def finish(self, tail: str = "", carry_on: str | None = None) -> list[str]:
+        if self._shown_final is not None and not tail and carry_on is None and self.text == self._shown_final:
             self._ended()
             return self.ts  # shown finished already: nothing to add
-        return super().finish(tail)
+        return super().finish(tail, carry_on)
 
     def _deliver(self, visible: str, final: bool) -> None:
         self.posted.status = self._status_line()

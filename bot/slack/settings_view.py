@@ -33,6 +33,11 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
             "opened with.", optional=True),
         _input("model", "Model", _select([(m, m) for m in offered_models(choices, effective.model)], effective.model),
                _default("model", defaults)),
+        _input("effort", "Effort", _select([("default", "The API's default"), ("low", "Low — fastest, cheapest"),
+                                            ("medium", "Medium"), ("high", "High — thinks longest")],
+                                           effective.effort or "default"),
+               "How much Claude thinks before answering: lower effort answers sooner and costs less. "
+               + _default("effort", defaults)),
         _input("fork_token_budget", "Fork token budget", _text(
             form_value("fork_token_budget", effective.fork_token_budget), "e.g. 200000 — empty: none"),
                "Tokens a fork may burn before it asks to merge, abandon or continue. " + _default(

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from ..domain.agent import is_dm
 from ..domain.model import ChannelEconomy, ContextReport, Fork, ForkListing, ForkStatus
 from ..domain.spend import ESTIMATED, Spent, cap_micros, dollars
+from ..domain.settings import shown
 from ..domain.tree import as_tree
 from .render import permalink, quoted_topic, section
 
@@ -159,12 +160,27 @@ def context_text(report: ContextReport) -> str:
         lines.append(f"Research: {research(report.economy)}. Feedback: {feedback(report.economy)}.")
     if report.spend is not None:
         lines.append(spend_line(report))
+    if report.effort is not None:
+        lines.append(f"*Effort*: {shown('effort', report.effort)} — lower effort thinks less: sooner, cheaper answers "
+                     "(thinking is billed as output).")
+    if report.stop_reasons:
+        lines.append(stop_reasons_line(report.stop_reasons))
     if report.connector_calls:
         lines.append("Connector calls: " + "; ".join(
             f"{'this conversation' if number == 0 else f'#{number}'}: "
             + ", ".join(f"{name} {count}" for name, count in calls.items())
             for number, calls in report.connector_calls.items()) + ".")
     return "\n".join(lines)
+
+
+STOP_REASON_WORDS = {"end_turn": "ended", "max_tokens": "cut at the length limit", "refusal": "declined",
+                     "model_context_window_exceeded": "cut by a full context window", "pause_turn": "paused"}
+
+
+def stop_reasons_line(reasons: dict[str, int]) -> str:
+    """`*Answers*: 12 ended · 1 declined · 2 cut at the length limit`."""
+    return "*Answers*: " + " · ".join(f"{count} {STOP_REASON_WORDS.get(reason, reason)}"
+                                      for reason, count in sorted(reasons.items(), key=lambda r: -r[1])) + "."
 
 
 def spend_line(report: ContextReport) -> str:

@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Attachment, Channel, Role, Turn, TurnStatus, Usage
-from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until, next_batch
+from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until, next_batch, reply_status
 from ..services.ports import Batch, Submitted
 from . import spend
 from . import statements as sql
@@ -92,18 +92,18 @@ class SqlTurnQueue:
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
                      posted: Sequence[str], channel: Channel | None, owner: str,
-                     lease_seconds: float, stopped: bool = False) -> Batch | None:
+                     lease_seconds: float, stopped: bool = False, stop_reason: str | None = None) -> Batch | None:
         """With a channel, every message of the answer is indexed for reactions."""
         now = self.db.now()
         with self.db.writing() as conn:
             row = _renew(conn, reply.session_id, owner, lease_seconds, now)
             if row is None:
                 return None  # taken over: the new holder answers these turns
-            status = TurnStatus.STOPPED if stopped else TurnStatus.COMPLETE
+            status = reply_status(stopped, stop_reason)
             conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text, "status": status.value,
                                             "stopped": stopped, "slack_ts": posted[0] if posted else None,
-                                            **usage_values(usage)})
-            settle(conn, pending, TurnStatus.ANSWERED)
+                                            "stop_reason": stop_reason, **usage_values(usage)})
+            settle(conn, pending, TurnStatus.DECLINED if status is TurnStatus.DECLINED else TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 index(conn, channel, ts, reply.session_id)
             following = self._batch(conn, reply.session_id, owner, now, row)

@@ -145,6 +145,7 @@ def to_turn(row) -> Turn:
                     row.searches, row.fetches, row.cache_write_1h_tokens, row.cost_micros, row.uncached_micros,
                     row.unpriced),
         slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq, stopped_by=row.stopped_by,
+        stop_reason=row.stop_reason,
     )
 
 

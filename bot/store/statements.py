@@ -70,6 +70,7 @@ COUNT_ATTEMPT = update(turns).where(turns.c.id.in_(_ids)).values(attempts=turns.
 FINISH_REPLY = (update(turns).where(turns.c.id == bindparam("turn_id"))
                 .values(text=bindparam("text"), status=bindparam("status"), slack_ts=bindparam("slack_ts"),
                         stopped_by=case((bindparam("stopped", type_=Boolean), turns.c.stopped_by), else_=None),
+                        stop_reason=bindparam("stop_reason"),
                         input_tokens=bindparam("input_tokens"), output_tokens=bindparam("output_tokens"),
                         cache_read_tokens=bindparam("cache_read_tokens"),
                         cache_write_tokens=bindparam("cache_write_tokens"), searches=bindparam("searches"),

@@ -121,6 +121,7 @@ turns = Table(
     # who pressed Stop on this answer: set once, only while it streams (a request its writer obeys), and
     # kept with the answer it stopped
     Column("stopped_by", String(32)),
+    Column("stop_reason", String(32)),  # an answer's stop reason, as the API gave it
     Column("created_at", DateTime(), nullable=False),
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),
 )
@@ -238,6 +239,7 @@ channel_settings = Table(
     Column("merge_review", Boolean),
     Column("connectors_chosen", Boolean),  # NULL: THREADFORK_CONNECTORS; true: the `connectors` rows (maybe none)
     Column("monthly_spend_cap_usd", Float),  # 0: no cap here
+    Column("effort", String(8)),  # low | medium | high | default (the API's)
     Column("updated_by", String(32)),
     Column("updated_at", DateTime(), nullable=False),
 )

@@ -16,7 +16,7 @@ from ..fakes.anthropic_api import request_texts
 from ..fakes.samples import png
 from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
 
-BLOCKS = ["instructions", "model", "fork_token_budget", "monthly_spend_cap_usd", "merge_policy", "merge_review",
+BLOCKS = ["instructions", "model", "effort", "fork_token_budget", "monthly_spend_cap_usd", "merge_policy", "merge_review",
           "idle_reminder", "expiry", "tools", "enabled"]
 pytestmark = pytest.mark.settings(threadfork_model="claude-sonnet-5-5", threadfork_models="claude-haiku-5-5")
 

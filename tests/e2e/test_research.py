@@ -120,7 +120,7 @@ def test_a_research_turn_claude_pauses_is_handed_back_and_finished_as_one_answer
     bot.settled()
     resumed = claude.requests[1]["messages"][-1]
     assert resumed["role"] == "assistant"
-    assert [b["type"] for b in resumed["content"]] == ["text", "server_tool_use", "web_search_tool_result"]
+    assert [b["type"] for b in resumed["content"]] == ["thinking", "text", "server_tool_use", "web_search_tool_result"]
     [answer] = slack.posts(CHANNEL, top_level=True)
     assert answer.shown == (f"Let me look. Version 18 shipped. It adds async I/O.\n\n**Sources**\n"
                             f"1. [PostgreSQL 18 released]({PAGE})")

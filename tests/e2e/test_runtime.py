@@ -36,6 +36,21 @@ def test_http_mode_needs_the_signing_secret(tmp_path):
     assert done.returncode != 0 and "SLACK_SIGNING_SECRET" in done.stderr
 
 
+@pytest.mark.parametrize("models", [{"THREADFORK_MODEL": "claude-nonexistent-1"},
+                                    {"THREADFORK_MODELS": "claude-haiku-4-5,claude-nonexistent-1"}])
+def test_a_model_anthropic_does_not_know_stops_start_up_naming_it(tmp_path, slack, claude, models):
+    env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,
+                    SLACK_API_URL=slack.api_url, ANTHROPIC_BASE_URL=claude.url, PORT=str(free_port()), **models)
+    done = subprocess.run([sys.executable, "-m", "bot"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert "Threadfork cannot start" in done.stderr and "claude-nonexistent-1" in done.stderr
+    assert "Traceback" not in done.stderr and API_KEY not in done.stderr
+    assert not slack.calls and not claude.requests  # checked before anything else was done
+    assert [r for r in claude.rejections if "claude-nonexistent-1" in r]
+    claude.rejections.clear()  # the 404 the test asked for
+
+
 def test_bad_slack_auth_fails_start_up_clearly(tmp_path, slack, claude):
     slack.fail("auth.test", "invalid_auth")
     env = clean_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, ANTHROPIC_API_KEY=API_KEY,

@@ -51,6 +51,7 @@ from .anthropic_files import TOO_LARGE, FilesStore
 from .http import BackgroundServer, QuietHandler
 from .messages_rules import problem
 from .prompt_cache import PromptCache
+from .thinking_rules import MODELS, Thinking, not_found
 
 REQUEST_LIMIT = 32 * 1024 * 1024  # bytes of a Messages request (platform.claude.com, API overview)
 
@@ -82,6 +83,13 @@ class Script:
     preface: str | None = None  # a text block before the tool uses ("I'll look that up.")
     stop_reason: str = "end_turn"  # e.g. "pause_turn" for a long tool-using turn the client resumes
     stop_delay: float = 0.0  # seconds between message_delta (the stop reason) and message_stop
+    stop_details: dict | None = None  # e.g. a refusal's {"type": "refusal", "category": …, "explanation": …}
+    # the thought a thinking model begins with (thinking_rules.py): shown only with display "summarized", its
+    # signature always; None: no thinking block at all. thinking_tokens: what the thought adds to output_tokens
+    thinking: str | None = "Working out what was asked."
+    thinking_tokens: int = 0
+    thinking_delay: float = 0.0  # seconds Claude thinks before the thinking block's signature comes
+    redacted: bool = False  # a redacted_thinking block follows the thinking one
 
     def __post_init__(self):
         check_citations(self.tools, self.cited)
@@ -103,7 +111,9 @@ class FakeAnthropic:
         self.files = FilesStore()
         self.cache = PromptCache()
         self.usages: dict[int, dict] = {}  # request index → the usage its answer reported
+        self.answers: dict[int, list[dict]] = {}  # request index → the content blocks its answer sent
         self.request_limit = REQUEST_LIMIT
+        self.thinking = Thinking()
         self._scripts: deque[Script] = deque()
         self._lock = threading.Lock()
         self.server = BackgroundServer(_Handler, tls=tls)
@@ -120,9 +130,11 @@ class FakeAnthropic:
                            self.tools_sent, self.betas):
                 record.clear()
             self.files = FilesStore()
+            self.thinking = Thinking()
             self.finished_at.clear()
             self.cancelled.clear()
             self.usages.clear()
+            self.answers.clear()
             self.cache.clear()
             self.default_script = None
 
@@ -145,7 +157,7 @@ class FakeAnthropic:
             self.tools_sent.append(request.get("tools") if "tools" in request else None)
             self.betas.append(set(betas))
             number = len(self.requests)
-            refused = problem(request, sources, betas)
+            refused = problem(request, sources, betas) or self.thinking.problem(request)
             if refused:
                 self.rejections.append(f"request {number}: {refused.message}")
                 return number - 1, Script(status=refused.status, error_type=refused.type,
@@ -219,9 +231,16 @@ def beta_names(headers) -> list[str]:
 
 class _Handler(QuietHandler):
     def do_GET(self):
-        if self.path.startswith("/v1/models/"):  # the eval's free check of key and model
+        if self.path.startswith("/v1/models/"):  # the start-up check and the eval's free check of key and model
             model = self.path.removeprefix("/v1/models/").split("?")[0]
-            info = {"type": "model", "id": model, "display_name": f"{model} (fake)",
+            if model not in MODELS:
+                missing = not_found(model)
+                with self.server.fake._lock:
+                    self.server.fake.rejections.append(f"GET {self.path}: {missing.message}")
+                self.send(404, json.dumps({"type": "error", "error": {"type": missing.type, "message": missing.message}})
+                          .encode(), headers={"x-threadfork-fake": "anthropic"})
+                return
+            info = {"type": "model", "id": model, "display_name": f"{MODELS[model].display_name} (fake)",
                     "created_at": "2026-01-01T00:00:00Z"}
             self.send(200, json.dumps(info).encode(), headers={"x-threadfork-fake": "anthropic"})
             return
@@ -286,16 +305,25 @@ class _Handler(QuietHandler):
                                                  "request_id": f"req_fake{index:06d}"}).encode())
             return
         content, tool_use = answer(request, script)
+        content = fake.thinking.blocks(request, script.thinking, script.redacted) + content
+        if script.stop_reason == "pause_turn":
+            fake.thinking.paused(request, content)
         usage = _usage(fake.cache, request, script, "".join(b["text"] for b in content if b["type"] == "text"),
                        fake.files.sources())
         if tool_use is not None:
             usage["server_tool_use"] = tool_use
+        if any(b["type"] == "thinking" for b in content) and "output_tokens" not in script.usage:
+            usage["output_tokens"] += script.thinking_tokens  # thinking is billed as output
         with fake._lock:
             fake.usages[index] = usage
+            fake.answers[index] = content
         if request.get("stream"):
             self._stream(index, request, script, content, usage)
         else:
-            self.send(200, json.dumps(_message(request, content, usage, script.stop_reason)).encode())
+            message = _message(request, content, usage, script.stop_reason)
+            if script.stop_details:
+                message["stop_details"] = script.stop_details
+            self.send(200, json.dumps(message).encode())
         with fake._lock:
             fake.finished_at[index] = time.monotonic()
 
@@ -320,6 +348,9 @@ class _Handler(QuietHandler):
         self._event("message_start", {"type": "message_start", "message": _message(request, [], opening, None)})
         sent = 0  # text deltas so far, for error_after
         for index, block in enumerate(content):
+            if block["type"] == "thinking":
+                self._thinking(index, block, script)
+                continue
             if block["type"] != "text":
                 for name, data in streamed(index, block):
                     self._event(name, data)
@@ -348,16 +379,38 @@ class _Handler(QuietHandler):
                 self._sent += 1
                 sent += 1
             self._event("content_block_stop", {"type": "content_block_stop", "index": index})
-        closing = {"output_tokens": usage["output_tokens"]}
+        # message_delta's usage is cumulative: the input and cache counts again, beside the final output
+        closing = {name: usage[name] for name in ("input_tokens", "cache_creation_input_tokens",
+                                                   "cache_read_input_tokens", "output_tokens") if name in usage}
         if "server_tool_use" in usage:
             closing["server_tool_use"] = usage["server_tool_use"]
-        self._event("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": script.stop_reason, "stop_sequence": None},
-                                      "usage": closing})
+        delta = {"stop_reason": script.stop_reason, "stop_sequence": None}
+        if script.stop_details:
+            delta["stop_details"] = script.stop_details
+        self._event("message_delta", {"type": "message_delta", "delta": delta, "usage": closing})
         if script.stop_delay:
             time.sleep(script.stop_delay)
         self._event("message_stop", {"type": "message_stop"})
         self._chunk(b"")  # the stream's end: the connection is free for the next request
+
+    def _thinking(self, index: int, block: dict, script: Script) -> None:
+        """A thinking block as the API streams it: started empty, its text in thinking_delta events (one empty
+        one when its display is "omitted"), its signature in one signature_delta last."""
+        self._event("content_block_start", {"type": "content_block_start", "index": index,
+                                            "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+        for piece in _pieces(block["thinking"], script.chunks):
+            if script.chunk_delay:
+                time.sleep(script.chunk_delay)
+            self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                "delta": {"type": "thinking_delta", "thinking": piece}})
+        thought_until = time.monotonic() + script.thinking_delay
+        while time.monotonic() < thought_until:  # thinking: a client that leaves meanwhile is noticed at once
+            if self._client_left():
+                raise _ClientGone()
+            time.sleep(0.02)
+        self._event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                            "delta": {"type": "signature_delta", "signature": block["signature"]}})
+        self._event("content_block_stop", {"type": "content_block_stop", "index": index})
 
     def _event(self, name: str, data: dict) -> None:
         if self._client_left():

@@ -30,7 +30,7 @@ from .tool_rules import tools_problem
 MAX_BREAKPOINTS = 4
 BLOCK_TYPES = ("text", "image", "document", "search_result", "thinking", "redacted_thinking", "tool_use",
                "tool_result", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
-MCP_BLOCK_TYPES = ("mcp_tool_use", "mcp_tool_result")  # with the MCP connector's beta only
+MCP_BLOCK_TYPES = ("mcp_tool_use", "mcp_tool_result", "mcp_tool_listing")  # with the MCP connector's beta only
 TEXT_KEYS = {"type", "text", "cache_control", "citations"}
 TTLS = ("5m", "1h")
 TTL_ORDER = ("a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that "

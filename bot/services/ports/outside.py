@@ -21,9 +21,10 @@ class ReplyEvents(Protocol):
 
 
 class ReplyWriter(ReplyEvents, Protocol):
-    def finish(self, tail: str = "") -> list[str]:
+    def finish(self, tail: str = "", carry_on: str | None = None) -> list[str]:
         """The answer is complete: show it all, `tail` (its sources, a note) last, with the call that ends it;
-        the ts of the messages that hold it."""
+        the ts of the messages that hold it. `carry_on`: the answer was cut — a Continue button under it, whose
+        value this is."""
     def fail(self, notice: str) -> None: ...
 
 

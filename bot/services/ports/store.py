@@ -114,8 +114,11 @@ class TurnQueue(Protocol):
         """For the lease holder: the waiting turns with the reply's place reserved and the lease
         renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False) -> Batch | None:
-        """Store the answer and mark its turns answered; then, atomically, the holder's next batch. A
+                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False,
+                     stop_reason: str | None = None) -> Batch | None:
+        """Store the answer (with its `stop_reason`) and mark its turns answered — a `refusal` marks the answer and
+        its turns DECLINED (domain/queue.py reply_status), out of every later request; then, atomically, the
+        holder's next batch. A
         holder whose lease was lost (taken over) records nothing and gets None. `stopped`: a person
         stopped it (Stops), and what it said so far is its answer, kept as STOPPED with who stopped it;
         otherwise it is COMPLETE and a Stop that came too late is forgotten."""

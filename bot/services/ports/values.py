@@ -31,6 +31,7 @@ class Completion:
     connector_calls: tuple[tuple[str, int], ...] = ()  # (connector, MCP tool calls) in the answer
     failed_connectors: tuple[tuple[str, str], ...] = ()  # (connector, what went wrong)
     stopped: bool = False  # a person stopped it (Stop): `text` is what was written until then
+    stop_reason: str | None = None  # the API's (end_turn, max_tokens, refusal, …); None when it never came
 
 
 @dataclass(frozen=True)

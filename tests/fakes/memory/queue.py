@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from bot.domain.model import Channel, Role, Turn, TurnStatus, Usage
-from bot.domain.queue import RETRYABLE, Waiting, held_by, held_by_any, lease_until, next_batch
+from bot.domain.queue import RETRYABLE, Waiting, held_by, held_by_any, lease_until, next_batch, reply_status
 from bot.services.ports import Batch, Submitted
 
 from .state import Memory
@@ -51,14 +51,16 @@ class MemoryTurnQueue:
             return self._renew_and_batch(session_id, owner, lease_seconds)
 
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False) -> Batch | None:
+                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False,
+                     stop_reason: str | None = None) -> Batch | None:
         with self.m.lock:
             if not self._renew(reply.session_id, owner, lease_seconds):
                 return None
             row = self.m.row_of(reply)
-            row.change(text=text, status=TurnStatus.STOPPED if stopped else TurnStatus.COMPLETE, usage=usage,
+            status = reply_status(stopped, stop_reason)
+            row.change(text=text, status=status, usage=usage, stop_reason=stop_reason,
                        slack_ts=posted[0] if posted else None, stopped_by=row.turn.stopped_by if stopped else None)
-            self.m.settle(pending, TurnStatus.ANSWERED)
+            self.m.settle(pending, TurnStatus.DECLINED if status is TurnStatus.DECLINED else TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 self.m.index(channel, ts, reply.session_id)
             self.m.add_spend(reply.session_id, usage)

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 
 revision = '0016'
-down_revision = '0013'
+down_revision = '0015'
 branch_labels = None
 depends_on = None
 
