@@ -6,6 +6,10 @@ the same transaction that finds nothing more waiting. A message that arrives whi
 Claude is answering is kept and answered next (with full context), never dropped or doubled,
 across threads and replicas. A failed call leaves the user's turn stored and marked failed.
 
+Before each model call the batch's worst case is set aside against its channel's monthly cap (caps.py:
+`admit`) and settled to the real cost in the write that records the answer (released when the call fails or
+never happens); at the cap the batch's turns are kept unanswered and their authors told privately.
+
 A person may stop an answer being written (stopping.py): what it said so far is its answer, marked as
 stopped by them, in Slack and in every later request. A fork's agent session is `processing` while it
 answers and `active` after (off the answer's path: the calls never wait, never fail it).
@@ -18,10 +22,12 @@ from dataclasses import dataclass
 
 from ..domain.agent import SessionStatus, first_message_title
 from ..domain.caching import CacheMode
-from ..domain.errors import ChatUnavailable, ModelUnavailable
+from ..domain.errors import CapReached, ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Role, Session, Usage
 from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
+from ..domain.spend import Reservation
+from .caps import SpendCaps
 from .connections import Connections
 from .liveness import Liveness
 from .model_inputs import model_input
@@ -44,7 +50,7 @@ class Conversation:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
                  on_answered: OnAnswered | None = None, connections: Connections | None = None,
                  stopping: Stopping | None = None, agent: AgentSessions | None = None,
-                 cache: CacheMode = CacheMode.AUTO):
+                 cache: CacheMode = CacheMode.AUTO, caps: SpendCaps | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -57,6 +63,7 @@ class Conversation:
         self.stopping = stopping or Stopping(store.stops, store.sessions)
         self.agent = agent
         self.cache = cache  # THREADFORK_CACHE_TTL
+        self.caps = caps  # each model call reserves its worst case against its channel's monthly cap
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
@@ -122,13 +129,27 @@ class Conversation:
                       reply.id)
         request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections,
                               cache=self.cache)
+        try:
+            reserved = self.caps.admit(session, chosen, self.model.ceiling(request)) if self.caps else None
+        except CapReached as capped:
+            self._tell_capped(batch, str(capped))
+            return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+        try:
+            return self._call(batch, owner, request, place, reserved)
+        except BaseException:
+            self._safely_release(reserved)
+            raise
+
+    def _call(self, batch: Batch, owner: str, request, place: Place,
+              reserved: Reservation | None) -> tuple[Usage | None, Batch | None]:
+        session, pending, reply = batch.session, batch.pending, batch.reply
         with self.stopping.holding(reply.id) as stop:
             try:
                 writer = self.replies.begin_reply(place, stop)
             except ChatUnavailable as error:
                 # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
                 log.warning("session %s cannot be answered: %s", session.id, error)
-                return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+                return None, self.turns.abort_reply(reply, pending, owner, self.lease, reserved)
             self._session(session, SessionStatus.PROCESSING, batch)
             try:
                 completion = self.model.complete(request, writer, stop)
@@ -137,7 +158,7 @@ class Conversation:
                     log.exception("reply failed in session %s", session.id)
                 self._safely_fail(writer, failure_notice(error))
                 self._session(session, SessionStatus.ACTIVE)
-                return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+                return None, self.turns.abort_reply(reply, pending, owner, self.lease, reserved)
         if completion.stopped:
             text, shown = completion.text, f"\n\n_⏹ Stopped by <@{stop.stopped_by}>._"
         else:
@@ -152,7 +173,7 @@ class Conversation:
         self._session(session, SessionStatus.ACTIVE)
         following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
                                             session.channel if session.fork else None, owner, self.lease,
-                                            stopped=completion.stopped)
+                                            stopped=completion.stopped, reservation=reserved)
         if completion.connector_calls:
             self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
@@ -168,6 +189,22 @@ class Conversation:
             if title:
                 self.agent.session_renamed(fork, title)
         self.agent.session_status(fork, status)
+
+    def _tell_capped(self, batch: Batch, why: str) -> None:
+        """At the cap: each author of the batch's turns, privately and once, that their message is kept unanswered."""
+        for author in dict.fromkeys(t.author_id for t in batch.pending if t.author_id):
+            try:
+                self.answers.tell(Audience(batch.session.team_id, batch.session.channel_id, author,
+                                           batch.session.thread_ts), f"{why} {CAPPED_KEPT}")
+            except Exception:
+                log.exception("could not tell %s that the spend cap held their message", author)
+
+    def _safely_release(self, reserved: Reservation | None) -> None:
+        if reserved is not None:
+            try:
+                self.store.spending.release(reserved)
+            except Exception:  # the store is gone: the reservation is forgotten with its day
+                log.exception("a spend reservation of channel %s was not released", reserved.channel.id)
 
     def _tell_given_up(self, batch: Batch) -> None:
         for turn in batch.given_up:
@@ -195,6 +232,7 @@ class Conversation:
             log.exception("could not tell the channel that a reply failed")
 
 
+CAPPED_KEPT = "Your message is kept: react 🔁 to it to have it answered once there is room under the cap."
 GIVEN_UP = (f"⚠️ I tried {MAX_ATTEMPTS} times to answer your message and could not save the answer — "
             "it is kept; react 🔁 to it or send it again to try once more.")
 

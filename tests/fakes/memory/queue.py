@@ -51,8 +51,10 @@ class MemoryTurnQueue:
             return self._renew_and_batch(session_id, owner, lease_seconds)
 
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False) -> Batch | None:
+                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False,
+                     reservation=None) -> Batch | None:
         with self.m.lock:
+            self.m.release(reservation)
             if not self._renew(reply.session_id, owner, lease_seconds):
                 return None
             row = self.m.row_of(reply)
@@ -64,8 +66,10 @@ class MemoryTurnQueue:
             self.m.add_spend(reply.session_id, usage)
             return self._batch(reply.session_id, owner)
 
-    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
+    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float,
+                    reservation=None) -> Batch | None:
         with self.m.lock:
+            self.m.release(reservation)
             if not self._renew(reply.session_id, owner, lease_seconds):
                 return None
             self.m.row_of(reply).change(status=TurnStatus.ABORTED)
