@@ -17,6 +17,7 @@ answers and `active` after (off the answer's path: the calls never wait, never f
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -31,7 +32,8 @@ from .caps import SpendCaps
 from .connections import Connections
 from .liveness import Liveness
 from .model_inputs import model_input
-from .ports import MAX_ATTEMPTS, AgentSessions, Audience, Batch, Model, Place, PrivateAnswers, Replies, Store
+from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, Model, Place, PrivateAnswers, Replies,
+                    Store)
 from .stopping import Stopping
 
 log = logging.getLogger(__name__)
@@ -171,12 +173,31 @@ class Conversation:
             log.exception("posting the reply failed in session %s", session.id)
             posted = []
         self._session(session, SessionStatus.ACTIVE)
-        following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
-                                            session.channel if session.fork else None, owner, self.lease,
-                                            stopped=completion.stopped, reservation=reserved)
+        following = self._record(batch, owner, text, completion, posted, reserved)
         if completion.connector_calls:
             self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
+
+    def _record(self, batch: Batch, owner: str, text: str, completion: Completion, posted: list[str],
+                reserved: Reservation | None) -> Batch | None:
+        """Record a completed call's answer. A store that fails meanwhile (an outage, a full disk) delays it: the
+        record is tried again for up to a lease, while the heartbeat keeps the lease, and the model is never
+        called again for an answer it gave."""
+        session, wait = batch.session, RECORD_RETRY
+        deadline = time.monotonic() + self.lease
+        while True:
+            try:
+                return self.turns.record_reply(batch.reply, batch.pending, text, completion.usage, posted,
+                                               session.channel if session.fork else None, owner, self.lease,
+                                               stopped=completion.stopped, reservation=reserved)
+            except Exception as error:
+                if time.monotonic() + wait > deadline:
+                    raise
+                if wait == RECORD_RETRY:
+                    log.warning("the answer in session %s could not be recorded (%s); trying again",
+                                session.id, type(error).__name__)
+            time.sleep(wait)
+            wait = min(wait * 2, 2.0)
 
     def _session(self, session: Session, status: SessionStatus, batch: Batch | None = None) -> None:
         """A fork's agent session: `processing` while it answers (named by its first message, for a fork that
@@ -232,6 +253,7 @@ class Conversation:
             log.exception("could not tell the channel that a reply failed")
 
 
+RECORD_RETRY = 0.25  # seconds before a failed record of an answer is tried again (doubling, at most 2 s)
 CAPPED_KEPT = "Your message is kept: react 🔁 to it to have it answered once there is room under the cap."
 GIVEN_UP = (f"⚠️ I tried {MAX_ATTEMPTS} times to answer your message and could not save the answer — "
             "it is kept; react 🔁 to it or send it again to try once more.")
