@@ -4,10 +4,11 @@ streaming answer, pass the cap by one turn's worst case at most, and every turn 
 import pytest
 
 from bot.domain.context import SYSTEM_PROMPT
+from bot.domain.model import Channel
 from bot.domain.pricing import price_of
 
 from ..fakes.anthropic_api import Script
-from ..harness import CHANNEL, GENERAL, RunningBot, at_once, wait_until
+from ..harness import CHANNEL, GENERAL, TEAM_ID, RunningBot, at_once, wait_until
 
 CAP = 0.02
 SPENT = 0.0105
@@ -96,3 +97,25 @@ def test_a_failed_call_releases_its_reservation(capped_bot, slack, claude):
     bot.settled()
     assert not [t for t in told(slack, "UALICE01") if CAPPED in t]
     assert [p for p in slack.posts(CHANNEL, top_level=True) if p.shown.startswith("ok")]
+
+
+def test_a_private_fork_counts_against_the_channel_it_forks_and_stops_at_its_cap(capped_bot, slack, claude):
+    bot, dm = capped_bot, "D0ALICE001"
+    slack.add_room(CHANNEL, "general", ["UALICE01", "UBOB0001"])
+    bot.view_channel("UALICE01", CHANNEL, dm=dm)
+    bot.settled()
+    claude.script(Script(text="a private answer", usage={"input_tokens": round(SPENT * DOLLAR), "output_tokens": 0}))
+    root = bot.dm("UALICE01", "what about pricing for schools?", dm=dm)
+    wait_until(lambda: len(claude.requests) == 1, message="the private fork's first request")
+    bot.settled()
+    assert month_micros(bot) == 10_500  # the channel's cost, not the DM's
+    assert bot.store.spending.report(Channel(TEAM_ID, dm)).month.cost_micros == 0
+    claude.script(Script(text="another", usage={"input_tokens": round(SPENT * DOLLAR), "output_tokens": 0}))
+    bot.dm("UALICE01", "and for universities?", dm=dm, thread_ts=root)
+    wait_until(lambda: len(claude.requests) == 2, message="the second private turn")
+    bot.settled()
+    assert month_micros(bot) == 21_000  # the channel is at its cap now
+    bot.dm("UALICE01", "and for colleges?", dm=dm, thread_ts=root)
+    bot.settled()
+    assert len(claude.requests) == 2  # no model call past the channel's cap
+    assert [t for t in told(slack, "UALICE01") if CAPPED in t and f"<#{CHANNEL}>" in t]
