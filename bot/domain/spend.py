@@ -7,6 +7,12 @@ monthly cap. Pure values and rules, no I/O.
   turns and forks then get a private answer and no model call, while merges and abandons go on (no fork is
   stranded). At NOTICE_SHARE of it the channel is told once. A raised cap or a new month lifts it at once,
   because both are read afresh at every turn.
+- Under concurrency the cap holds by reservation: before a turn calls Claude it sets aside its worst case
+  (`ceiling`: its input as counted plus max_tokens of output, at its model's price) on its channel's day, in
+  one conditional update admitted only while the month's spend plus today's reservations is under the cap,
+  and settles to the real cost when the answer is recorded (or releases it when the call fails). So turns
+  sent at once pass the cap by one turn's worst case at most; a private fork counts against the channel it
+  forks. A reservation a dead process left behind is forgotten with its day.
 - These are estimates from reported usage at the price table's rates, not an invoice: every place that
   shows a number says so.
 """
@@ -16,9 +22,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
-from .model import Usage, summed
+from typing import TYPE_CHECKING
+
+from .model import Channel, Usage, summed
+
+if TYPE_CHECKING:  # context.py reads settings.py, which reads this module
+    from .context import ModelInput
 
 NOTICE_SHARE = 0.8
+# an image or a document counted as this many input tokens: Claude reads an image of up to ~1.15 megapixels as
+# at most ~1,600 tokens (platform.claude.com, Vision); a document's pages are unknown here, so it is a guess
+FILE_TOKENS = 1_600
 ESTIMATED = "estimated from the usage Claude's API reported"
 
 
@@ -50,6 +64,24 @@ class SpendReport:
 def spent(usage: Usage, in_fork: bool) -> Spent:
     """What one recorded call adds to its channel's day."""
     return Spent(usage.cost_micros, usage.cost_micros if in_fork else 0, usage.uncached_micros, usage.unpriced)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A turn's worst case set aside on its channel's day until its answer is recorded."""
+
+    channel: Channel
+    day: str
+    micros: int
+
+
+def ceiling(model_input: ModelInput, max_tokens: int) -> Usage:
+    """The most one call with this input may use: its input as counted (characters / ESTIMATED_CHARS_PER_TOKEN,
+    FILE_TOKENS a file), all of it unread from the cache, and max_tokens of output."""
+    from .context import ESTIMATED_CHARS_PER_TOKEN  # noqa: PLC0415 - see the import of ModelInput
+    chars = len(model_input.system) + sum(len(b.text) for b in model_input.blocks if b.kind == "text")
+    files = sum(1 for b in model_input.blocks if b.kind != "text")
+    return Usage(input_tokens=chars // ESTIMATED_CHARS_PER_TOKEN + files * FILE_TOKENS, output_tokens=max_tokens)
 
 
 def day_of(moment: datetime) -> str:

@@ -80,6 +80,9 @@ class MeteredModel:
         self.usages.append(completion.usage)
         return completion
 
+    def ceiling(self, model_input) -> tuple[str, Usage]:
+        return self.model.ceiling(model_input)
+
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         return self.model.upload(name, media_type, data)
 

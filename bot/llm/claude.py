@@ -20,6 +20,8 @@ from anthropic.types import Message
 
 from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
+from ..domain.model import Usage
+from ..domain.spend import ceiling
 from ..services.ports import Completion, ReplyEvents, StopSignal
 from .reading import Reading
 from .request import MCP_BETA, RequestEncoder, server_tools
@@ -113,6 +115,9 @@ class Claude:
             finally:
                 if stop is not None:
                     stop.on_stop(None)
+
+    def ceiling(self, model_input: ModelInput) -> tuple[str, Usage]:
+        return model_input.model or self.model, ceiling(model_input, self.max_tokens)
 
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         try:

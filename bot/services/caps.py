@@ -7,6 +7,12 @@ THREADFORK_MONTHLY_SPEND_CAP_USD as every channel's default.
 - At the cap, a new turn or fork gets a private answer (`refusal`) and no model call; merges and
   abandons go on, so no fork is stranded. The cap and the month are read afresh at every turn, so a
   raised cap or a new month lifts it at once on every replica.
+- Under concurrency it holds by reservation (`admit`, before every model call of a turn): the turn sets its
+  worst case aside on the channel's day, atomically across replicas, only while the month's spend plus what is
+  set aside is under the cap, and its answer's record settles it (a failure releases it). A turn that would pass
+  the cap with the answers being written now is refused like one at the cap (kept, its author told privately);
+  so is a new message while they are, as the turn's read counts what they set aside. A private fork counts
+  against the channel it forks.
 - At NOTICE_SHARE of the cap the channel gets one notice per month and cap, whichever replica sees it
   first (a marker): after the answer that crossed it, or at the next turn when a merge or compaction did.
   Each process remembers the notices it knows were sent, so a channel near its cap costs no write per turn.
@@ -19,13 +25,15 @@ from typing import NamedTuple
 
 from ..domain.agent import is_dm
 from ..domain.errors import CapReached
-from ..domain.model import Channel
+from ..domain.model import Channel, Session, Usage
+from ..domain.pricing import priced
 from ..domain.settings import ChannelSettings
-from ..domain.spend import ESTIMATED, CapState, cap_micros, cap_state, dollars, month_of
+from ..domain.spend import ESTIMATED, CapState, Reservation, cap_micros, cap_state, dollars, month_of
 from .ports import Place, Replies, Standing, Store
 
 log = logging.getLogger(__name__)
 
+ADMIT_TRIES = 3  # reservations a turn tries while the answers that refused it settle meanwhile
 REMEMBERED = 10_000  # notices a process remembers as sent; beyond that it asks the store again
 
 
@@ -35,10 +43,17 @@ class CapView:
 
     cap_usd: float | None  # None or 0: no cap applies
     month_micros: int | None  # None: not read (no cap applies)
+    reserved_micros: int = 0  # set aside today by the answers being written now
 
     @property
     def state(self) -> CapState:
         return cap_state(self.month_micros, self.cap_usd)
+
+    @property
+    def admits(self) -> bool:
+        """A new turn may start: no cap applies, or the month's spend and what is set aside are under it."""
+        return self.month_micros is None or cap_state(self.month_micros + self.reserved_micros,
+                                                      self.cap_usd) is not CapState.REACHED
 
     def plus(self, micros: int) -> CapView:
         return CapView(self.cap_usd, None if self.month_micros is None else self.month_micros + micros)
@@ -64,16 +79,23 @@ class SpendCaps:
         standing = standing or self.store.spending.chosen(channel)
         chosen = standing.settings
         cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else self.default_cap
-        return ChannelRead(chosen, CapView(cap, standing.month_micros if cap else None), standing.parent_id)
+        return ChannelRead(chosen, CapView(cap, standing.month_micros if cap else None, standing.reserved_micros),
+                           standing.parent_id)
 
     def refusal(self, channel: Channel, view: CapView, elsewhere: bool = False) -> str | None:
         """What a person who asks for a new turn or fork is told privately at the cap (None: below it); the
         channel is told once, too, if nobody was yet. `elsewhere`: asked from another conversation (a private
         fork of the channel, from a DM), which the answer names."""
         self.notice_if_due(channel, view)
-        if view.state is not CapState.REACHED:
+        if view.admits:
             return None
         where = f"<#{channel.id}>" if elsewhere else "This DM" if is_dm(channel.id) else "This channel"
+        if view.state is not CapState.REACHED:  # only with what the answers being written now may cost
+            return (f"{where} reached its monthly spend cap, counting what the answers being written now may cost: "
+                    f"{dollars(view.month_micros)} spent of {dollars(cap_micros(view.cap_usd))} this month "
+                    f"({ESTIMATED}). I won't start new questions or forks {'of it' if elsewhere else 'here'} until "
+                    f"they are done (then try again), or {self.who_can_raise()} raises the cap with `/threadfork`. "
+                    "Merging and abandoning forks still work.")
         return (f"{where} reached its monthly spend cap: {dollars(view.month_micros)} of "
                 f"{dollars(cap_micros(view.cap_usd))} this month ({ESTIMATED}). I won't start new questions or "
                 f"forks {'of it' if elsewhere else 'here'} until {self.who_can_raise()} raises the cap with `/threadfork`, or the month ends "
@@ -87,6 +109,29 @@ class SpendCaps:
         if refused:
             raise CapReached(refused)
         return view
+
+    def admit(self, session: Session, chosen: ChannelSettings | None, ceiling: tuple[str, Usage]) -> Reservation | None:
+        """Before a model call of `session`'s turn: its worst case (`ceiling`: the model and the most it may use)
+        set aside against the cap of its channel (a private fork's: the channel it forks; `chosen`: the session's
+        channel's settings, if just read). None: no cap applies. Raises CapReached, with what to tell its
+        authors, when the cap, with what is set aside already, is reached."""
+        channel = session.fork.home if session.fork else session.channel
+        settings = chosen if chosen is not None and channel == session.channel else None
+        settings = settings or self.store.channel_settings.of(channel)
+        cap = settings.monthly_spend_cap_usd if settings.monthly_spend_cap_usd is not None else self.default_cap
+        if not cap:
+            return None
+        model, most = ceiling
+        worst, elsewhere = priced(model, most).cost_micros, channel != session.channel
+        for _ in range(ADMIT_TRIES):  # refused, but what was set aside may have been settled since
+            reservation = self.store.spending.reserve(channel, worst, cap_micros(cap))
+            if reservation is not None:
+                return reservation
+            view = self.read(channel)[1]
+            if not view.admits:
+                break
+        busy = CapView(cap, view.month_micros or 0, view.reserved_micros + cap_micros(cap))  # as the store found it
+        raise CapReached(self.refusal(channel, view if not view.admits else busy, elsewhere))
 
     def answered(self, channel: Channel, view: CapView, micros: int) -> None:
         """After answers that cost `micros`: the channel's notice, if they took it to NOTICE_SHARE of its cap."""

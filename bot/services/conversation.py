@@ -9,6 +9,10 @@ across threads and replicas. A failed call leaves the user's turn stored and mar
 A fork's merge asked for while Claude answers there waits for every answer waiting to be recorded; the
 holder then carries it out (`on_released`), after the answer's own follow-ups.
 
+Before each model call the batch's worst case is set aside against its channel's monthly cap (caps.py:
+`admit`) and settled to the real cost in the write that records the answer (released when the call fails or
+never happens); at the cap the batch's turns are kept unanswered and their authors told privately.
+
 A person may stop an answer being written (stopping.py): what it said so far is its answer, marked as
 stopped by them, in Slack and in every later request. A fork's agent session is `processing` while it
 answers and `active` after (off the answer's path: the calls never wait, never fail it).
@@ -16,20 +20,24 @@ answers and `active` after (off the answer's path: the calls never wait, never f
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..domain.agent import SessionStatus, first_message_title
 from ..domain.caching import CacheMode
-from ..domain.errors import ChatUnavailable, ModelUnavailable
+from ..domain.errors import CapReached, ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Role, Session, Usage
 from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
+from ..domain.spend import Reservation
 from ..domain.stops import CONTEXT_FULL, CONTINUE_PROMPT, REFIT_PROMPT, continuable, stop_note
+from .caps import SpendCaps
 from .connections import Connections
 from .liveness import Liveness
 from .model_inputs import model_input
-from .ports import MAX_ATTEMPTS, AgentSessions, Audience, Batch, Model, Place, PrivateAnswers, Replies, Store
+from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, Model, Place, PrivateAnswers, Replies,
+                    Store)
 from .stopping import Stopping
 
 log = logging.getLogger(__name__)
@@ -50,7 +58,7 @@ class Conversation:
                  on_answered: OnAnswered | None = None, connections: Connections | None = None,
                  stopping: Stopping | None = None, agent: AgentSessions | None = None,
                  cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None,
-                 compact: Callable[[int], object] | None = None):
+                 compact: Callable[[int], object] | None = None, caps: SpendCaps | None = None):
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -65,6 +73,7 @@ class Conversation:
         self.agent = agent
         self.cache = cache  # THREADFORK_CACHE_TTL
         self.compact = compact  # compacts a session now (an answer filled the context window); falsy: nothing to do
+        self.caps = caps  # each model call reserves its worst case against its channel's monthly cap
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
                claim: str | None = None, attachments: Sequence[Attachment] = (),
@@ -140,13 +149,27 @@ class Conversation:
                       reply.id)
         request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections,
                               cache=self.cache)
+        try:
+            reserved = self.caps.admit(session, chosen, self.model.ceiling(request)) if self.caps else None
+        except CapReached as capped:
+            self._tell_capped(batch, str(capped))
+            return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+        try:
+            return self._call(batch, owner, request, place, reserved)
+        except BaseException:
+            self._safely_release(reserved)
+            raise
+
+    def _call(self, batch: Batch, owner: str, request, place: Place,
+              reserved: Reservation | None) -> tuple[Usage | None, Batch | None]:
+        session, pending, reply = batch.session, batch.pending, batch.reply
         with self.stopping.holding(reply.id) as stop:
             try:
                 writer = self.replies.begin_reply(place, stop)
             except ChatUnavailable as error:
                 # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
                 log.warning("session %s cannot be answered: %s", session.id, error)
-                return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+                return None, self.turns.abort_reply(reply, pending, owner, self.lease, reserved)
             self._session(session, SessionStatus.PROCESSING, batch)
             try:
                 completion = self.model.complete(request, writer, stop)
@@ -155,7 +178,8 @@ class Conversation:
                     log.exception("reply failed in session %s", session.id)
                 self._safely_fail(writer, failure_notice(error))
                 self._session(session, SessionStatus.ACTIVE)
-                return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+                return None, self.turns.abort_reply(reply, pending, owner, self.lease, reserved)
+        last = pending[-1]
         reason = None if completion.stopped else completion.stop_reason
         refit = reason == CONTEXT_FULL and last.text != REFIT_PROMPT and self._compacted(session)
         if completion.stopped:
@@ -171,9 +195,7 @@ class Conversation:
             log.exception("posting the reply failed in session %s", session.id)
             posted = []
         self._session(session, SessionStatus.ACTIVE)
-        following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
-                                            session.channel if session.fork else None, owner, self.lease,
-                                            stopped=completion.stopped, stop_reason=completion.stop_reason)
+        following = self._record(batch, owner, text, completion, posted, reserved)
         if refit and following is None:  # answered again once, on the compacted session, in the same lease
             following = self.turns.submit_turn(
                 session.id, REFIT_PROMPT, author_id=last.author_id or "", author_name=last.author_name, slack_ts=None,
@@ -189,6 +211,28 @@ class Conversation:
             log.exception("compacting session %s after a full context window failed", session.id)
             return False
 
+    def _record(self, batch: Batch, owner: str, text: str, completion: Completion, posted: list[str],
+                reserved: Reservation | None) -> Batch | None:
+        """Record a completed call's answer. A store that fails meanwhile (an outage, a full disk) delays it: the
+        record is tried again for up to a lease, while the heartbeat keeps the lease, and the model is never
+        called again for an answer it gave."""
+        session, wait = batch.session, RECORD_RETRY
+        deadline = time.monotonic() + self.lease
+        while True:
+            try:
+                return self.turns.record_reply(batch.reply, batch.pending, text, completion.usage, posted,
+                                               session.channel if session.fork else None, owner, self.lease,
+                                               stopped=completion.stopped, stop_reason=completion.stop_reason,
+                                               reservation=reserved)
+            except Exception as error:
+                if time.monotonic() + wait > deadline:
+                    raise
+                if wait == RECORD_RETRY:
+                    log.warning("the answer in session %s could not be recorded (%s); trying again",
+                                session.id, type(error).__name__)
+            time.sleep(wait)
+            wait = min(wait * 2, 2.0)
+
     def _session(self, session: Session, status: SessionStatus, batch: Batch | None = None) -> None:
         """A fork's agent session: `processing` while it answers (named by its first message, for a fork that
         had no topic), `active` after. Never waited for; Slack refusing it changes nothing."""
@@ -200,6 +244,22 @@ class Conversation:
             if title:
                 self.agent.session_renamed(fork, title)
         self.agent.session_status(fork, status)
+
+    def _tell_capped(self, batch: Batch, why: str) -> None:
+        """At the cap: each author of the batch's turns, privately and once, that their message is kept unanswered."""
+        for author in dict.fromkeys(t.author_id for t in batch.pending if t.author_id):
+            try:
+                self.answers.tell(Audience(batch.session.team_id, batch.session.channel_id, author,
+                                           batch.session.thread_ts), f"{why} {CAPPED_KEPT}")
+            except Exception:
+                log.exception("could not tell %s that the spend cap held their message", author)
+
+    def _safely_release(self, reserved: Reservation | None) -> None:
+        if reserved is not None:
+            try:
+                self.store.spending.release(reserved)
+            except Exception:  # the store is gone: the reservation is forgotten with its day
+                log.exception("a spend reservation of channel %s was not released", reserved.channel.id)
 
     def _tell_given_up(self, batch: Batch) -> None:
         for turn in batch.given_up:
@@ -227,6 +287,8 @@ class Conversation:
             log.exception("could not tell the channel that a reply failed")
 
 
+RECORD_RETRY = 0.25  # seconds before a failed record of an answer is tried again (doubling, at most 2 s)
+CAPPED_KEPT = "Your message is kept: react 🔁 to it to have it answered once there is room under the cap."
 GIVEN_UP = (f"⚠️ I tried {MAX_ATTEMPTS} times to answer your message and could not save the answer — "
             "it is kept; react 🔁 to it or send it again to try once more.")
 

@@ -74,14 +74,14 @@ class Services:
         self.connections = Connections(store.connector_tokens, channels.secrets, channels.defaults.connectors or (),
                                        channels.connector_tokens)
         self.stopping = Stopping(store.stops, store.sessions)
+        self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
                                          on_answered=self._after_answer, connections=self.connections,
                                          on_released=lambda session: self.forks.answered(session),
                                          stopping=self.stopping, agent=chat.agent, cache=policy.cache_ttl,
-                                         compact=self.compactor.compact)
+                                         compact=self.compactor.compact, caps=self.caps)
         merging = Merging(store, chat.posts, model, self.liveness, self.connections, chat.agent, policy.cache_ttl)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
-        self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
         self.forks = Forks(store, chat.posts, self.conversation, self.policies, merging, self.reviews,
                            chat.agent, self.caps)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)

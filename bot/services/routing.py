@@ -14,14 +14,19 @@ A message someone shared or forwarded (`shared`) is part of the sharer's turn, q
 words (bot/domain/shared.py), with or without words of their own; whether the bot was mentioned, and
 which command was given, is read from the sharer's own words only.
 
+A message in a thread that is no fork while a fork of the channel is opening waits for that opening to be
+recorded (Slack shows the root before the bot has its ts): it may be the fork's first turn, never dropped.
+
 A turn reads its channel's settings once, and with them its spend this month where a cap applies
 (caps.py): at the cap a new turn or fork is refused privately, with no model call; merges, abandons and
 other in-thread commands go on.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
@@ -35,6 +40,7 @@ from .budgets import Budgets
 from .caps import CapView, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
+from .gestures import OPENING_WAIT
 from .pane import AgentPane
 from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Standing, Store
 from .refusals import refuse
@@ -93,7 +99,7 @@ class Router:
         mentioned = mentions(message.text, bot)
         standing = message.standing
         if message.in_thread:  # its fork and what its turn reads of the channel, in one read
-            standing = self.store.spending.chosen(message.channel, message.thread_ts)
+            standing = self._once_opened(message, self.store.spending.chosen(message.channel, message.thread_ts))
         fork = standing.fork if message.in_thread else None
         if fork is None and not (mentioned or message.channel_type == "im"):
             return  # ordinary channel chatter; the parent listens only when mentioned
@@ -121,6 +127,22 @@ class Router:
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
+
+    def _once_opened(self, message: IncomingMessage, standing: Standing) -> Standing:
+        """A thread's message that names no fork while a fork of its channel is opening: Slack shows a root before
+        its poster has Slack's answer, so it may be that fork's first message. It waits (OPENING_WAIT at most) for
+        the opening to be recorded, as a click on the root does (gestures.py), then reads again."""
+        deadline = time.monotonic() + OPENING_WAIT
+        while standing.fork is None and self._opening(message.channel) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            standing = self.store.spending.chosen(message.channel, message.thread_ts)
+        return standing
+
+    def _opening(self, channel: Channel) -> bool:
+        """A fork of the channel was opened moments ago and its root's ts is not recorded yet."""
+        since = self.store.clock() - timedelta(seconds=2 * OPENING_WAIT)
+        return any(f.root_ts is None and (f.last_activity_at is None or f.last_activity_at >= since)
+                   for f in self.store.sessions.forks_in(channel, ForkStatus.OPEN))
 
     def _parent_turn(self, message: IncomingMessage, text: str, audience: Audience, key: str,
                      chosen: ChannelSettings, cap: CapView | None, capped: str | None, parent: int | None) -> None:

@@ -42,7 +42,7 @@ class SqlMerges:
                 raise RuntimeError(f"fork {fork.id} left the merging state")
             turn = append(conn, now, fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
                           usage=usage, source_fork_id=fork.id)
-            spend.add(conn, fork.team_id, fork.channel_id, now, usage, in_fork=True)  # a summary is a fork's cost
+            spend.add(conn, fork.team_id, fork.home.id, now, usage, in_fork=True)  # a fork's cost, its channel's
             return turn
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Attachment, Channel, Role, Turn, TurnStatus, Usage
 from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until, next_batch, reply_status
+from ..domain.spend import Reservation
 from ..services.ports import Batch, Submitted
 from . import spend
 from . import statements as sql
@@ -92,12 +93,14 @@ class SqlTurnQueue:
 
     def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
                      posted: Sequence[str], channel: Channel | None, owner: str,
-                     lease_seconds: float, stopped: bool = False, stop_reason: str | None = None) -> Batch | None:
+                     lease_seconds: float, stopped: bool = False, stop_reason: str | None = None,
+                     reservation: Reservation | None = None) -> Batch | None:
         """With a channel, every message of the answer is indexed for reactions."""
         now = self.db.now()
         with self.db.writing() as conn:
             row = _renew(conn, reply.session_id, owner, lease_seconds, now)
             if row is None:
+                spend.release(conn, reservation)
                 return None  # taken over: the new holder answers these turns
             status = reply_status(stopped, stop_reason)
             conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text, "status": status.value,
@@ -107,13 +110,17 @@ class SqlTurnQueue:
             for ts in posted if channel else ():
                 index(conn, channel, ts, reply.session_id)
             following = self._batch(conn, reply.session_id, owner, now, row)
-            spend.add(conn, row.team_id, row.channel_id, now, usage, row.kind == "fork")  # last: the day's row
-            return following                                                          # is locked till commit
+            # last: the day's row is locked till commit; a private fork's cost is its channel's
+            spend.add(conn, row.team_id, row.private_of or row.channel_id, now, usage, row.kind == "fork")
+            spend.release(conn, reservation)  # settled: the real cost replaces the worst case
+            return following
 
-    def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float) -> Batch | None:
+    def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float,
+                    reservation: Reservation | None = None) -> Batch | None:
         now = self.db.now()
         with self.db.writing() as conn:
             row = _renew(conn, reply.session_id, owner, lease_seconds, now)
+            spend.release(conn, reservation)
             if row is None:
                 return None
             conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))

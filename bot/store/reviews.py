@@ -28,9 +28,9 @@ class SqlReviews:
         with self.db.writing() as conn:
             if not make(conn, fork_id, transitions.record_draft(number, text, seq, usage, requested_by, owner)):
                 return False
-            where = conn.execute(select(sessions.c.team_id, sessions.c.channel_id)
-                                 .where(sessions.c.id == fork_id)).one()
-            spend.add(conn, where.team_id, where.channel_id, self.db.now(), usage, in_fork=True)
+            where = conn.execute(select(sessions.c.team_id, sessions.c.channel_id, sessions.c.private_of)
+                                 .where(sessions.c.id == fork_id)).one()  # a private fork's cost is its channel's
+            spend.add(conn, where.team_id, where.private_of or where.channel_id, self.db.now(), usage, in_fork=True)
             return True
 
     def release_draft(self, fork_id: int, owner: str) -> None:

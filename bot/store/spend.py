@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from sqlalchemy import and_, bindparam, func, literal, select
+from sqlalchemy import and_, bindparam, case, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.model import Channel, Usage
-from ..domain.spend import Spent, SpendReport, day_of, month_of, spent
+from ..domain.spend import Reservation, Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
 from . import channel_settings as settings_rows
 from .database import Database
@@ -38,9 +38,11 @@ _MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
 # a turn's one statement about its channel: the parent's id, the month's sum (a few indexed rows: summed
 # whether or not a cap applies, SpendCaps decides) and the settings row if there is one (outer-joined to a
 # row that always is)
+_TODAY_RESERVED = select(spend.c.reserved_micros).where(*_channel, spend.c.day == bindparam("today"))
 _ALWAYS = select(literal(1).label("always")).subquery()
 STANDING = (select(PARENT.scalar_subquery().label("parent_session"),
-                   _MONTH.scalar_subquery().label("month_spent"), channel_settings)
+                   _MONTH.scalar_subquery().label("month_spent"),
+                   _TODAY_RESERVED.scalar_subquery().label("reserved"), channel_settings)
             .select_from(_ALWAYS.outerjoin(channel_settings, and_(
                 channel_settings.c.team_id == bindparam("team_id"),
                 channel_settings.c.channel_id == bindparam("channel_id")))))
@@ -60,9 +62,41 @@ def read_standing(conn, channel: Channel, now: datetime) -> Standing:
     """What a turn reads of its channel, inside the caller's transaction (a read, or the keep of its delivery)."""
     first, following = month_of(now)
     row = conn.execute(STANDING, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
-                                  "next": following, "key": parent_key(channel)}).one()
+                                  "next": following, "today": day_of(now), "key": parent_key(channel)}).one()
     chosen = settings_rows.from_row(conn, channel, row if row.team_id is not None else None)
-    return Standing(chosen, int(row.month_spent), row.parent_session)
+    return Standing(chosen, int(row.month_spent), row.parent_session, reserved_micros=int(row.reserved or 0))
+
+
+# A reservation: today's row made if missing, then one conditional UPDATE of it, admitted while the month's
+# spend plus today's reservations is under the cap. The other days' sum cannot change meanwhile (answers are
+# recorded on today's row), and the row's own figures are re-read under its lock (PostgreSQL re-checks the
+# condition on the row a concurrent reservation committed; SQLite has one writer): atomic across replicas.
+_other = spend.alias("other_days")
+_OTHER_DAYS = select(func.coalesce(func.sum(_other.c.cost_micros), 0)).where(
+    _other.c.team_id == bindparam("team"), _other.c.channel_id == bindparam("channel"),
+    _other.c.day >= bindparam("first"), _other.c.day < bindparam("next"), _other.c.day != bindparam("on"))
+_today = (spend.c.team_id == bindparam("team"), spend.c.channel_id == bindparam("channel"),
+          spend.c.day == bindparam("on"))  # an UPDATE's parameters may not bear its columns' names
+_RESERVE = (update(spend).where(*_today, spend.c.cost_micros + spend.c.reserved_micros
+                                + _OTHER_DAYS.scalar_subquery() < bindparam("cap"))
+            .values(reserved_micros=spend.c.reserved_micros + bindparam("micros")).returning(spend.c.day))
+_RELEASE = update(spend).where(*_today).values(reserved_micros=case(
+    (spend.c.reserved_micros > bindparam("micros"), spend.c.reserved_micros - bindparam("micros")), else_=0))
+
+
+def _day_row(dialect):
+    return dialect.insert(spend).values(team_id=bindparam("team_id"), channel_id=bindparam("channel_id"),
+                                        day=bindparam("day")).on_conflict_do_nothing()
+
+
+_DAY_ROW = {"sqlite": _day_row(sqlite), "postgresql": _day_row(postgresql)}
+
+
+def release(conn, reservation: Reservation | None) -> None:
+    """Give a reservation back (inside the caller's transaction: the one recording its answer settles it)."""
+    if reservation is not None and reservation.micros:
+        conn.execute(_RELEASE, {"team": reservation.channel.team_id, "channel": reservation.channel.id,
+                                "on": reservation.day, "micros": reservation.micros})
 
 
 class SqlSpending:
@@ -77,6 +111,21 @@ class SqlSpending:
             row = conn.execute(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id,
                                                  "ts": thread_ts}).first()
         return replace(standing, fork=to_fork(row) if row else None)
+
+    def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
+        now = self.db.now()
+        first, following = month_of(now)
+        today = day_of(now)
+        with self.db.writing() as conn:
+            conn.execute(_DAY_ROW[conn.dialect.name], {"team_id": channel.team_id, "channel_id": channel.id,
+                                                       "day": today})
+            day = conn.execute(_RESERVE, {"team": channel.team_id, "channel": channel.id, "on": today, "first": first,
+                                          "next": following, "cap": cap_micros, "micros": micros}).scalar()
+        return None if day is None else Reservation(channel, day, micros)
+
+    def release(self, reservation: Reservation) -> None:
+        with self.db.writing() as conn:
+            release(conn, reservation)
 
     def report(self, channel: Channel) -> SpendReport:
         now = self.db.now()

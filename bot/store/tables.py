@@ -256,6 +256,8 @@ spend = Table(
     Column("fork_micros", BigInteger, nullable=False, default=0),  # the part spent in forks and their merges
     Column("uncached_micros", BigInteger, nullable=False, default=0),  # the same calls without the cache
     Column("unpriced", Integer, nullable=False, default=0),  # calls by a model the price table lacks
+    # the worst cases of the answers being written now, set aside against the cap until each is recorded
+    Column("reserved_micros", BigInteger, nullable=False, default=0, server_default="0"),
 )
 
 # a channel's own MCP connectors, in the order its settings show them; the token is Fernet-sealed

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from bot.domain.context import ModelInput
 from bot.domain.errors import ModelUnavailable
 from bot.domain.model import Usage
+from bot.domain.spend import ceiling
 from bot.services.ports import Completion, Source
 
 
@@ -40,6 +41,9 @@ class ScriptedModel:
         if events and answer.text:
             events.write(answer.text)
         return Completion(answer.text, answer.usage, answer.sources)
+
+    def ceiling(self, model_input: ModelInput) -> tuple[str, Usage]:
+        return model_input.model or "claude-sonnet-5-5", ceiling(model_input, 8192)
 
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         self.uploads.append((name, media_type, data))

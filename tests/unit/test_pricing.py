@@ -106,3 +106,13 @@ def test_a_cap_is_shown_in_the_modal_as_typed_and_a_cap_below_a_cent_is_refused(
         with pytest.raises(ValueError, match=r"\$0\.01"):
             parse_cap(tiny)
     assert parse_cap("0.01") == 0.01
+
+
+def test_a_turns_worst_case_is_its_input_as_counted_plus_max_tokens_of_output_at_its_models_price():
+    from bot.domain.context import Block, ModelInput
+    from bot.domain.spend import FILE_TOKENS, ceiling
+    model_input = ModelInput("s" * 400, (Block("user", "q" * 4_000), Block("user", "chart.png", kind="image",
+                                                                               file_id="file_1")))
+    most = ceiling(model_input, 8_192)
+    assert (most.input_tokens, most.output_tokens) == (100 + 1_000 + FILE_TOKENS, 8_192)
+    assert priced("claude-sonnet-5-5", most).cost_micros == round((2_700 * 2.00 + 8_192 * 10.00))

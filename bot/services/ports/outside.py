@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ...domain.context import ModelInput
+from ...domain.model import Usage
 from .values import Completion, Source
 
 class ReplyEvents(Protocol):
@@ -43,6 +44,9 @@ class StopSignal(Protocol):
 class Model(Protocol):
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
                  stop: StopSignal | None = None) -> Completion: ...
+    def ceiling(self, model_input: ModelInput) -> tuple[str, Usage]:
+        """The model that answers this input and the most one call with it may use: its input as counted plus
+        max_tokens of output (bot/domain/spend.py: ceiling), what a turn reserves against its channel's cap."""
     def upload(self, name: str, media_type: str, data: bytes) -> str:
         """Keep a file with the model's provider (Anthropic's Files API); its id for requests."""
     def forget_upload(self, file_id: str) -> None:

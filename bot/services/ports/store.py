@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ...domain.merge import MergedSummary
 from ...domain.settings import ChannelSettings
-from ...domain.spend import Spent, SpendReport
+from ...domain.spend import Reservation, Spent, SpendReport
 from ...domain.model import (
     Attachment,
     Channel,
@@ -115,15 +115,18 @@ class TurnQueue(Protocol):
         renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
                      channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False,
-                     stop_reason: str | None = None) -> Batch | None:
+                     stop_reason: str | None = None, reservation: Reservation | None = None) -> Batch | None:
         """Store the answer (with its `stop_reason`) and mark its turns answered — a `refusal` marks the answer and
-        its turns DECLINED (domain/queue.py reply_status), out of every later request; then, atomically, the
+        its turns DECLINED (domain/queue.py reply_status), out of every later request —, its cost added to its
+        channel's day (a private fork's: the channel it forks) and its `reservation` settled; then, atomically, the
         holder's next batch. A
         holder whose lease was lost (taken over) records nothing and gets None. `stopped`: a person
         stopped it (Stops), and what it said so far is its answer, kept as STOPPED with who stopped it;
         otherwise it is COMPLETE and a Stop that came too late is forgotten."""
-    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
-        """The call failed: the answer leaves the context, its turns stay, failed; then the next batch."""
+    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float,
+                    reservation: Reservation | None = None) -> Batch | None:
+        """The call failed (or was never made): the answer leaves the context, its turns stay, failed, its
+        `reservation` is released; then the next batch."""
     def lease(self, session_id: int, owner: str, seconds: float) -> bool: ...
     def release(self, session_id: int, owner: str) -> None: ...
     def renew_leases(self, owners: Collection[str], seconds: float) -> None:
@@ -308,6 +311,11 @@ class Spending(Protocol):
         """The channel's settings, its spend this UTC month and its conversation's session, if it has one — in
         the one read a turn makes (unless its delivery's keep read them: Inbox.keep_and_read); with
         `thread_ts`, also the fork that thread is, if it is one (a thread's message reads both at once)."""
+    def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
+        """Set `micros` aside on the channel's day, atomically across replicas, if its month's spend plus today's
+        reservations is under `cap_micros`; None (nothing set aside) when it is not."""
+    def release(self, reservation: Reservation) -> None:
+        """Give a reservation back whole (an answer recorded gives its back in the same write: record_reply)."""
     def report(self, channel: Channel) -> SpendReport:
         """Today's and this month's figures (UTC), for `/context`."""
     def months(self, team_id: str) -> dict[str, Spent]:

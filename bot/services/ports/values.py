@@ -44,6 +44,7 @@ class Standing:
     month_micros: int
     parent_id: int | None
     fork: Fork | None = None
+    reserved_micros: int = 0  # set aside today by the answers being written now (bot/domain/spend.py)
 
 
 @dataclass(frozen=True)

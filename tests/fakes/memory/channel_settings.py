@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from bot.domain.model import Channel
 from bot.domain.settings import ChannelSettings
-from bot.domain.spend import Spent, SpendReport, day_of, month_of
+from bot.domain.spend import Reservation, Spent, SpendReport, day_of, month_of
 from bot.services.ports import Standing
 
 from .state import Memory
@@ -81,6 +81,18 @@ class MemorySpending:
             row = self.m.sessions.get(self.m.messages.get((channel, thread_ts), 0))
             return replace(found, fork=row.fork() if row and row.kind == "fork" else None)
 
+    def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
+        with self.m.lock:
+            key = (channel, day_of(self.m.clock()))
+            if month(self.m, channel).cost_micros + self.m.reserved.get(key, 0) >= cap_micros:
+                return None
+            self.m.reserved[key] = self.m.reserved.get(key, 0) + micros
+            return Reservation(channel, key[1], micros)
+
+    def release(self, reservation: Reservation) -> None:
+        with self.m.lock:
+            self.m.release(reservation)
+
     def report(self, channel: Channel) -> SpendReport:
         with self.m.lock:
             now = self.m.clock()
@@ -104,4 +116,5 @@ def month(m: Memory, channel: Channel) -> Spent:
 def standing(m: Memory, channel: Channel) -> Standing:
     """What a turn reads of its channel (the caller holds the lock)."""
     parent = next((row.id for row in m.sessions.values() if row.kind == "parent" and row.channel == channel), None)
-    return Standing(m.settings.get(channel, ChannelSettings()), month(m, channel).cost_micros, parent)
+    return Standing(m.settings.get(channel, ChannelSettings()), month(m, channel).cost_micros, parent,
+                    reserved_micros=m.reserved.get((channel, day_of(m.clock())), 0))

@@ -52,8 +52,9 @@ class MemoryTurnQueue:
 
     def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
                      channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False,
-                     stop_reason: str | None = None) -> Batch | None:
+                     stop_reason: str | None = None, reservation=None) -> Batch | None:
         with self.m.lock:
+            self.m.release(reservation)
             if not self._renew(reply.session_id, owner, lease_seconds):
                 return None
             row = self.m.row_of(reply)
@@ -66,8 +67,10 @@ class MemoryTurnQueue:
             self.m.add_spend(reply.session_id, usage)
             return self._batch(reply.session_id, owner)
 
-    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float) -> Batch | None:
+    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float,
+                    reservation=None) -> Batch | None:
         with self.m.lock:
+            self.m.release(reservation)
             if not self._renew(reply.session_id, owner, lease_seconds):
                 return None
             self.m.row_of(reply).change(status=TurnStatus.ABORTED)

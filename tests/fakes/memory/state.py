@@ -73,6 +73,10 @@ class SessionRow:
     def channel(self) -> Channel:
         return Channel(self.team_id, self.channel_id)
 
+    @property
+    def home(self) -> Channel:
+        return Channel(self.team_id, self.private_of or self.channel_id)
+
     def fork(self) -> Fork:
         return Fork(id=self.id, channel_id=self.channel_id, team_id=self.team_id, number=self.number,
                     parent_id=self.parent_id, mode=self.mode, topic=self.topic, owner_id=self.owner_id,
@@ -148,6 +152,7 @@ class Memory:
     connector_calls: dict[Channel, dict[int, dict[str, int]]] = field(default_factory=dict)
     viewing: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (team, user) → channel in view
     spend: dict[tuple[Channel, str], Spent] = field(default_factory=dict)  # (channel, UTC day) → figures
+    reserved: dict[tuple[Channel, str], int] = field(default_factory=dict)  # (channel, UTC day) → set aside
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
@@ -183,8 +188,14 @@ class Memory:
         session = self.sessions[session_id]
         figures = spent(usage, session.kind == "fork" if in_fork is None else in_fork)
         if figures != Spent():
-            key = (session.channel, day_of(self.clock()))
+            key = (session.home, day_of(self.clock()))  # a private fork's cost is its channel's
             self.spend[key] = self.spend.get(key, Spent()) + figures
+
+    def release(self, reservation) -> None:
+        """A spend reservation given back (the caller holds the lock)."""
+        if reservation is not None:
+            key = (reservation.channel, reservation.day)
+            self.reserved[key] = max(self.reserved.get(key, 0) - reservation.micros, 0)
 
     def index(self, channel: Channel, ts: str, session_id: int) -> None:
         self.messages.setdefault((channel, ts), session_id)
