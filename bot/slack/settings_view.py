@@ -18,6 +18,7 @@ FORGET_ACTION = "threadfork_forget"
 KEEP_ACTION = "threadfork_forget_cancel"
 ELEMENT = "value"  # every input's action_id
 SWITCH = ("on", "off")
+SECTION_TEXT = 3_000  # characters of a section's text
 
 
 def settings_view(channel_id: str, effective: ChannelSettings, defaults: ChannelSettings, choices: Choices,
@@ -90,6 +91,12 @@ def connector_blocks(connectors: tuple[Connector, ...], with_token: frozenset[st
                    "Comma list of the server's tools Claude may call; empty: all of them.", optional=True),
         ]
     return blocks
+
+
+def saved_view(notes: tuple[str, ...]) -> dict:
+    """What the modal turns into after a save that has something to say (a token it did not keep)."""
+    return {"type": "modal", "callback_id": f"{SETTINGS_VIEW}_saved", "title": plain("Threadfork settings"),
+            "close": plain("Done"), "blocks": [section("✅ Saved.")] + [section(note[:SECTION_TEXT]) for note in notes]}
 
 
 def without_tokens(body: dict) -> dict:

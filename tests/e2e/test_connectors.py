@@ -220,3 +220,42 @@ def test_a_merge_keeps_the_connector_calls_conclusions_and_never_their_raw_resul
     sent = json.dumps(summary_request)
     assert "Conclusion: bug 12 blocks the release." in sent
     assert raw not in sent and "mcp_tool_result" not in sent
+
+
+@pytest.mark.parametrize("new", [{"connector_0_url": "https://attacker.example/collect"},
+                                 {"connector_0_name": "tracker2"}])
+def test_a_token_never_follows_a_new_url_or_name_and_the_modal_says_so(keyed_bot, slack, claude, new):
+    bot = keyed_bot
+    token = "tok-" + secrets.token_hex(16)
+    add_tracker(bot, slack, token)
+    reply = bot.submit_view(open_settings(bot, slack, admin(slack)), {"connector_0_token": "", **new})
+    answer = reply.json()
+    assert answer["response_action"] == "update" and "without a token" in json.dumps(answer["view"])
+    assert not slack.views.problems
+    request = ask_parent(bot, claude, "what is open?")
+    [server] = request["mcp_servers"]
+    assert server["url"] == (new.get("connector_0_url") or URL) and "authorization_token" not in server
+    assert token not in json.dumps(request)
+    assert bot.store.connector_tokens.sealed(GENERAL) == {}
+
+
+@pytest.mark.settings(**KEYED)
+def test_the_same_url_spelled_alike_and_other_settings_changed_keep_the_token_silently(bot, slack, claude):
+    token = "tok-" + secrets.token_hex(16)
+    add_tracker(bot, slack, token)
+    reply = bot.submit_view(open_settings(bot, slack, admin(slack)), {
+        "connector_0_url": "https://MCP.tracker.example.:443/mcp", "instructions": "Be terse."})
+    assert reply.status == 200 and not reply.body
+    assert ask_parent(bot, claude)["mcp_servers"][0]["authorization_token"] == token
+
+
+@pytest.mark.parametrize("url", ["https://127.0.0.1./", "https://127.1/", "https://0x7f.0.0.1/",
+                                 "https://[64:ff9b::a9fe:a9fe]/", "https://mcp.example.com/\x00"])
+def test_a_private_host_in_another_spelling_or_a_nul_in_the_url_is_refused_on_its_field(bot, slack, url):
+    reply = bot.submit_view(open_settings(bot, slack, admin(slack)), {"connector_0_name": "tracker",
+                                                                      "connector_0_url": url})
+    assert reply.status == 200
+    errors = reply.json()["errors"]
+    assert list(errors) == ["connector_0_url"] and ("private or local" in errors["connector_0_url"]
+                                                    or "control character" in errors["connector_0_url"])
+    assert bot.store.channel_settings.of(GENERAL).connectors is None
