@@ -161,3 +161,16 @@ def test_a_fork_merged_or_abandoned_while_it_answers_ends_closed(bot, slack, cla
         bot.settled()
         assert slack.session(CHANNEL, root).statuses[-1] == "closed"  # no `active` after it
         assert slack.calls_to("chat.stopStream")[-1].args["session_status"] == "closed"  # not Slack's default
+
+
+def test_a_hostile_topic_or_first_message_names_a_session_without_a_mention_or_a_disguised_link(bot, slack, claude):
+    bot.slash("/fork", "<!channel> see <https://evil.example/x|https://docs.example.com>", user="UALICE01")
+    root = bot.fork_root()
+    session = session_of(slack, root, ["active", "processing", "active"])
+    assert "<!channel>" not in session.title and "|" not in session.title
+    assert "https://docs.example.com (https://evil.example/x)" in session.title
+    bot.slash("/fork")
+    second = bot.fork_root(2)
+    bot.say("UBOB0001", "<!here> [docs.example.com](https://evil.example)", thread_ts=second)
+    renamed = session_of(slack, second, ["active", "processing", "active"])
+    assert "<!here>" not in renamed.title and "docs.example.com (https://evil.example)" in renamed.title

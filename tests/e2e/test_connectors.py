@@ -259,3 +259,63 @@ def test_a_private_host_in_another_spelling_or_a_nul_in_the_url_is_refused_on_it
     assert list(errors) == ["connector_0_url"] and ("private or local" in errors["connector_0_url"]
                                                     or "control character" in errors["connector_0_url"])
     assert bot.store.channel_settings.of(GENERAL).connectors is None
+
+
+HOSTILE = "<!channel> <@U2> <https://evil.example/phish|https://docs.example.com/ok> <https://evil.example|ok>"
+
+
+def _hidden_behind_a_label(text: str) -> list[str]:
+    """Links in Slack's markup or Markdown whose target is evil.example under another label."""
+    import re
+    links = re.findall(r"<([^<>|]*)\|([^<>]*)>", text) + [(t, l) for l, t in re.findall(r"\[([^\]]*)\]\(([^)]*)\)", text)]
+    return [f"{label} -> {target}" for target, label in links if "evil.example" in target and label != target]
+
+
+def test_a_tools_name_and_result_are_shown_as_data_in_a_forks_task_cards(keyed_bot, slack, claude):
+    bot = keyed_bot
+    add_tracker(bot, slack, "")
+    bot.slash("/fork", "--fresh triage")
+    root = bot.fork_root()
+    bot.quiesce()
+    claude.script(Script(text="Checked.", mcp=[McpCall("tracker", "x<!here>tool", {}, HOSTILE),
+                                                McpCall("tracker", "search", {}, HOSTILE, is_error=True)]))
+    bot.say("UBOB0001", "what is open?", thread_ts=root)
+    wait_until(lambda: len(claude.requests) == 2)
+    bot.quiesce()
+    sent = json.dumps([c.args for c in slack.calls], default=str, ensure_ascii=False)
+    assert "<!channel>" not in sent and "<!here>" not in sent and "<@U2>" not in sent
+    assert _hidden_behind_a_label(sent) == []
+    cards = [chunk for call in slack.calls if call.method in ("chat.startStream", "chat.appendStream",
+                                                               "chat.stopStream")
+             for chunk in call.get("chunks") or [] if chunk.get("type") == "task_update"]
+    assert any("x" in c["title"] and "here" in c["title"] for c in cards)
+    assert all(len(c.get("output", "")) <= 256 for c in cards)
+    assert any("https://evil.example/phish" in c.get("output", "") for c in cards)  # shown, as itself
+
+
+def test_a_tools_error_echoing_the_token_reaches_no_slack_call_no_table_and_no_log_line(keyed_bot, slack, claude,
+                                                                                        caplog):
+    bot = keyed_bot
+    caplog.set_level(logging.DEBUG)
+    token = "tok-" + secrets.token_hex(16)
+    add_tracker(bot, slack, token)
+    claude.script(Script(text=f"The server said bearer {token} was rejected, and {HOSTILE}.", chunk_delay=0.01,
+                         mcp=[McpCall("tracker", "search", {"q": "open"}, f"401 Unauthorized: bearer {token} rejected",
+                                      is_error=True)]))
+    ask_parent(bot, claude, "what is open?")
+    bot.slash("/fork", "--fresh triage")
+    root = bot.fork_root()
+    bot.quiesce()
+    claude.script(Script(text=f"Again {token}.", chunk_delay=0.01, mcp=[McpCall(
+        "tracker", "search", {}, f"{'x' * 110} bearer {token} rejected", is_error=True)]))
+    bot.say("UBOB0001", "and here?", thread_ts=root)
+    wait_until(lambda: len(claude.requests) == 3)
+    bot.quiesce()
+    assert claude.requests[-1]["mcp_servers"][0]["authorization_token"] == token  # it was sent
+    assert not [r.getMessage()[:80] for r in caplog.records if token in r.getMessage()]
+    assert not [c.method for c in slack.calls if token in json.dumps(c.args, default=str)]
+    assert not [c.method for c in slack.calls if token[:12] in json.dumps(c.args, default=str)]  # nor cut in half
+    assert plain_text_in_database(bot, token) == []
+    [answer] = [p for p in slack.posts(CHANNEL, top_level=True) if "server said" in p.shown]
+    assert "The connector “tracker” failed (401 Unauthorized: bearer [hidden] rejected)" in answer.shown
+    assert "<!channel>" not in json.dumps([c.args for c in slack.calls], default=str)
