@@ -8,6 +8,7 @@ channel's sessions, forks, turns and summaries; its settings stay.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from datetime import timezone
 
@@ -24,6 +25,7 @@ from .ports import Audience, Place, PrivateAnswers, Replies, Screens, Store
 
 log = logging.getLogger(__name__)
 
+ANSWER = re.compile(r"[0-9]{1,12}:[0-9a-f]{16}")  # a question's answer as `ask_to_forget` makes it
 QUESTION_LIFETIME = 15 * 60.0  # seconds a "Forget everything" button stays good for
 USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork forget` deletes "
          "everything Threadfork stored for this channel (admins only; it asks first).")
@@ -173,8 +175,10 @@ class ChannelAdmin:
         self.answers.settle_question(audience, "Nothing was deleted.")
 
     def _fresh(self, answer: str) -> bool:
+        if not ANSWER.fullmatch(answer):  # not one of ours: never near the store
+            return False
         issued, _, _ = answer.partition(":")
-        return issued.isdigit() and 0 <= self._now() - int(issued) <= QUESTION_LIFETIME
+        return 0 <= self._now() - int(issued) <= QUESTION_LIFETIME
 
     def _now(self) -> float:
         """The store's clock (naive UTC) as epoch seconds: what a question's answer carries."""

@@ -55,8 +55,8 @@ class SlashCommands:
             self.answers.tell(command.audience, str(error))
 
     def merge(self, command: SlashCommand) -> None:
-        request = parse_merge(command.text)
         try:
+            request = parse_merge(command.text)
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
             merged = self.forks.merge(fork, command.user_id, request.guidance)
             if merged.status is ForkStatus.OPEN and merged.draft is not None:  # under review: it waits there

@@ -11,6 +11,7 @@ import json
 
 from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, form_value, offered_models, shown
 from ..domain.connectors import MAX_CONNECTORS, Connector, block_id
+from ..domain.ids import is_slack_id
 from .render import plain, section
 
 SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
@@ -114,9 +115,10 @@ def without_tokens(body: dict) -> dict:
 
 def submitted_channel(view: dict) -> str | None:
     try:
-        return str(json.loads(view.get("private_metadata") or "")["channel"]) or None
+        channel = json.loads(view.get("private_metadata") or "")["channel"]
     except (ValueError, KeyError, TypeError):
         return None
+    return channel if is_slack_id(channel) else None
 
 
 def form_values(view: dict) -> dict[str, FormValue]:
