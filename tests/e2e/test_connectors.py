@@ -5,6 +5,7 @@ resent, a failing connector named in a short note, and its token in no log line,
 database column as plain text — on SQLite and PostgreSQL."""
 import json
 import logging
+import re
 import secrets
 
 import pytest
@@ -266,8 +267,8 @@ HOSTILE = "<!channel> <@U2> <https://evil.example/phish|https://docs.example.com
 
 def _hidden_behind_a_label(text: str) -> list[str]:
     """Links in Slack's markup or Markdown whose target is evil.example under another label."""
-    import re
-    links = re.findall(r"<([^<>|]*)\|([^<>]*)>", text) + [(t, l) for l, t in re.findall(r"\[([^\]]*)\]\(([^)]*)\)", text)]
+    markdown = re.findall(r"\[([^\]]*)\]\(([^)]*)\)", text)
+    links = re.findall(r"<([^<>|]*)\|([^<>]*)>", text) + [(target, label) for label, target in markdown]
     return [f"{label} -> {target}" for target, label in links if "evil.example" in target and label != target]
 
 

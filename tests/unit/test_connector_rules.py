@@ -30,7 +30,8 @@ def test_a_url_the_api_could_not_or_should_not_call_is_refused_with_why(url, wor
 @pytest.mark.parametrize("url", [
     "https://127.0.0.1./mcp", "https://127.1/", "https://0x7f.0.0.1/", "https://0177.0.0.1/", "https://2130706433/",
     "https://[64:ff9b::a9fe:a9fe]/", "https://[::ffff:127.0.0.1]/", "https://[::127.0.0.1]/", "https://[2002:a00:1::]/",
-    "https://[64:ff9b:1::a00:1]/", "https://LOCALHOST./", "https://127%2e0%2e0%2e1/", "https://127\u30020\u30020\u30021/",
+    "https://[64:ff9b:1::a00:1]/", "https://LOCALHOST./", "https://127%2e0%2e0%2e1/",
+    "https://127\u30020\u30020\u30021/",
     "https://wiki.internal./mcp",
 ])
 def test_a_private_host_in_any_spelling_a_resolver_reads_is_refused(url):
