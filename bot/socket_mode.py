@@ -23,8 +23,10 @@ import threading
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
 
 from .runtime import Running, stop
+from .slack.shapes import allowed_shape
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,9 @@ class DrainingHandler(SocketModeHandler):
                      req.envelope_id)
             return
         try:
+            if isinstance(req.payload, dict) and not allowed_shape(req.payload):
+                client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+                return
             super().handle(client, req)
         finally:
             self.gate.leave()

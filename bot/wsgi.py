@@ -24,6 +24,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk.signature import SignatureVerifier
 
 from .app import Wiring
+from .slack.shapes import allowed_shape
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,12 @@ class HttpApp:
             body = raw.decode("utf-8")
         except UnicodeDecodeError:
             body = ""
-        if not body or not _well_formed(body, environ.get("CONTENT_TYPE", "")):
+        payload = _parsed(body, environ.get("CONTENT_TYPE", "")) if body else None
+        if payload is None:
             log.warning("a signed request with a malformed body was refused")
             return _reply(start_response, HTTPStatus.BAD_REQUEST, "malformed payload", "text/plain")
+        if not allowed_shape(payload):  # acknowledged (Slack would retry a refusal) and dropped, said once
+            return _reply(start_response, HTTPStatus.OK, "", "text/plain")
         return self.bolt({**environ, "wsgi.input": io.BytesIO(raw), "CONTENT_LENGTH": str(len(raw))}, start_response)
 
     def _signed(self, raw: bytes, environ) -> bool:
@@ -102,23 +106,25 @@ def _read(environ, declared: int) -> bytes | None:
     return None if len(raw) > MAX_BODY else raw
 
 
-def _well_formed(body: str, content_type: str) -> bool:
-    """The shapes Bolt expects: a JSON event envelope, a slash command form, or a `payload=` form."""
+def _parsed(body: str, content_type: str) -> dict | None:
+    """The payload, in the shapes Bolt expects (a JSON event envelope, a slash command form, or a
+    `payload=` form); None for anything else."""
     try:
         if "json" in content_type:
             envelope = json.loads(body)
             if not isinstance(envelope, dict) or not isinstance(envelope.get("type"), str):
-                return False
-            if envelope["type"] == "event_callback":
-                return isinstance(envelope.get("event"), dict) and isinstance(envelope["event"].get("type"), str)
-            return True
-        form = parse_qs(body)
+                return None
+            if envelope["type"] == "event_callback" and not (
+                    isinstance(envelope.get("event"), dict) and isinstance(envelope["event"].get("type"), str)):
+                return None
+            return envelope
+        form = parse_qs(body, keep_blank_values=True)
         if "payload" in form:
             payload = json.loads(form["payload"][0])
-            return isinstance(payload, dict) and isinstance(payload.get("type"), str)
-        return "command" in form or "ssl_check" in form
+            return payload if isinstance(payload, dict) and isinstance(payload.get("type"), str) else None
+        return {key: values[0] for key, values in form.items()} if "command" in form or "ssl_check" in form else None
     except ValueError:
-        return False
+        return None
 
 
 def _reply(start_response, status: HTTPStatus, body: str, content_type: str):

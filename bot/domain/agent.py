@@ -2,7 +2,8 @@
 
 - Every fork's thread is an agent session (docs.slack.dev/ai/agent-sessions): created with a title —
   its topic, or "Fork #N" until a fork without one gets its first message, whose first line names it
-  then — at most TITLE_LIMIT characters, one line. Its status is `processing` while Claude answers in
+  then — at most TITLE_LIMIT characters, one line, made `inert` like every outside text (no mention, no
+  link behind a label). Its status is `processing` while Claude answers in
   it, `active` while it waits for people, `closed` once it is merged or abandoned.
 - The agent pane: a person viewing a channel (not a DM) while writing to the bot can fork that channel
   privately. `in_view` picks the channel from what Slack says they are viewing, most relevant first.
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .model import Fork
+from .text import inert
 
 TITLE_LIMIT = 200  # characters of a session's title (agents.sessions.setStatus, agents.sessions.rename)
 MAX_PROMPTS = 4  # assistant.threads.setSuggestedPrompts takes up to four
@@ -35,7 +37,7 @@ def one_line(text: str, limit: int = TITLE_LIMIT) -> str:
 def session_title(fork: Fork) -> str:
     """The title a fork's session is created with: `#N topic` (see _numbered)."""
     if fork.private:
-        return one_line(fork.topic) or "Private fork"
+        return one_line(_inert(fork.topic)) or "Private fork"
     return _numbered(fork, fork.topic) or f"Fork #{fork.number}"
 
 
@@ -43,18 +45,24 @@ def first_message_title(fork: Fork, first_message: str) -> str | None:
     """The new title of a fork that had no topic, from its first message (None: it keeps its title)."""
     if fork.topic:
         return None
-    return (one_line(first_message) if fork.private else _numbered(fork, first_message)) or None
+    return (one_line(_inert(first_message)) if fork.private else _numbered(fork, first_message)) or None
 
 
 def _numbered(fork: Fork, text: str) -> str:
     """`#N line` within the limit; a line that fits the title whole but not beside its number goes alone
     (a title holds all of a topic that a title can hold), a longer one is cut after the number."""
+    text = _inert(text)
     line, number = one_line(text, limit=len(text) + 1), f"#{fork.number} "
     if not line:
         return ""
     if len(number + line) <= TITLE_LIMIT:
         return number + line
     return line if len(line) <= TITLE_LIMIT else number + one_line(line, TITLE_LIMIT - len(number))
+
+
+def _inert(text: str) -> str:
+    """Each line of `text` as a title may show it: no mention, no link behind a label."""
+    return "\n".join(inert(line, 2 * len(line) + 16) for line in text.splitlines())
 
 
 def is_dm(channel_id: str) -> bool:

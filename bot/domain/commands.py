@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import UsageError
+from .errors import ForkNotFound, UsageError
 from .model import Mode
 
 FORK_USAGE = (
@@ -84,14 +84,18 @@ def answered_at_once(command: str, text: str) -> str | None:
         return str(error)
 
 
-_NUMBER = re.compile(r"#?(\d+)$")
+_NUMBER = re.compile(r"#?([0-9]+)$")
+NUMBER_DIGITS = 12  # more digits than any fork number can have: no such fork, whatever the rest
 
 
 def parse_merge(text: str) -> MergeCommand:
     first, _, rest = text.strip().partition(" ")
     match = _NUMBER.match(first)
     if match:
-        return MergeCommand(int(match.group(1)), rest.strip())
+        digits = match.group(1)
+        if len(digits) > NUMBER_DIGITS:
+            raise ForkNotFound(f"There is no fork #{digits[:NUMBER_DIGITS]}… in this channel.")
+        return MergeCommand(int(digits), rest.strip())
     return MergeCommand(None, text.strip())
 
 

@@ -2,17 +2,24 @@
 
 A connector is a name, an `https://` URL of a publicly reachable server, and optionally the tools
 allowed (None: all of them). Its token is never part of it: tokens are secrets, kept sealed by the
-store and handed to a request only as it is sent. Checks here are pure (no DNS): a URL whose host is
-an IP literal in a private, loopback, link-local or reserved range, or a name only a local network
-knows (`localhost`, `*.local`, `*.internal`, a name without a dot), is refused.
+store and handed to a request only as it is sent, and bound to the URL it was given for: it stays only
+while the connector's name and its URL's scheme, host, port and path are unchanged (`where`).
+
+Checks here are pure (no DNS). A URL's host is read as a resolver would read it before it is judged:
+percent-escapes and IDNA dots undone, trailing dots dropped, IPv4 in every form `inet_aton` accepts
+(`127.1`, `0x7f.0.0.1`, `0177.0.0.1`, `2130706433`), and an IPv6 address by the IPv4 address it embeds
+(mapped, compatible, NAT64, 6to4, Teredo). A host in a private, loopback, link-local or reserved range,
+or a name only a local network knows (`localhost`, `*.local`, `*.internal`, a name without a dot), is
+refused.
 """
 from __future__ import annotations
 
 import ipaddress
 import json
 import re
+import socket
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 MAX_CONNECTORS = 10
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -21,6 +28,9 @@ URL_LIMIT = 2_000
 TOKEN_LIMIT = 4_000
 NO_KEY = "Nothing was saved: keeping a token needs THREADFORK_SECRET_KEY set to a Fernet key (README, “Connectors”)."
 LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".intranet", ".corp")
+_IPV4_FORMS = re.compile(r"[0-9a-fA-FxX.]+")  # what inet_aton may read as an address (hex, octal, short)
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated IPv4-compatible addresses (::a.b.c.d)
 
 
 @dataclass(frozen=True)
@@ -58,13 +68,15 @@ def check_url(url: str) -> str | None:
     """Why `url` can't be a connector's, or None."""
     if len(url) > URL_LIMIT:
         return f"Keep the URL under {URL_LIMIT:,} characters."
+    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+        return "The URL holds a control character: type it again, like https://mcp.example.com/mcp."
     try:
         parts = urlsplit(url)
-        host = parts.hostname or ""
+        host = host_of(url)
         parts.port  # noqa: B018 — raises on a malformed port
     except ValueError:
         return "That is not a URL, like https://mcp.example.com/mcp."
-    if parts.scheme != "https":
+    if parts.scheme.lower() != "https":
         return "The URL must start with https:// — the API calls only servers over HTTPS."
     if not host:
         return "That URL has no host, like https://mcp.example.com/mcp."
@@ -75,13 +87,55 @@ def check_url(url: str) -> str | None:
     return None
 
 
-def _private(host: str) -> bool:
+def host_of(url: str) -> str:
+    """The host `url` names, as a resolver reads it: unescaped, IDNA-mapped, lower case, no trailing dot
+    (raises ValueError for one no resolver could read)."""
+    host = unquote(urlsplit(url).hostname or "")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as error:
+            raise ValueError("not a host name") from error
+    return host.lower().rstrip(".")
+
+
+def where(url: str) -> tuple[str, str, int | None, str] | None:
+    """Where a token sent with `url` goes: scheme, host, port (443 when none) and path; None for no URL."""
     try:
-        address = ipaddress.ip_address(host)
+        parts = urlsplit(url.strip())
+        return parts.scheme.lower(), host_of(url.strip()), parts.port or 443, parts.path or "/"
     except ValueError:
-        host = host.lower().rstrip(".")
+        return None
+
+
+def _private(host: str) -> bool:
+    address = _address(host)
+    if address is None:
         return host == "localhost" or host.endswith(LOCAL_SUFFIXES) or "." not in host
-    return not address.is_global
+    return not address.is_global or any(not v4.is_global for v4 in _embedded(address))
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if not _IPV4_FORMS.fullmatch(host):
+        return None
+    try:  # the forms the C library's resolver accepts too
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
+def _embedded(address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (traffic to it may reach them)."""
+    if address.version == 4:
+        return []
+    found = [a for a in (address.ipv4_mapped, address.sixtofour, *(address.teredo or ())) if a is not None]
+    if address in _COMPATIBLE or any(address in net for net in _NAT64):
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return found
 
 
 def parse_tools(text: str) -> tuple[str, ...] | None:
@@ -102,7 +156,7 @@ class ConnectorRow:
     url: str
     token: str  # "" : keep the one set (if any)
     tools: str
-    was: str | None  # the connector this slot showed, if any (its token is kept under a new name)
+    was: Connector | None  # the connector this slot showed, if any
 
 
 @dataclass(frozen=True)
@@ -112,13 +166,15 @@ class ConnectorForm:
     connectors: tuple[Connector, ...]
     new_tokens: dict[str, str]  # by connector name: tokens typed now
     kept_from: dict[str, str]  # by connector name: the shown connector whose token it keeps
+    moved: tuple[tuple[str, Connector], ...] = ()  # (name, the connector its slot showed): renamed or sent
+    # elsewhere without a new token, so no token is kept for it
 
 
 def read_connectors(rows: list[ConnectorRow], block) -> tuple[ConnectorForm, dict[str, str]]:
     """The connectors `rows` ask for, and what they got wrong keyed by `block(index, field)` (an
     empty slot — no name, no URL — is a removed connector, or an unused one)."""
     errors: dict[str, str] = {}
-    connectors, new_tokens, kept = [], {}, {}
+    connectors, new_tokens, kept, moved = [], {}, {}, []
     seen: set[str] = set()
     for row in rows:
         name, url = row.name.strip(), row.url.strip()
@@ -137,6 +193,8 @@ def read_connectors(rows: list[ConnectorRow], block) -> tuple[ConnectorForm, dic
             errors[block(row.index, "url")] = problem
         if len(row.token) > TOKEN_LIMIT:
             errors[block(row.index, "token")] = f"Keep the token under {TOKEN_LIMIT:,} characters."
+        elif any(ord(c) < 32 or ord(c) == 127 for c in row.token.strip()):
+            errors[block(row.index, "token")] = "The token holds a control character: paste it again."
         try:
             tools = parse_tools(row.tools)
         except ValueError as error:
@@ -145,11 +203,13 @@ def read_connectors(rows: list[ConnectorRow], block) -> tuple[ConnectorForm, dic
         connectors.append(Connector(name, url, tools))
         if row.token.strip():
             new_tokens[name] = row.token.strip()
+        elif row.was and row.was.name == name and where(row.was.url) == where(url):
+            kept[name] = row.was.name
         elif row.was:
-            kept[name] = row.was
+            moved.append((name, row.was))
         if len(connectors) > MAX_CONNECTORS:
             errors[block(row.index, "name")] = f"A channel may have at most {MAX_CONNECTORS} connectors."
-    return ConnectorForm(tuple(connectors), new_tokens, kept), errors
+    return ConnectorForm(tuple(connectors), new_tokens, kept, tuple(moved)), errors
 
 
 FIELDS = ("name", "url", "token", "tools")
@@ -173,4 +233,4 @@ def submitted_rows(values: dict, shown: tuple[Connector, ...]) -> list[Connector
         return value if isinstance(value, str) else ""
 
     return [ConnectorRow(i, text(i, "name"), text(i, "url"), text(i, "token"), text(i, "tools"),
-                         shown[i].name if i < len(shown) else None) for i in indexes]
+                         shown[i] if i < len(shown) else None) for i in indexes]

@@ -19,6 +19,12 @@ Claude's words and fork topics neither pings nor phishes.
   or command can form, and `@channel`-style words broken.
 - `topic` is the one way a fork topic is shown: whitespace folded, `mrkdwn`-escaped, and, where a
   block limits its length, shortened with "…" so the escaped result fits.
+- `inert` (what a tool returned, a title made of a topic): data, never markup — one line, every link
+  (`<target|label>`, `[label](target)`) unwrapped to `label (target)` so no address hides behind a
+  label, mentions neutralised as in Claude's text, `<` and `>` left none that Slack could read as
+  markup, cut to an excerpt.
+- `Masker` hides the secrets the bot itself sent (connectors' tokens) in text it shows or keeps,
+  also in text that arrives piece by piece: it holds back a tail that could begin a secret.
 Pure functions: names come from the caller (`name_of`), so the domain stays free of I/O.
 """
 from __future__ import annotations
@@ -108,6 +114,64 @@ def topic(text: str, limit: int | None = None) -> str:
 
 
 _NOT_IN_NAMES = str.maketrans("", "", "<>[]()|")
+_ANGLE_LINK = re.compile(r"<([^<>|\n]*)\|([^<>\n]*)>")
+_MARKDOWN_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\(([^()\s]*)[^()\n]*\)")
+_ANGLES = str.maketrans({"<": "‹", ">": "›"})  # look-alikes: no mention, link or command can form
+HIDDEN = "[hidden]"
+
+
+def inert(text: str, limit: int) -> str:
+    """Outside data (a tool's name or result, a title from a topic) as one plain line of at most `limit`
+    characters that neither pings nor links anywhere but where it says (see the module docstring)."""
+    line = " ".join(storable(text).split())
+    line = _ANGLE_LINK.sub(lambda m: _unwrapped(m.group(2), m.group(1)), line)
+    line = _MARKDOWN_LINK.sub(lambda m: _unwrapped(m.group(1), m.group(2)), line)
+    line = _USER.sub(lambda m: f"@{ZWSP}{m.group(1)}", line)
+    line = break_mentions(line).translate(_ANGLES)
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + ELLIPSIS
+
+
+def _open_start(text: str, secret: str) -> int:
+    """The length of the longest end of `text` that begins `secret` (0: none)."""
+    tail = text[-(len(secret) - 1):] if len(secret) > 1 else ""
+    start = tail.find(secret[0])
+    while start != -1:
+        if secret.startswith(tail[start:]):
+            return len(tail) - start
+        start = tail.find(secret[0], start + 1)
+    return 0
+
+
+def _unwrapped(label: str, target: str) -> str:
+    label, target = label.strip(), target.strip()
+    return target if not label or label == target else f"{label} ({target})"
+
+
+class Masker:
+    """Hides `secrets` in text: whole (`mask`), or as it streams (`feed` each piece, then `rest`)."""
+
+    def __init__(self, secrets):
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._held = ""
+
+    def mask(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, HIDDEN)
+        return text
+
+    def feed(self, piece: str) -> str:
+        """What of the text so far can be shown: all but a tail that might begin a secret."""
+        if not self.secrets:
+            return piece
+        text = self.mask(self._held + piece)
+        keep = max((_open_start(text, secret) for secret in self.secrets), default=0)
+        self._held = text[len(text) - keep:] if keep else ""
+        return text[: len(text) - keep]
+
+    def rest(self) -> str:
+        held, self._held = self._held, ""
+        return held
 
 
 def _name(user_id: str, name_of: NameOf | None) -> str:

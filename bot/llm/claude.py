@@ -68,7 +68,7 @@ class Claude:
     def complete(self, model_input: ModelInput, events: ReplyEvents | None = None,
                  stop: StopSignal | None = None) -> Completion:
         body = self.encoder.encode(model_input)
-        reading = Reading(events, model_input.model or self.model)
+        reading = Reading(events, model_input.model or self.model, secrets=model_input.tokens.values())
         try:
             self._answer(body, reading, model_input, stop)
         except ModelUnavailable:

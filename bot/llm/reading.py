@@ -19,6 +19,9 @@ The MCP connector's calls come the same way: an `mcp_tool_use` block {id, name, 
 shown as "connector · tool" with a one-line result and counted per connector; the result's content
 never leaves this module (the answer's text is what is kept), and a connector whose call failed is
 named in the completion so the answer can say so.
+
+The connectors' tokens the request carried are masked (`Masker`) in everything read here that is shown
+or kept: the answer's text as it streams, tool names, results and errors.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ import json
 from ..domain.context import estimate_tokens
 from ..domain.model import Usage
 from ..domain.pricing import priced
-from ..domain.text import storable
+from ..domain.text import Masker, storable
 from ..services.ports import Completion, ReplyEvents, Source
 
 _USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
@@ -36,9 +39,11 @@ _TOOL_COUNTS = {"web_search_requests": "searches", "web_fetch_requests": "fetche
 
 
 class Reading:
-    def __init__(self, events: ReplyEvents | None, asked: str | None = None):
-        """`asked`: the model the request named, priced until the API names the one that answered."""
+    def __init__(self, events: ReplyEvents | None, asked: str | None = None, secrets=()):
+        """`asked`: the model the request named, priced until the API names the one that answered;
+        `secrets`: what the request sent that must never be shown or kept (connectors' tokens)."""
         self.events = events
+        self.masker = Masker(secrets)
         self.parts: list[str] = []
         self.counts: dict[str, int] = {}
         self.model: str | None = asked  # the model that answered, as the API named it
@@ -64,7 +69,7 @@ class Reading:
         elif kind == "content_block_stop" and event["index"] in self._tools:
             tool_id, name, json_parts = self._tools.pop(event["index"])
             if self.events:
-                self.events.tool_started(tool_id, name, _detail(name, "".join(json_parts)))
+                self.events.tool_started(tool_id, name, self._shown(_detail(name, "".join(json_parts))))
         elif kind == "message_start":
             message = event.get("message") or {}
             self.counts = _counts(message.get("usage"))
@@ -72,6 +77,8 @@ class Reading:
         elif kind == "message_delta":
             self.counts.update(_counts(event.get("usage")))  # final counts override the first ones
             self.stop_reason = (event.get("delta") or {}).get("stop_reason")
+            if self.stop_reason != "pause_turn":
+                self._written(self.masker.rest())
             # a paused turn goes on; sources or a failed connector make a tail, shown with the finish in one call
             if self.events and self.stop_reason not in (None, "pause_turn") and not (
                     self.cited or self.found or self.failed_connectors):
@@ -93,11 +100,8 @@ class Reading:
         block = self.blocks.get(index, {})
         kind = delta.get("type")
         if kind == "text_delta":
-            text = storable(delta["text"])
-            self.parts.append(text)
             block["text"] = block.get("text", "") + delta["text"]
-            if self.events:
-                self.events.write(text)
+            self._written(self.masker.feed(storable(delta["text"])))
         elif kind == "thinking_delta":  # kept to be handed back; never shown ("omitted": it is empty)
             block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
         elif kind == "signature_delta":
@@ -109,7 +113,7 @@ class Reading:
             citation = delta.get("citation") or {}
             block.setdefault("citations", []).append(citation)
             if citation.get("url"):
-                self.cited.append(Source(citation["url"], storable(citation.get("title") or "")))
+                self.cited.append(Source(citation["url"], self._shown(citation.get("title") or "")))
 
     def _start(self, index: int, block: dict) -> None:
         self.blocks[index] = dict(block)  # its text and input grow as deltas come
@@ -117,13 +121,13 @@ class Reading:
         if kind == "server_tool_use":
             self._tools[index] = (block["id"], block["name"], [])
         elif kind == "mcp_tool_use":
-            server = storable(str(block.get("server_name") or "?"))
+            server = self._shown(str(block.get("server_name") or "?"))
             self._calls[block["id"]] = server
             self.connector_calls[server] = self.connector_calls.get(server, 0) + 1
-            self._tools[index] = (block["id"], f"{server} · {storable(str(block['name']))}", [])
+            self._tools[index] = (block["id"], f"{server} · {self._shown(str(block['name']))}", [])
         elif kind == "mcp_tool_result":
             failed = bool(block.get("is_error"))
-            line = _first_line(block.get("content"))
+            line = _excerpt(self._shown(_first_line(block.get("content"))))
             server = self._calls.get(block.get("tool_use_id", ""), "?")
             if failed:
                 self.failed_connectors.setdefault(server, line or "an error")
@@ -131,13 +135,25 @@ class Reading:
                 self.events.tool_finished(block["tool_use_id"], [], failed, line)
         elif kind in ("web_search_tool_result", "web_fetch_tool_result"):
             pages, failed = _pages(block.get("content"))
+            pages = [Source(p.url, self._shown(p.title)) for p in pages]
             self.found.extend(pages)
             if self.events:
                 self.events.tool_finished(block["tool_use_id"], pages, failed)
 
+    def _written(self, text: str) -> None:
+        if text:
+            self.parts.append(text)
+            if self.events:
+                self.events.write(text)
+
+    def _shown(self, text: str) -> str:
+        """Text read from the stream, fit to show and keep: storable, the request's secrets masked."""
+        return self.masker.mask(storable(text))
+
     def completion(self, stopped: bool = False) -> Completion:
         """What the call produced, priced; `stopped`: cut short by Stop — the API never sent its final usage,
         so the text written is counted as its output (an estimate)."""
+        self._written(self.masker.rest())
         counts = dict(self.counts)
         text = "".join(self.parts)
         if stopped:
@@ -185,7 +201,11 @@ def _first_line(content) -> str:
     else:
         texts = [b.get("text") for b in content or () if isinstance(b, dict)]
         text = next((t for t in texts if t), "")
-    line = storable(str(text)).strip().split("\n", 1)[0]
+    return storable(str(text)).strip().split("\n", 1)[0]
+
+
+def _excerpt(line: str) -> str:
+    """Short: what a task card says a call found (cut once secrets are masked, so none is cut in half)."""
     return line if len(line) <= 120 else line[:119] + "…"
 
 

@@ -8,6 +8,7 @@ channel's sessions, forks, turns and summaries; its settings stay.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from datetime import timezone
 
@@ -24,6 +25,7 @@ from .ports import Audience, Place, PrivateAnswers, Replies, Screens, Store
 
 log = logging.getLogger(__name__)
 
+ANSWER = re.compile(r"[0-9]{1,12}:[0-9a-f]{16}")  # a question's answer as `ask_to_forget` makes it
 QUESTION_LIFETIME = 15 * 60.0  # seconds a "Forget everything" button stays good for
 USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork forget` deletes "
          "everything Threadfork stored for this channel (admins only; it asks first).")
@@ -64,31 +66,33 @@ class ChannelAdmin:
         self.screens.open_settings(command.team_id, command.trigger_id or "", command.channel_id, effective,
                                    self.defaults, self.choices, self._with_token(command.channel, effective))
 
-    def save(self, channel: Channel, user_id: str, values: dict[str, FormValue]) -> dict[str, str]:
-        """A submitted settings modal: what it got wrong, keyed by block_id (then nothing is saved)."""
+    def save(self, channel: Channel, user_id: str, values: dict[str, FormValue]) -> Outcome:
+        """A submitted settings modal: what it got wrong, keyed by block_id (then nothing is saved); a save
+        that dropped a token (its connector's URL or name changed) says so in the outcome's `notes`."""
         try:
             admin = self.access.is_admin(channel.team_id, user_id)
         except ThreadforkError as error:  # Slack would not say who they are: shown in the modal, kept open
-            return {"instructions": f"Nothing was saved: {error}"}
+            return Outcome({"instructions": f"Nothing was saved: {error}"})
         if not admin:
-            return {"instructions": NOT_ADMIN.format(verb="change Threadfork's settings")}
+            return Outcome({"instructions": NOT_ADMIN.format(verb="change Threadfork's settings")})
         before = self.effective(channel)
         after, errors = read_form(values, before, self.choices)
         rows = submitted_rows(values, before.connectors or ())
         form, problems = read_connectors(rows, block_id) if rows is not None else (None, {})
         errors.update(problems)
         if errors:
-            return errors
+            return Outcome(errors)
         saved = after.beyond(self.defaults)
         if form is not None:
             try:
                 sealed = self._sealed(channel, form)
             except NoSecretKey as error:
-                return {block_id(next(r.index for r in rows if r.token.strip()), "token"): str(error)}
+                return Outcome({block_id(next(r.index for r in rows if r.token.strip()), "token"): str(error)})
             after = replace(after, connectors=form.connectors)
             saved = after.beyond(self.defaults)
             if sealed:  # the channel's own tokens belong to its own connectors, even ones equal to the defaults
                 saved = replace(saved, connectors=form.connectors)
+        outcome = Outcome(notes=self._dropped(channel, form, sealed) if form is not None else ())
         self.store.channel_settings.save(channel, saved, user_id)
         if form is not None:
             self.store.connector_tokens.keep(channel, sealed if saved.connectors is not None else {})
@@ -100,7 +104,16 @@ class ChannelAdmin:
                                          f"{'; '.join(changed)}. They apply from the next message.")
             except ThreadforkError:
                 log.warning("the settings of %s were saved; their notice could not be posted", channel.id)
-        return {}
+        return outcome
+
+    def _dropped(self, channel: Channel, form: ConnectorForm, sealed: dict[str, str]) -> tuple[str, ...]:
+        """What to say of each connector that had a token and lost it to a new URL or name (`sealed`: the
+        tokens this save keeps; read before it keeps them)."""
+        had = self._with_token(channel, ChannelSettings(connectors=tuple(was for _, was in form.moved)))
+        return tuple(f"The connector “{name}” was saved without a token: its "
+                     f"{'URL' if was.name == name else 'name'} changed, and a token goes only where it was given for. "
+                     "Type the token again in `/threadfork` if this server needs one."
+                     for name, was in form.moved if was.name in had and name not in sealed)
 
     def _sealed(self, channel: Channel, form: ConnectorForm) -> dict[str, str]:
         """The tokens the submitted connectors keep, sealed: typed now, or kept from the connector their
@@ -162,12 +175,22 @@ class ChannelAdmin:
         self.answers.settle_question(audience, "Nothing was deleted.")
 
     def _fresh(self, answer: str) -> bool:
+        if not ANSWER.fullmatch(answer):  # not one of ours: never near the store
+            return False
         issued, _, _ = answer.partition(":")
-        return issued.isdigit() and 0 <= self._now() - int(issued) <= QUESTION_LIFETIME
+        return 0 <= self._now() - int(issued) <= QUESTION_LIFETIME
 
     def _now(self) -> float:
         """The store's clock (naive UTC) as epoch seconds: what a question's answer carries."""
         return self.store.clock().replace(tzinfo=timezone.utc).timestamp()
+
+
+class Outcome(dict):
+    """A save's refusals by block_id (a dict: empty when it saved), and `notes` to show after a save."""
+
+    def __init__(self, errors: dict[str, str] | None = None, notes: tuple[str, ...] = ()):
+        super().__init__(errors or {})
+        self.notes = notes
 
 
 def _asked(channel: Channel, answer: str) -> str:

@@ -56,8 +56,8 @@ class SlashCommands:
             self.answers.tell(command.audience, str(error))
 
     def merge(self, command: SlashCommand) -> None:
-        request = parse_merge(command.text)
         try:
+            request = parse_merge(command.text)
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
             merged = self.forks.merge(fork, command.user_id, request.guidance)
             if merged.merge_waiting:

@@ -32,6 +32,7 @@ from ..domain.settings import ChannelSettings
 from ..domain.sources import sources_section
 from ..domain.spend import Reservation
 from ..domain.stops import CONTEXT_FULL, CONTINUE_PROMPT, REFIT_PROMPT, continuable, stop_note
+from ..domain.text import inert
 from .caps import SpendCaps
 from .connections import Connections
 from .liveness import Liveness
@@ -295,8 +296,8 @@ GIVEN_UP = (f"⚠️ I tried {MAX_ATTEMPTS} times to answer your message and cou
 
 def failures_note(failed: tuple[tuple[str, str], ...]) -> str:
     """A short note after an answer naming each connector that failed during it (the answer went on)."""
-    return "".join(f"\n\n_⚠️ The connector “{name}” failed ({what[:120]}); the answer went on without it._"
-                   for name, what in failed)
+    return "".join(f"\n\n_⚠️ The connector “{inert(name, 64)}” failed ({inert(what, 120)}); the answer went on "
+                   "without it._" for name, what in failed)
 
 
 def failure_notice(error: Exception) -> str:

@@ -73,7 +73,8 @@ class Services:
         self.budgets = Budgets(store, chat.posts, chat.answers, self.policies)
         self.connections = Connections(store.connector_tokens, channels.secrets, channels.defaults.connectors or (),
                                        channels.connector_tokens)
-        self.stopping = Stopping(store.stops, store.sessions)
+        self.stopping = Stopping(store.stops, store.sessions, merge_policy=lambda c: self.policies.of(c).merge_policy,
+                                 answers=chat.answers)
         self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
                                          on_answered=self._after_answer, connections=self.connections,

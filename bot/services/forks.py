@@ -14,6 +14,7 @@ from dataclasses import replace
 from ..domain.agent import SessionStatus, session_title
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError, TooDeep
+from ..domain.ids import row_id
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
 from .caps import SpendCaps
@@ -81,7 +82,7 @@ class Forks:
 
     def resolve(self, channel: Channel, user_id: str, number: int | None) -> Fork:
         if number is not None:
-            fork = self.store.sessions.fork_by_number(channel, number)
+            fork = self.store.sessions.fork_by_number(channel, number) if row_id(number) else None
             if fork is None:
                 raise ForkNotFound(f"There is no fork #{number} in this channel.")
             return fork

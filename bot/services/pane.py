@@ -11,7 +11,9 @@
   fork is opened, never per turn; otherwise one private answer (once a day per person and channel) says
   why, and the DM answers as it does without a channel in view. Without a channel in view the DM works
   as always.
-- Opening the DM (its Messages tab) suggests up to four prompts that fit what the person views.
+- Opening the DM (its Messages tab) suggests up to four prompts that fit what the person views — a
+  channel only when they are a member of it (a context may name one they are not in: its name stays
+  unsaid).
 """
 from __future__ import annotations
 
@@ -104,5 +106,11 @@ class AgentPane:
     def dm_opened(self, team_id: str, user_id: str, dm_channel_id: str) -> None:
         """The person opened the bot's DM: prompts that fit the channel they view."""
         home = self.store.pane.viewing(team_id, user_id)
-        name = self.channels.channel_name(Channel(team_id, home)) if home else None
+        name = None
+        if home:
+            try:
+                member = self.channels.membership(Channel(team_id, home), user_id)
+            except ChatUnavailable:
+                member = None
+            home, name = (home, member.name) if member is not None and member.person_in else (None, None)
         self.agent.suggest_prompts(team_id, dm_channel_id, suggested_prompts(home, name))

@@ -63,9 +63,18 @@ class Policy:
         return replace(self, channel=chosen.over(self.channel))
 
     def check(self, fork: Fork, user_id: str, verb: str) -> None:
-        """Under the `owner` policy only the fork's owner (or the expiry) may close it or raise its budget."""
+        """Under the `owner` policy only the fork's owner (or the expiry) may close it or raise its budget; a
+        private fork's owner only, whatever the policy (Slack shows it to nobody else, but a payload may say
+        otherwise)."""
+        if fork.private and user_id not in (fork.owner_id, EXPIRY_ACTOR):
+            raise NotAllowed(not_theirs(fork, f"{verb} it"))
         if self.merge_policy == "owner" and user_id not in (fork.owner_id, EXPIRY_ACTOR):
             raise NotAllowed(f"Only <@{fork.owner_id}>, who opened fork {fork.label}, may {verb} it here.")
+
+
+def not_theirs(fork: Fork, what: str) -> str:
+    """Why someone other than a private fork's owner may not act on it."""
+    return f"This private fork is <@{fork.owner_id}>'s: only they may {what}."
 
 
 class Policies:

@@ -42,6 +42,7 @@ from .conversation import Conversation, Speaker
 from .forks import Forks
 from .gestures import OPENING_WAIT
 from .pane import AgentPane
+from .policy import not_theirs
 from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Standing, Store
 from .refusals import refuse
 
@@ -191,6 +192,10 @@ class Router:
     def _in_fork(self, fork: Fork, message: IncomingMessage, text: str, mentioned: bool, audience: Audience,
                  key: str, chosen: ChannelSettings | None = None, cap: CapView | None = None,
                  capped: str | None = None) -> None:
+        if fork.private and message.user_id != fork.owner_id:  # its thread is in the owner's DM: nobody else's
+            if self.store.claims.claim(key):
+                self.answers.tell(audience, not_theirs(fork, "talk in it"))
+            return
         command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files
         if not command and fork.status is ForkStatus.OPEN and words and not self.budgets.exhausted(fork, chosen):

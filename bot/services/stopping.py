@@ -15,6 +15,9 @@
   reply asks its switch (`clear_to_show`), which waits for the watcher's next look — at most POLL, shared
   by every answer this process streams, no query of its own.
 A failed poll is logged and tried again at the next one: Stop never costs an answer.
+- Who may stop follows the channel's merge policy: with `anyone`, anyone in the channel; with `owner`, the
+  people whose turns the answer answers and, in a fork, its owner. A private fork's answers: its owner
+  only. Anyone else is told so privately, and the answer goes on.
 """
 from __future__ import annotations
 
@@ -24,8 +27,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ..domain.model import Channel
-from .ports import Sessions, Stops
+from ..domain.model import Channel, Fork
+from .policy import not_theirs
+from .ports import Audience, PrivateAnswers, Sessions, Stops
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +75,14 @@ class Switch:
 
 
 class Stopping:
-    def __init__(self, stops: Stops, sessions: Sessions | None = None, poll: float = POLL):
+    def __init__(self, stops: Stops, sessions: Sessions | None = None, poll: float = POLL,
+                 merge_policy: Callable[[Channel], str] | None = None, answers: PrivateAnswers | None = None):
+        """`merge_policy`: a channel's (None: anyone may stop); `answers`: where a refused Stop is told."""
         self.stops = stops
         self.sessions = sessions
         self.poll = poll
+        self.merge_policy = merge_policy
+        self.answers = answers
         self._held: dict[int, Switch] = {}  # reply id → the switch of an answer this process is writing
         self._lock = threading.Lock()
         self._watcher: threading.Thread | None = None
@@ -102,8 +110,13 @@ class Stopping:
     def thread_stopped(self, channel: Channel, thread_ts: str, user_id: str) -> None:
         """Stop pressed on the agent session of a thread: the answer its fork is writing, if any."""
         fork = self.sessions.fork_by_message(channel, thread_ts) if self.sessions else None
-        if fork is not None:
-            self.session_stopped(fork.id, user_id)
+        if fork is None:
+            return
+        reply_id = self.stops.streaming(fork.id) if self._checked(fork) else None
+        if reply_id is not None and not self._may_stop(fork.channel, fork, reply_id, user_id):
+            self._refuse(Audience(channel.team_id, channel.id, user_id, thread_ts=thread_ts), fork)
+            return
+        self.session_stopped(fork.id, user_id)
 
     def session_stopped(self, session_id: int, user_id: str) -> None:
         """Stop pressed on a session: its answer in progress, if any."""
@@ -113,8 +126,30 @@ class Stopping:
 
     def pressed(self, channel: Channel, reply_id: int, user_id: str) -> None:
         """The Stop button of a top-level answer of the channel."""
+        if self.merge_policy is not None and self.merge_policy(channel) == "owner" and \
+                not self._may_stop(channel, None, reply_id, user_id):
+            self._refuse(Audience(channel.team_id, channel.id, user_id), None)
+            return
         if self.stops.stop_reply(channel, reply_id, user_id):
             self._obey(reply_id, user_id)
+
+    def _checked(self, fork: Fork) -> bool:
+        """Whether who stops an answer of `fork` matters (a private fork's, or under the `owner` policy)."""
+        return fork.private or (self.merge_policy is not None and self.merge_policy(fork.channel) == "owner")
+
+    def _may_stop(self, channel: Channel, fork: Fork | None, reply_id: int, user_id: str) -> bool:
+        if fork is not None and fork.private:
+            return user_id == fork.owner_id
+        return (fork is not None and user_id == fork.owner_id) or user_id in self.stops.askers(reply_id)
+
+    def _refuse(self, audience: Audience, fork: Fork | None) -> None:
+        if self.answers is None:
+            return
+        if fork is not None and fork.private:
+            self.answers.tell(audience, not_theirs(fork, "stop its answers"))
+            return
+        who = f"<@{fork.owner_id}>, who opened fork {fork.label}, or " if fork is not None else ""
+        self.answers.tell(audience, f"Only {who}whoever asked may stop this answer here: it goes on.")
 
     def _obey(self, reply_id: int, user_id: str) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ import logging
 
 from slack_bolt import App
 
+from ..domain.ids import row_id
 from ..domain.model import Channel
 from ..services.facade import Services
 from .intake import delivered, presser
@@ -72,9 +73,8 @@ def register_agent(app: App, services: Services) -> None:
     def on_stop(ack, body, action, context):
         ack()
         with delivered(services, context):
-            try:
-                reply_id = int(action.get("value", ""))
-            except ValueError:
+            reply_id = row_id(action.get("value"))
+            if reply_id is None:
                 log.warning("a Stop button with a malformed value ignored")
                 return
             audience = presser(body, context)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from ..domain import text as safe
+from ..domain.ids import is_slack_id, row_id
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Draft, Fork
 from ..domain.text import NameOf
@@ -27,6 +28,7 @@ REDRAFT_VIEW = "threadfork_redraft"
 TEXT_BOX = 3_000  # Slack's cap on a plain_text_input
 PART = "summary_{}"  # the edit modal's input blocks, numbered from 1
 GUIDANCE = "guidance"
+GUIDANCE_LIMIT = 2_000  # characters of a redraft's guidance (its box's max_length)
 SEPARATOR = "\n\n"
 JOIN_LIMIT = 8  # characters of whitespace kept per cut: the modal's private_metadata holds 3,000
 
@@ -38,7 +40,8 @@ def draft_value(fork: Fork, draft: Draft) -> str:
 def parse_value(value: str) -> tuple[int, int] | None:
     """A button's or modal's `fork_id:draft_number`; None when malformed."""
     fork_id, _, number = (value or "").partition(":")
-    return (int(fork_id), int(number)) if fork_id.isdigit() and number.isdigit() else None
+    fork_id, number = row_id(fork_id), row_id(number)
+    return (fork_id, number) if fork_id is not None and number is not None else None
 
 
 def draft_text(fork: Fork, draft: Draft, guidance: str = "") -> str:
@@ -79,7 +82,8 @@ def guidance_view(fork: Fork, draft: Draft, channel_id: str) -> dict:
     blocks = [section(f"Claude writes a new draft of fork #{fork.number}'s summary, replacing draft "
                        f"{draft.number}."),
               {"type": "input", "block_id": GUIDANCE, "optional": True, "label": plain("What should change?"),
-               "element": {"type": "plain_text_input", "action_id": "text", "multiline": True, "max_length": 2_000,
+               "element": {"type": "plain_text_input", "action_id": "text", "multiline": True,
+                           "max_length": GUIDANCE_LIMIT,
                            "placeholder": plain("e.g. shorter, and keep the exact figures")}}]
     return _modal(REDRAFT_VIEW, "Redraft the summary", "Redraft", blocks, fork, draft, channel_id)
 
@@ -88,9 +92,10 @@ def submitted(view: dict) -> tuple[int, int, str] | None:
     """A submitted modal's fork id, draft number and channel id (from its private_metadata)."""
     try:
         meta = json.loads(view.get("private_metadata") or "")
-        return int(meta["fork"]), int(meta["draft"]), str(meta["channel"])
+        fork_id, number, channel = row_id(meta["fork"]), row_id(meta["draft"]), meta["channel"]
     except (ValueError, KeyError, TypeError):
         return None
+    return (fork_id, number, channel) if fork_id and number and is_slack_id(channel) else None
 
 
 def edited_text(view: dict) -> str:

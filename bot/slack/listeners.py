@@ -13,6 +13,7 @@ import re
 
 from slack_bolt import App
 
+from ..domain.ids import row_id
 from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
@@ -229,11 +230,10 @@ def _shortcut_sender(shortcut: dict, context) -> Audience:
 
 
 def _fork_id(action: dict) -> int | None:
-    try:
-        return int(action.get("value", ""))
-    except ValueError:
-        log.warning("button %s with a malformed value ignored", action.get("action_id"))
-        return None
+    fork_id = row_id(action.get("value"))
+    if fork_id is None:
+        log.warning("button %s with a malformed value ignored", str(action.get("action_id"))[:64])
+    return fork_id
 
 
 def _team(context) -> str:

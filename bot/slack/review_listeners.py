@@ -46,8 +46,12 @@ def register_reviews(app: App, services: Services) -> None:
 
     @app.view(drafts.REDRAFT_VIEW)
     def on_redraft(ack, body, view, context):
-        ack()
         found = drafts.submitted(view)
+        if len(drafts.guidance(view)) > drafts.GUIDANCE_LIMIT:  # Slack caps the box; a forged payload is told too
+            ack(response_action="errors", errors={drafts.GUIDANCE: f"Keep what should change under "
+                                                                   f"{drafts.GUIDANCE_LIMIT:,} characters."})
+            return
+        ack()
         if found is None:
             return
         fork_id, number, channel_id = found

@@ -1,7 +1,8 @@
 """Bolt listeners for `/threadfork`'s modal and for the button that confirms forgetting a channel.
 
 A submission is checked before it is acknowledged: a refusal comes back inside the modal
-(`response_action: errors`, keyed by the input's block_id) and nothing is saved.
+(`response_action: errors`, keyed by the input's block_id) and nothing is saved. A save that dropped a
+connector's token (its URL or name changed) turns the modal into a note that says so (`update`).
 """
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ def register_settings(app: App, services: Services) -> None:
             ack()
             return
         with delivered(services, context):
-            errors = services.channel_admin.save(Channel(context.team_id or "", channel_id), body["user"]["id"],
-                                                 settings_view.form_values(view))
-            if errors:
-                ack(response_action="errors", errors={k: v[:ERROR_LIMIT] for k, v in errors.items()})
+            outcome = services.channel_admin.save(Channel(context.team_id or "", channel_id), body["user"]["id"],
+                                                  settings_view.form_values(view))
+            if outcome:
+                ack(response_action="errors", errors={k: v[:ERROR_LIMIT] for k, v in outcome.items()})
+            elif outcome.notes:
+                ack(response_action="update", view=settings_view.saved_view(outcome.notes))
             else:
                 ack()
 

@@ -11,6 +11,7 @@ import json
 
 from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, form_value, offered_models, shown
 from ..domain.connectors import MAX_CONNECTORS, Connector, block_id
+from ..domain.ids import is_slack_id
 from .render import plain, section
 
 SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
@@ -18,6 +19,7 @@ FORGET_ACTION = "threadfork_forget"
 KEEP_ACTION = "threadfork_forget_cancel"
 ELEMENT = "value"  # every input's action_id
 SWITCH = ("on", "off")
+SECTION_TEXT = 3_000  # characters of a section's text
 
 
 def settings_view(channel_id: str, effective: ChannelSettings, defaults: ChannelSettings, choices: Choices,
@@ -97,6 +99,12 @@ def connector_blocks(connectors: tuple[Connector, ...], with_token: frozenset[st
     return blocks
 
 
+def saved_view(notes: tuple[str, ...]) -> dict:
+    """What the modal turns into after a save that has something to say (a token it did not keep)."""
+    return {"type": "modal", "callback_id": f"{SETTINGS_VIEW}_saved", "title": plain("Threadfork settings"),
+            "close": plain("Done"), "blocks": [section("✅ Saved.")] + [section(note[:SECTION_TEXT]) for note in notes]}
+
+
 def without_tokens(body: dict) -> dict:
     """A delivery as the inbox may keep it: a settings submission's typed tokens emptied (a replay then keeps
     the tokens set before; a token is never stored in plain text, not even for a day)."""
@@ -112,9 +120,10 @@ def without_tokens(body: dict) -> dict:
 
 def submitted_channel(view: dict) -> str | None:
     try:
-        return str(json.loads(view.get("private_metadata") or "")["channel"]) or None
+        channel = json.loads(view.get("private_metadata") or "")["channel"]
     except (ValueError, KeyError, TypeError):
         return None
+    return channel if is_slack_id(channel) else None
 
 
 def form_values(view: dict) -> dict[str, FormValue]:

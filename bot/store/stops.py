@@ -6,7 +6,7 @@ from collections.abc import Collection
 
 from sqlalchemy import bindparam, select, update
 
-from ..domain.model import Channel, TurnStatus
+from ..domain.model import Channel, Role, TurnStatus
 from .database import Database
 from .rows import in_channel
 from .tables import sessions, turns
@@ -36,6 +36,21 @@ class SqlStops:
                 update(turns).where(turns.c.id == reply_id, *_STOPPABLE,
                                     turns.c.session_id.in_(select(sessions.c.id).where(in_channel(channel))))
                 .values(stopped_by=user_id)).rowcount == 1
+
+    def streaming(self, session_id: int) -> int | None:
+        with self.db.reading() as conn:
+            return conn.execute(select(turns.c.id).where(turns.c.session_id == session_id,
+                                                         turns.c.status == TurnStatus.STREAMING.value)
+                                .order_by(turns.c.seq.desc()).limit(1)).scalar()
+
+    def askers(self, reply_id: int) -> frozenset[str]:
+        reply = select(turns.c.session_id, turns.c.seq).where(turns.c.id == reply_id).subquery()
+        with self.db.reading() as conn:
+            rows = conn.execute(select(turns.c.author_id).distinct().where(
+                turns.c.session_id == reply.c.session_id, turns.c.seq < reply.c.seq,
+                turns.c.role == Role.USER.value, turns.c.status == TurnStatus.PENDING.value,
+                turns.c.author_id.is_not(None)))
+            return frozenset(row.author_id for row in rows)
 
     def requested(self, reply_ids: Collection[int]) -> dict[int, str]:
         if not reply_ids:

@@ -197,3 +197,16 @@ def test_an_app_slack_says_is_no_agent_app_sends_no_session_calls_after_its_prom
     bot.quiesce()
     assert [(r.method, r.error) for r in slack.refusals] == [("assistant.threads.setSuggestedPrompts", "not_agent_app")]
     assert not [c for c in slack.calls if c.method.startswith("agents.")] and slack.session(CHANNEL, root) is None
+
+
+def test_a_hostile_topic_or_first_message_names_a_session_without_a_mention_or_a_disguised_link(bot, slack, claude):
+    bot.slash("/fork", "<!channel> see <https://evil.example/x|https://docs.example.com>", user="UALICE01")
+    root = bot.fork_root()
+    session = session_of(slack, root, ["active", "processing", "active"])
+    assert "<!channel>" not in session.title and "|" not in session.title
+    assert "https://docs.example.com (https://evil.example/x)" in session.title
+    bot.slash("/fork")
+    second = bot.fork_root(2)
+    bot.say("UBOB0001", "<!here> [docs.example.com](https://evil.example)", thread_ts=second)
+    renamed = session_of(slack, second, ["active", "processing", "active"])
+    assert "<!here>" not in renamed.title and "docs.example.com (https://evil.example)" in renamed.title

@@ -5,6 +5,7 @@ resent, a failing connector named in a short note, and its token in no log line,
 database column as plain text — on SQLite and PostgreSQL."""
 import json
 import logging
+import re
 import secrets
 
 import pytest
@@ -220,3 +221,102 @@ def test_a_merge_keeps_the_connector_calls_conclusions_and_never_their_raw_resul
     sent = json.dumps(summary_request)
     assert "Conclusion: bug 12 blocks the release." in sent
     assert raw not in sent and "mcp_tool_result" not in sent
+
+
+@pytest.mark.parametrize("new", [{"connector_0_url": "https://attacker.example/collect"},
+                                 {"connector_0_name": "tracker2"}])
+def test_a_token_never_follows_a_new_url_or_name_and_the_modal_says_so(keyed_bot, slack, claude, new):
+    bot = keyed_bot
+    token = "tok-" + secrets.token_hex(16)
+    add_tracker(bot, slack, token)
+    reply = bot.submit_view(open_settings(bot, slack, admin(slack)), {"connector_0_token": "", **new})
+    answer = reply.json()
+    assert answer["response_action"] == "update" and "without a token" in json.dumps(answer["view"])
+    assert not slack.views.problems
+    request = ask_parent(bot, claude, "what is open?")
+    [server] = request["mcp_servers"]
+    assert server["url"] == (new.get("connector_0_url") or URL) and "authorization_token" not in server
+    assert token not in json.dumps(request)
+    assert bot.store.connector_tokens.sealed(GENERAL) == {}
+
+
+@pytest.mark.settings(**KEYED)
+def test_the_same_url_spelled_alike_and_other_settings_changed_keep_the_token_silently(bot, slack, claude):
+    token = "tok-" + secrets.token_hex(16)
+    add_tracker(bot, slack, token)
+    reply = bot.submit_view(open_settings(bot, slack, admin(slack)), {
+        "connector_0_url": "https://MCP.tracker.example.:443/mcp", "instructions": "Be terse."})
+    assert reply.status == 200 and not reply.body
+    assert ask_parent(bot, claude)["mcp_servers"][0]["authorization_token"] == token
+
+
+@pytest.mark.parametrize("url", ["https://127.0.0.1./", "https://127.1/", "https://0x7f.0.0.1/",
+                                 "https://[64:ff9b::a9fe:a9fe]/", "https://mcp.example.com/\x00"])
+def test_a_private_host_in_another_spelling_or_a_nul_in_the_url_is_refused_on_its_field(bot, slack, url):
+    reply = bot.submit_view(open_settings(bot, slack, admin(slack)), {"connector_0_name": "tracker",
+                                                                      "connector_0_url": url})
+    assert reply.status == 200
+    errors = reply.json()["errors"]
+    assert list(errors) == ["connector_0_url"] and ("private or local" in errors["connector_0_url"]
+                                                    or "control character" in errors["connector_0_url"])
+    assert bot.store.channel_settings.of(GENERAL).connectors is None
+
+
+HOSTILE = "<!channel> <@U2> <https://evil.example/phish|https://docs.example.com/ok> <https://evil.example|ok>"
+
+
+def _hidden_behind_a_label(text: str) -> list[str]:
+    """Links in Slack's markup or Markdown whose target is evil.example under another label."""
+    markdown = re.findall(r"\[([^\]]*)\]\(([^)]*)\)", text)
+    links = re.findall(r"<([^<>|]*)\|([^<>]*)>", text) + [(target, label) for label, target in markdown]
+    return [f"{label} -> {target}" for target, label in links if "evil.example" in target and label != target]
+
+
+def test_a_tools_name_and_result_are_shown_as_data_in_a_forks_task_cards(keyed_bot, slack, claude):
+    bot = keyed_bot
+    add_tracker(bot, slack, "")
+    bot.slash("/fork", "--fresh triage")
+    root = bot.fork_root()
+    bot.quiesce()
+    claude.script(Script(text="Checked.", mcp=[McpCall("tracker", "x<!here>tool", {}, HOSTILE),
+                                                McpCall("tracker", "search", {}, HOSTILE, is_error=True)]))
+    bot.say("UBOB0001", "what is open?", thread_ts=root)
+    wait_until(lambda: len(claude.requests) == 2)
+    bot.quiesce()
+    sent = json.dumps([c.args for c in slack.calls], default=str, ensure_ascii=False)
+    assert "<!channel>" not in sent and "<!here>" not in sent and "<@U2>" not in sent
+    assert _hidden_behind_a_label(sent) == []
+    cards = [chunk for call in slack.calls if call.method in ("chat.startStream", "chat.appendStream",
+                                                               "chat.stopStream")
+             for chunk in call.get("chunks") or [] if chunk.get("type") == "task_update"]
+    assert any("x" in c["title"] and "here" in c["title"] for c in cards)
+    assert all(len(c.get("output", "")) <= 256 for c in cards)
+    assert any("https://evil.example/phish" in c.get("output", "") for c in cards)  # shown, as itself
+
+
+def test_a_tools_error_echoing_the_token_reaches_no_slack_call_no_table_and_no_log_line(keyed_bot, slack, claude,
+                                                                                        caplog):
+    bot = keyed_bot
+    caplog.set_level(logging.DEBUG)
+    token = "tok-" + secrets.token_hex(16)
+    add_tracker(bot, slack, token)
+    claude.script(Script(text=f"The server said bearer {token} was rejected, and {HOSTILE}.", chunk_delay=0.01,
+                         mcp=[McpCall("tracker", "search", {"q": "open"}, f"401 Unauthorized: bearer {token} rejected",
+                                      is_error=True)]))
+    ask_parent(bot, claude, "what is open?")
+    bot.slash("/fork", "--fresh triage")
+    root = bot.fork_root()
+    bot.quiesce()
+    claude.script(Script(text=f"Again {token}.", chunk_delay=0.01, mcp=[McpCall(
+        "tracker", "search", {}, f"{'x' * 110} bearer {token} rejected", is_error=True)]))
+    bot.say("UBOB0001", "and here?", thread_ts=root)
+    wait_until(lambda: len(claude.requests) == 3)
+    bot.quiesce()
+    assert claude.requests[-1]["mcp_servers"][0]["authorization_token"] == token  # it was sent
+    assert not [r.getMessage()[:80] for r in caplog.records if token in r.getMessage()]
+    assert not [c.method for c in slack.calls if token in json.dumps(c.args, default=str)]
+    assert not [c.method for c in slack.calls if token[:12] in json.dumps(c.args, default=str)]  # nor cut in half
+    assert plain_text_in_database(bot, token) == []
+    [answer] = [p for p in slack.posts(CHANNEL, top_level=True) if "server said" in p.shown]
+    assert "The connector “tracker” failed (401 Unauthorized: bearer [hidden] rejected)" in answer.shown
+    assert "<!channel>" not in json.dumps([c.args for c in slack.calls], default=str)

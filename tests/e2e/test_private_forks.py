@@ -257,3 +257,40 @@ def test_a_channel_at_its_spend_cap_cannot_be_forked_privately_either(bot, slack
     [refusal] = [t for t in private(slack) if "spend cap" in t]
     assert refusal.startswith(f"<#{CHANNEL}> reached its monthly spend cap") and "forks of it" in refusal
     assert not slack.posts(DM)  # no private fork's note, no answer
+
+
+def told(slack, user):
+    return [c.get("text", "") for c in slack.calls_to("chat.postEphemeral") if c["user"] == user] + \
+        [r.get("text", "") for r in slack.responses]
+
+
+def test_only_its_owner_may_act_on_a_private_fork_whatever_a_payload_says(bot, slack, claude, channel_talk):
+    root = fork_privately(bot, slack, claude)
+    intro = next(m for m in posts_in(slack, DM, root) if "Private fork of" in m.get("text", ""))
+    fork_id = intro_fork_id(intro)
+    requests = len(claude.requests)
+    bot.click("fork_abandon", message_ts=intro.ts, channel=DM, user="UBOB0001")
+    bot.shortcut("merge_this_fork", root, thread_ts=root, channel=DM, user="UBOB0001")
+    bot.dm("UBOB0001", "let me in", dm=DM, thread_ts=root)
+    bot.settled()
+    assert len(claude.requests) == requests  # no turn, no draft
+    assert bot.store.sessions.fork(fork_id).status.value == "open" and bot.store.sessions.fork(fork_id).draft is None
+    assert not [t for t in bot.store.turns.turns(fork_id) if t.author_id == "UBOB0001"]
+    assert sum("only they may" in text for text in told(slack, "UBOB0001")) >= 3
+    claude.script(Script(text="Schools get 40% off."))
+    bot.click("fork_merge", message_ts=intro.ts, channel=DM, user="UALICE01")
+    draft = wait_until(lambda: [m for m in posts_in(slack, DM, root) if "Draft " in m.get("text", "")],
+                       message="the draft in the DM thread")[0]
+    bot.settled()
+    bot.click("draft_merge", message_ts=draft.ts, channel=DM, user="UBOB0001")  # Merge as is, by someone else
+    bot.settled()
+    assert summaries(slack) == [] and bot.store.sessions.fork(fork_id).status.value == "open"
+
+
+def test_suggested_prompts_never_name_a_channel_the_person_is_not_in(bot, slack, claude):
+    slack.add_room(CHANNEL, "secret-plans", ["UBOB0001"])
+    bot.view_channel("UALICE01", CHANNEL, dm=DM)
+    bot.settled()
+    assert bot.open_dm("UALICE01", dm=DM).status == 200
+    [made] = wait_until(lambda: slack.suggested(), message="the suggested prompts")
+    assert "secret-plans" not in str(made.prompts) and CHANNEL not in str(made.prompts)

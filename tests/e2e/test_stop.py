@@ -5,6 +5,8 @@ in the thread and in the next request — and put the session back to `active`. 
 already ended does nothing."""
 import time
 
+import pytest
+
 from bot.domain.model import TurnStatus
 
 from ..fakes.anthropic_api import Script, request_texts
@@ -111,3 +113,44 @@ def test_a_stop_button_forged_for_another_channels_answer_stops_nothing(bot, sla
     bot.settled()
     assert claude.cancelled == {} and answer_turn(bot, bot.store.sessions.parent_id(GENERAL)).status is \
         TurnStatus.COMPLETE
+
+
+@pytest.mark.settings(threadfork_merge_policy="owner")
+def test_under_the_owner_policy_only_whoever_asked_may_stop_a_top_level_answer(bot, slack, claude):
+    claude.script(SLOW)
+    bot.say("UALICE01", "a long answer please", mention=True)
+    [post] = wait_until(lambda: slack.posts(CHANNEL, top_level=True), message="the answer posted")
+    wait_until(lambda: [e for b in slack.message(post.ts, CHANNEL).get("blocks") or [] if b["type"] == "actions"
+                        for e in b["elements"] if e["action_id"] == "stop_answer"], message="its Stop button")
+    assert bot.click("stop_answer", message_ts=post.ts, user="UCAROL01").status == 200
+    [refusal] = wait_until(lambda: [c for c in slack.calls_to("chat.postEphemeral") if c["user"] == "UCAROL01"]
+                           + [r for r in slack.responses if "may stop" in r.get("text", "")],
+                           message="Carol told why")
+    assert "whoever asked" in (refusal.get("text") or "")
+    time.sleep(0.5)
+    assert 0 not in claude.cancelled  # the answer goes on
+    pressed = time.monotonic()
+    bot.click("stop_answer", message_ts=post.ts, user="UALICE01")
+    cancelled = wait_until(lambda: claude.cancelled.get(0), timeout=3, message="the model stream to close")
+    assert cancelled.at - pressed < 1.0
+    bot.settled()
+    answer = answer_turn(bot, bot.store.sessions.parent_id(GENERAL))
+    assert (answer.status, answer.stopped_by) == (TurnStatus.STOPPED, "UALICE01")
+
+
+@pytest.mark.settings(threadfork_merge_policy="owner")
+def test_under_the_owner_policy_a_forks_answer_is_stopped_by_its_owner_or_asker_only(bot, slack, claude):
+    bot.slash("/fork", "--fresh", user="UALICE01")
+    root = bot.fork_root()
+    claude.script(SLOW)
+    bot.say("UDAVE001", "tell me everything", thread_ts=root)
+    wait_until(lambda: slack.session(CHANNEL, root) and slack.session(CHANNEL, root).status == "processing")
+    assert bot.press_stop("UBOB0001", root).status == 200  # neither the owner nor the asker
+    wait_until(lambda: [c for c in slack.calls_to("chat.postEphemeral") if c["user"] == "UBOB0001"],
+               message="Bob told why")
+    time.sleep(0.5)
+    assert 0 not in claude.cancelled
+    wait_until(lambda: not bot.busy(), timeout=20, message="the answer to finish")
+    fork = bot.store.sessions.fork_by_message(GENERAL, root)
+    answer = answer_turn(bot, fork.id)
+    assert answer.stopped_by is None and answer.text == SLOW.text

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from bot.config import ConfigError, load_settings
-from bot.domain.connectors import MAX_CONNECTORS, ConnectorRow, block_id, check_url, read_connectors
+from bot.domain.connectors import MAX_CONNECTORS, Connector, ConnectorRow, block_id, check_url, read_connectors
 
 REQUIRED = dict(slack_bot_token="xoxb-test-not-real", slack_signing_secret="test-signing", anthropic_api_key="x",
                 _env_file=None)
@@ -25,6 +25,38 @@ def test_a_public_https_url_is_accepted(url):
 ])
 def test_a_url_the_api_could_not_or_should_not_call_is_refused_with_why(url, words):
     assert words in (check_url(url) or "")
+
+
+@pytest.mark.parametrize("url", [
+    "https://127.0.0.1./mcp", "https://127.1/", "https://0x7f.0.0.1/", "https://0177.0.0.1/", "https://2130706433/",
+    "https://[64:ff9b::a9fe:a9fe]/", "https://[::ffff:127.0.0.1]/", "https://[::127.0.0.1]/", "https://[2002:a00:1::]/",
+    "https://[64:ff9b:1::a00:1]/", "https://LOCALHOST./", "https://127%2e0%2e0%2e1/",
+    "https://127\u30020\u30020\u30021/",
+    "https://wiki.internal./mcp",
+])
+def test_a_private_host_in_any_spelling_a_resolver_reads_is_refused(url):
+    assert "private or local" in (check_url(url) or "")
+
+
+@pytest.mark.parametrize("url", ["https://mcp.example.com/\x00", "https://mcp.exa\x00mple.com/"])
+def test_a_url_with_a_control_character_is_refused_naming_it(url):
+    assert "control character" in (check_url(url) or "")
+
+
+def test_a_token_is_kept_only_for_the_same_name_scheme_host_port_and_path():
+    shown = Connector("tracker", "https://mcp.example.com/mcp")
+
+    def kept(name, url):
+        form, errors = read_connectors([ConnectorRow(0, name, url, "", "", shown)], block_id)
+        assert errors == {}
+        return form.kept_from == {name: "tracker"}, [n for n, _ in form.moved]
+
+    assert kept("tracker", "https://MCP.example.com.:443/mcp") == (True, [])
+    assert kept("tracker", "https://mcp.example.com/mcp?x=1") == (True, [])
+    assert kept("tracker", "https://attacker.example/collect") == (False, ["tracker"])
+    assert kept("tracker", "https://mcp.example.com:8443/mcp") == (False, ["tracker"])
+    assert kept("tracker", "https://mcp.example.com/other") == (False, ["tracker"])
+    assert kept("tracker2", "https://mcp.example.com/mcp") == (False, ["tracker2"])
 
 
 def test_an_eleventh_connector_is_refused_on_its_own_name():

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bot.domain.text import ZWSP, mrkdwn, neutralise, settled, topic
+from bot.domain.text import HIDDEN, ZWSP, Masker, inert, mrkdwn, neutralise, settled, topic
 
 NAMES = {"U0ALICE1": "Alice", "W0BOB002": "Bob Builder", "U0EVIL01": "<!here> [x](https://evil.example)"}
 # what Slack turns into a notification: a user mention, a special mention, an @channel word
@@ -109,3 +109,21 @@ def test_a_topic_is_escaped_folded_and_shortened_to_fit():
     assert len(shown) <= 150 and shown.endswith("…") and "&amp" in shown and not shown.endswith("&…")
     assert topic("short", 150) == "short"
     assert mrkdwn("<https://b|https://a>") == "&lt;https://b|https://a&gt;"
+
+
+def test_outside_data_is_one_inert_line_that_neither_pings_nor_hides_an_address():
+    shown = inert("<!channel> <@U2>\n<https://evil.example/phish|https://docs.example.com/ok> <https://evil.example|ok> "
+                  "[docs](https://evil.example/x) x<!here>tool", 256)
+    assert "<!channel>" not in shown and "<!here>" not in shown and "<@U2>" not in shown and "\n" not in shown
+    assert "https://docs.example.com/ok (https://evil.example/phish)" in shown and "ok (https://evil.example)" in shown
+    assert "docs (https://evil.example/x)" in shown and "<" not in shown and ">" not in shown
+    assert len(inert("word " * 100, 40)) == 40 and inert("word " * 100, 40).endswith("…")
+
+
+def test_a_secret_is_masked_whole_and_never_shown_in_part_while_text_streams():
+    masker = Masker(["tok-SECRET-1234"])
+    pieces = ["bearer tok-SE", "CRET-12", "34 rejected; tok-", "other"]
+    shown = [masker.feed(p) for p in pieces] + [masker.rest()]
+    assert "".join(shown) == f"bearer {HIDDEN} rejected; tok-other"
+    assert all("SECRET" not in s and "tok-SE" not in s for s in shown)
+    assert Masker([]).feed("tok-SE") == "tok-SE"

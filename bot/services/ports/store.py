@@ -154,6 +154,10 @@ class Stops(Protocol):
         """The same for one answer of the channel, named by its reply's id (a Stop button's value)."""
     def requested(self, reply_ids: Collection[int]) -> dict[int, str]:
         """Those of these replies someone asked to stop: reply id → who asked."""
+    def streaming(self, session_id: int) -> int | None:
+        """The reply being streamed in the session, if any."""
+    def askers(self, reply_id: int) -> frozenset[str]:
+        """Who wrote the turns a streaming reply answers (its session's pending turns before it)."""
 
 
 class PrivateForks(Protocol):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from bot.domain.model import Channel, Fork, ForkStatus, Mode, TurnStatus
+from bot.domain.model import Channel, Fork, ForkStatus, Mode, Role, TurnStatus
 from bot.domain.settings import ChannelSettings
 from bot.services.ports import Adopted
 
@@ -36,6 +36,21 @@ class MemoryStops:
         with self.m.lock:
             return {r.turn.id: r.turn.stopped_by for rows in self.m.turns.values() for r in rows
                     if r.turn.id in wanted and r.turn.stopped_by is not None}
+
+    def streaming(self, session_id: int) -> int | None:
+        with self.m.lock:
+            return next((r.turn.id for r in reversed(self.m.rows(session_id))
+                         if r.turn.status is TurnStatus.STREAMING), None)
+
+    def askers(self, reply_id: int) -> frozenset[str]:
+        with self.m.lock:
+            for rows in self.m.turns.values():
+                reply = next((r.turn for r in rows if r.turn.id == reply_id), None)
+                if reply is not None:
+                    return frozenset(r.turn.author_id for r in rows if r.turn.seq < reply.seq
+                                     and r.turn.role is Role.USER and r.turn.status is TurnStatus.PENDING
+                                     and r.turn.author_id)
+            return frozenset()
 
     @staticmethod
     def _stoppable(row) -> bool:
