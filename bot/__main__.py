@@ -1,23 +1,39 @@
 """`python -m bot`: Socket Mode (bot/socket_mode.py) when SLACK_APP_TOKEN is set, else HTTP on HOST:PORT
-under gunicorn (THREADFORK_PROCESSES worker processes). Exit codes: 2 for a bad setting, 3 when the bot
-cannot start (bad Slack token, unusable database), 0 after SIGTERM."""
+under gunicorn (THREADFORK_PROCESSES worker processes). `python -m bot check`: the settings checked whole,
+every problem named, nothing started. Exit codes: 2 for bad settings (every one named at once), 3 when the
+bot cannot start (bad Slack token, unusable database), 0 after SIGTERM. Either failure is one
+"Threadfork cannot start: …" line, never a traceback."""
 from __future__ import annotations
 
 import logging
 import sys
 
-from .config import LOG_FORMAT, ConfigError, load_settings
+from .config import ConfigError, Settings, load_settings
+from .infrastructure.logs import configure_logging
 
 log = logging.getLogger(__name__)
 
+USAGE = "usage: python -m bot [check]"
 
-def main() -> int:
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv not in ([], ["check"]):
+        print(USAGE, file=sys.stderr)
+        return 2
     try:
         settings = load_settings()
     except ConfigError as error:
-        print(error, file=sys.stderr)
+        if argv:
+            print("Threadfork's settings are not complete:", *(f"- {p}" for p in error.problems), sep="\n",
+                  file=sys.stderr)
+        else:
+            print(error, file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level.upper(), format=LOG_FORMAT)
+    if argv:
+        print(f"Threadfork's settings are complete: {_mode(settings)}.")
+        return 0
+    configure_logging(settings.log_level, settings.log_format)
     if settings.socket_mode:
         from .runtime import start
         from .socket_mode import serve
@@ -30,6 +46,13 @@ def main() -> int:
 
     serve(settings)  # gunicorn's master exits the process itself, also in every worker it forks
     return 0
+
+
+def _mode(settings: Settings) -> str:
+    if settings.socket_mode:
+        health = settings.threadfork_health_port
+        return "Socket Mode" + (f", /healthz and /metrics on port {health}" if health else "")
+    return f"HTTP mode on {settings.host}:{settings.port}"
 
 
 if __name__ == "__main__":
