@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         from .socket_mode import serve
 
         running = start(settings)  # exits 3, saying why, when it cannot start
+        if settings.threadfork_health_port:
+            _serve_health(running, settings.host, settings.threadfork_health_port)
         log.info("starting in Socket Mode")
         serve(running, settings.slack_app_token.get_secret_value())  # exits 0 after SIGTERM, drained
         return 0
@@ -46,6 +48,19 @@ def main(argv: list[str] | None = None) -> int:
 
     serve(settings)  # gunicorn's master exits the process itself, also in every worker it forks
     return 0
+
+
+def _serve_health(running, host: str, port: int) -> None:
+    """Socket Mode's /healthz and /metrics; a port that cannot be had stops the start (exit 3)."""
+    from .infrastructure.health import serve_health
+    from .runtime import STARTUP_FAILED
+
+    try:
+        serve_health(running.wiring, host, port)
+    except OSError as error:
+        print(f"Threadfork cannot start: THREADFORK_HEALTH_PORT {port}: {error.strerror or error}", file=sys.stderr,
+              flush=True)
+        raise SystemExit(STARTUP_FAILED) from None
 
 
 def _mode(settings: Settings) -> str:

@@ -24,6 +24,7 @@ import threading
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.socket_mode.request import SocketModeRequest
 
+from .infrastructure import metrics
 from .runtime import Running, stop
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,8 @@ class DrainingHandler(SocketModeHandler):
                      req.envelope_id)
             return
         try:
-            super().handle(client, req)
+            with metrics.ACK_SECONDS.labels("socket_mode").time():
+                super().handle(client, req)
         finally:
             self.gate.leave()
 

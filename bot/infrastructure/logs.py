@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import sys
+import threading
 
 from pythonjsonlogger.json import JsonFormatter
 
@@ -40,6 +41,15 @@ def configure_logging(level: str, log_format: str) -> None:
     for name in QUIET:
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
     logging.getLogger("slack_bolt.App").addFilter(lambda record: record.getMessage() != _UNUSED_TOKEN)
+    logging.captureWarnings(True)  # a library's warning is a line like any other (JSON too)
+    threading.excepthook = _uncaught
+
+
+def _uncaught(args: threading.ExceptHookArgs) -> None:
+    """A thread's uncaught exception as a log line (its traceback inside it), not raw text on stderr."""
+    if args.exc_type is not SystemExit:
+        logging.getLogger("threadfork").error("uncaught in thread %s", getattr(args.thread, "name", "?"),
+                                              exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
 
 
 def _about(record: logging.LogRecord) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..domain.commands import parse_merge
 from ..domain.errors import ChildrenOpen, ThreadforkError
+from ..infrastructure import metrics
 from ..domain.model import Channel, ContextReport, ForkStatus, Role
 from .conversation import Speaker
 from .caps import SpendCaps
@@ -58,7 +59,7 @@ class SlashCommands:
         request = parse_merge(command.text)
         try:
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
-            merged = self.forks.merge(fork, command.user_id, request.guidance)
+            merged = metrics.merge("command", self.forks.merge, fork, command.user_id, request.guidance)
             if merged.status is ForkStatus.OPEN and merged.draft is not None:  # under review: it waits there
                 self.answers.tell(command.audience, f"Draft {merged.draft.number} of fork {merged.label}'s summary "
                                                     "is in its thread: *Merge as is*, *Edit*, *Redraft* or *Cancel* it "

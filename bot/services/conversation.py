@@ -21,6 +21,7 @@ from ..domain.caching import CacheMode
 from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Role, Session, Usage
 from ..domain.settings import ChannelSettings
+from ..infrastructure import metrics
 from ..domain.sources import sources_section
 from .connections import Connections
 from .liveness import Liveness
@@ -137,6 +138,7 @@ class Conversation:
                     log.exception("reply failed in session %s", session.id)
                 self._safely_fail(writer, failure_notice(error))
                 self._session(session, SessionStatus.ACTIVE)
+                metrics.TURNS.labels(metrics.place(session), "failed").inc()
                 return None, self.turns.abort_reply(reply, pending, owner, self.lease)
         if completion.stopped:
             text, shown = completion.text, f"\n\n_⏹ Stopped by <@{stop.stopped_by}>._"
@@ -153,6 +155,7 @@ class Conversation:
         following = self.turns.record_reply(reply, pending, text, completion.usage, posted,
                                             session.channel if session.fork else None, owner, self.lease,
                                             stopped=completion.stopped)
+        metrics.TURNS.labels(metrics.place(session), "stopped" if completion.stopped else "answered").inc()
         if completion.connector_calls:
             self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following

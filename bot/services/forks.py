@@ -16,6 +16,7 @@ from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
 from ..domain.queue import one_too_many
+from ..infrastructure import metrics
 from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .followups import safely
@@ -129,6 +130,7 @@ class Forks:
             attempt = self.store.merges.reclaim_merge(fork.id, owner, self.liveness.ttl)
             if not attempt:
                 return
+            metrics.TAKEOVERS.labels("merge").inc()
             fork = self.store.sessions.fork(fork.id)
             if one_too_many(attempt):
                 self._give_up(fork)

@@ -20,6 +20,7 @@ from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallation
 from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
+from ..infrastructure.metrics import CountsCalls
 from .retries import retry_handlers
 from ..keepalive import KeptAlive
 from .transport import PooledWebClient
@@ -41,7 +42,11 @@ class Clients(Protocol):
 
 def web_client(token: str | None, api_url: str, pool: KeptAlive) -> WebClient:
     """A client of SLACK_API_URL with the bot's retries, its calls on the process's kept-alive connections."""
-    return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool)
+    return _Client(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool)
+
+
+class _Client(CountsCalls, PooledWebClient):
+    """Every Web API call counted (threadfork_slack_calls_total) by method and outcome."""
 
 
 class OneWorkspace:

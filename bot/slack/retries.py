@@ -23,6 +23,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from slack_sdk.http_retry.request import HttpRequest
 
+from ..infrastructure import metrics
+
 NOT_REPEATED = frozenset({"chat.appendStream"})
 NOT_WAITED = frozenset({"chat.startStream"})
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
@@ -71,6 +73,7 @@ class ServerErrors(ServerErrorRetryHandler):
 
 class RateLimits(RateLimitErrorRetryHandler):
     def _can_retry(self, *, state, request, response=None, error=None) -> bool:
+        metrics.ratelimited(request, response)
         return super()._can_retry(state=state, request=request, response=response, error=error) \
             and method_of(request) not in NOT_WAITED
 
