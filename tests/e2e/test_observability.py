@@ -2,6 +2,8 @@
 with two workers reporting together, and Socket Mode with its health port."""
 import json
 import re
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -12,7 +14,7 @@ from ..fakes.slack_api import APP_TOKEN
 from ..fakes.socket_actor import SocketModeSlack
 from ..fakes.socket_mode import FakeSocketMode
 from ..harness import CHANNEL, wait_until
-from ..processes import BotProcess, free_port, worker_pids
+from ..processes import ROOT, BotProcess, clean_env, free_port, worker_pids
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -51,6 +53,16 @@ def check_exposition(url: str, answered: bool) -> str:
     return text
 
 
+def docker_healthcheck(env: dict) -> int:
+    """The Dockerfile's HEALTHCHECK command, run as the container would run it, with the container's environment
+    (its Python: this one)."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    [line] = [line for line in text.splitlines() if line.startswith("HEALTHCHECK")]
+    command = json.loads(line[line.index("CMD") + 3:].strip())
+    assert command[0] == "python"
+    return subprocess.run([sys.executable, *command[1:]], env=env, capture_output=True, timeout=30).returncode
+
+
 def json_lines(output: str) -> list[dict]:
     lines = [line for line in output.splitlines() if line.strip()]
     assert lines
@@ -68,6 +80,8 @@ def test_http_mode_serves_metrics_of_both_workers_and_logs_one_json_object_a_lin
     try:
         wait_until(bot.healthy, timeout=90, interval=0.2, message="/healthz")
         wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2, timeout=30)
+        assert docker_healthcheck(clean_env(PORT=bot.port)) == 0
+        assert docker_healthcheck(clean_env(PORT=free_port())) != 0  # it does fail where nothing answers
         check_exposition(bot.url + "/metrics", answered=False)
         ts = "1700000001.000100"
         assert bot.event({"type": "app_mention", "channel": CHANNEL, "user": "UALICE01",
@@ -112,6 +126,8 @@ def test_socket_mode_serves_healthz_and_metrics_on_its_health_port(tmp_path, sla
         health = f"http://127.0.0.1:{port}"
         status, content_type, body = get(health + "/healthz")
         assert status == 200 and json.loads(body) == {"ok": True, "store": "writable"}
+        assert docker_healthcheck(clean_env(SLACK_APP_TOKEN=APP_TOKEN, THREADFORK_HEALTH_PORT=port,
+                                            PORT=free_port())) == 0
         check_exposition(health + "/metrics", answered=False)
         SocketModeSlack(slack, socket_mode).say("UALICE01", WORDS, mention=True)
         wait_until(lambda: slack.posts(CHANNEL), timeout=30, message="the answer")
