@@ -16,6 +16,8 @@ from .policy import Policy
 from .ports import Audience, People, PrivateAnswers, Store
 from .refusals import refuse
 
+NO_OPEN_FORK = "There is no open fork in this channel to merge. `/fork [topic]` opens one."
+
 
 @dataclass(frozen=True)
 class SlashCommand:
@@ -68,7 +70,10 @@ class SlashCommands:
             refuse(self.answers, command.audience, error)
         except ThreadforkError as error:
             open_forks = self.store.sessions.forks_in(command.channel, ForkStatus.OPEN)
-            self.answers.refuse_merge(command.audience, str(error), open_forks)
+            if request.number is None and not open_forks:  # nothing to name: say so, not "name one"
+                self.answers.tell(command.audience, NO_OPEN_FORK)
+            else:
+                self.answers.refuse_merge(command.audience, str(error), open_forks)
 
     def context(self, command: SlashCommand) -> None:
         parent = self.store.sessions.parent_id(command.channel)
