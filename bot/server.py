@@ -21,8 +21,10 @@ the system's temporary folder unless the operator names one), so every worker's 
 """
 from __future__ import annotations
 
+import atexit
 import math
 import os
+import shutil
 import signal
 import tempfile
 
@@ -137,7 +139,10 @@ def serve(settings: Settings) -> None:
 def _metrics_folder() -> None:
     """Emptied before any worker starts (a restart counts from zero). Set before prometheus-client is first
     imported, which is in the workers: the library picks its multiprocess mode at import."""
-    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or tempfile.mkdtemp(prefix="threadfork-metrics-")
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:  # ours: gone with the master (a worker inherits the handler: it must leave the folder be)
+        folder, master = tempfile.mkdtemp(prefix="threadfork-metrics-"), os.getpid()
+        atexit.register(lambda: os.getpid() == master and shutil.rmtree(folder, ignore_errors=True))
     os.makedirs(folder, exist_ok=True)
     for name in os.listdir(folder):
         if name.endswith(".db"):

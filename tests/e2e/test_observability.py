@@ -80,6 +80,9 @@ def test_http_mode_serves_metrics_of_both_workers_and_logs_one_json_object_a_lin
     try:
         wait_until(bot.healthy, timeout=90, interval=0.2, message="/healthz")
         wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2, timeout=30)
+        auth_test = '{method="auth.test",outcome="ok"}'
+        wait_until(lambda: samples(get(bot.url + "/metrics")[2], "threadfork_slack_calls_total").get(auth_test) == 2,
+                   timeout=90, interval=0.5, message="both workers booted (each calls auth.test once)")
         assert docker_healthcheck(clean_env(PORT=bot.port)) == 0
         assert docker_healthcheck(clean_env(PORT=free_port())) != 0  # it does fail where nothing answers
         check_exposition(bot.url + "/metrics", answered=False)
@@ -92,7 +95,7 @@ def test_http_mode_serves_metrics_of_both_workers_and_logs_one_json_object_a_lin
         for _ in range(6):  # whichever worker answers the scrape, it reports both workers' counts
             text = check_exposition(bot.url + "/metrics", answered=True)
         assert samples(text, "threadfork_ack_seconds_count")['{transport="http"}'] >= 1
-        assert samples(text, "threadfork_slack_calls_total")['{method="auth.test",outcome="ok"}'] == 2  # each worker's
+        assert samples(text, "threadfork_slack_calls_total")[auth_test] == 2  # summed over the workers
         assert samples(text, "threadfork_model_tokens_total")['{kind="output"}'] > 0
         assert samples(text, "threadfork_deliveries_total")['{state="kept"}'] >= 1
         assert samples(text, "threadfork_first_words_seconds_count")[""] >= 1
