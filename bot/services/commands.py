@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from ..domain.commands import parse_merge
 from ..domain.errors import ChildrenOpen, ThreadforkError
-from ..infrastructure import metrics
 from ..domain.model import Channel, ContextReport, ForkStatus, Role
+from ..infrastructure import metrics
 from .conversation import Speaker
 from .caps import SpendCaps
 from .forks import Forks

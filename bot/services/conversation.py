@@ -21,8 +21,8 @@ from ..domain.caching import CacheMode
 from ..domain.errors import ChatUnavailable, ModelUnavailable
 from ..domain.model import Attachment, Role, Session, Usage
 from ..domain.settings import ChannelSettings
-from ..infrastructure import metrics
 from ..domain.sources import sources_section
+from ..infrastructure import metrics
 from .connections import Connections
 from .liveness import Liveness
 from .model_inputs import model_input
