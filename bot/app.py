@@ -19,6 +19,7 @@ from slack_sdk.web import SlackResponse
 from .config import TOOLS, Settings
 from .domain.settings import Choices
 from .drain import DrainableExecutor
+from .infrastructure.logs import about_request
 from .llm import Claude
 from .secrets import Vault
 from .services.access import AccessLists
@@ -63,8 +64,8 @@ class Wiring:
 
 
 def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
-    db, store = open_store(settings.database_url, clock)
-    try:
+    try:  # a folder that cannot be made or written, a server that refuses, a schema that cannot be migrated
+        db, store = open_store(settings.database_url, clock)
         db.create_schema()
     except Exception as error:
         reason = str(getattr(error, "orig", None) or error).splitlines()[0][:200]  # the driver's words, no URL
@@ -117,6 +118,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         installations, app = None, _one_workspace_app(client, who, executor)
     services = Services(store, chat, claude, bot_user_id=clients.bot_user_id, policy=policy, channels=channels,
                         workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers))
+    app.use(about_request)  # log lines name the team and channel they are about
     register(app, services, FileStubs(clients))
     installs.register_departures(app, installations, services, clients)  # before the catch-alls: see installs.py
     register_fallbacks(app, services)

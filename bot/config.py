@@ -1,6 +1,8 @@
 """Settings, parsed once from the environment (real variables win over a `.env` file).
 
-Only the secrets are required; a missing one stops start-up with a message naming the variable.
+Only the secrets are required. Every missing or invalid setting is named at once, in one "Threadfork
+cannot start: …" line (`python -m bot check` lists them one a line), whichever it is: a field's own
+check or a rule between several (which token goes with which mode).
 One workspace: SLACK_BOT_TOKEN. Many workspaces (Slack's OAuth install): SLACK_CLIENT_ID and
 SLACK_CLIENT_SECRET without a bot token; each workspace's token then comes from its installation.
 Secrets are SecretStr, so they never appear in a repr, a log line or an error.
@@ -11,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
+from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .domain.caching import CacheMode
@@ -24,6 +26,8 @@ from .secrets import check_key
 DEFAULT_DATABASE_URL = "sqlite:///data/threadfork.db"
 MAX_CLAIM_TTL = 30.0  # seconds
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the bot's lines and gunicorn's alike
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DATABASES = ("sqlite", "postgresql")  # the backends the store is built and tested for
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
 SecondsOrNow = Annotated[float, BeforeValidator(lambda value: parse_duration(value, zero_ok=True))]  # 0: at once
@@ -31,7 +35,11 @@ Bytes = Annotated[int, BeforeValidator(parse_size)]
 
 
 class ConfigError(Exception):
-    pass
+    """Every problem of the settings, each a sentence naming its variable (never a value of a secret)."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("Threadfork cannot start: " + "; ".join(problems))
+        self.problems = problems
 
 
 class ChannelDefault:
@@ -168,33 +176,62 @@ class Settings(BaseSettings):
     threadfork_monthly_spend_cap_usd: Annotated[float | None, ChannelDefault("monthly_spend_cap_usd"),
                                                 Field(gt=0, le=1_000_000)] = None
 
-    @model_validator(mode="after")
-    def _secret_key_is_a_fernet_key(self) -> Settings:
-        if self.threadfork_secret_key is not None:
-            check_key(self.threadfork_secret_key.get_secret_value())
-        return self
+    @field_validator("threadfork_secret_key")
+    @classmethod
+    def _secret_key_is_a_fernet_key(cls, key: SecretStr | None) -> SecretStr | None:
+        if key is not None:
+            check_key(key.get_secret_value())
+        return key
     threadfork_retention_after_uninstall: SecondsOrNow = 30 * 86400.0  # a departed workspace's conversations
     database_url: str = DEFAULT_DATABASE_URL
     port: int = Field(3000, ge=0, le=65535)
     host: str = "0.0.0.0"
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = "text"  # json: one JSON object a line (bot/infrastructure/logs.py)
+    # Socket Mode: the port of /healthz and /metrics (HTTP mode serves them on PORT); unset: none
+    threadfork_health_port: int | None = Field(None, ge=1, le=65535)
+
+    @field_validator("log_level")
+    @classmethod
+    def _a_log_level(cls, level: str) -> str:
+        if level.upper() not in LOG_LEVELS:
+            raise ValueError(f"not a log level; choose from {', '.join(LOG_LEVELS)}")
+        return level.upper()
+
+    @field_validator("database_url")
+    @classmethod
+    def _a_database_url(cls, url: str) -> str:
+        from sqlalchemy.engine import make_url  # imported here: settings load before the store is needed
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            backend = make_url(url).get_backend_name()
+        except ArgumentError:
+            raise ValueError("not a database URL: sqlite:///path/to/file.db or postgresql+psycopg://user@host/db") \
+                from None
+        if backend not in DATABASES:
+            raise ValueError(f"{backend} is not supported: use sqlite:///… or postgresql+psycopg://…")
+        return url
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _every_problem_at_once(cls, values, handler):
+        """A field's error stops pydantic before the rules between fields run: run them on the raw values
+        too, so one run names every problem."""
+        try:
+            return handler(values)
+        except ValidationError as error:
+            raw = values if isinstance(values, dict) else {}
+            extra = _pairing_problems(**{name: raw.get(name) for name in _PAIRED})
+            if not extra or not all(item["loc"] for item in error.errors()):
+                raise  # nothing more to say, or it is the rules' own error (they ran)
+            raise ValueError("\n".join([*_problems(error), *extra])) from None
 
     @model_validator(mode="after")
-    def _one_workspace_or_an_install(self) -> Settings:
-        if self.slack_bot_token is not None:
-            return self
-        if self.slack_client_id is None or self.slack_client_secret is None:
-            raise ValueError("missing required setting SLACK_BOT_TOKEN (one workspace), or SLACK_CLIENT_ID and "
-                             "SLACK_CLIENT_SECRET (installing into many workspaces)")
-        if self.slack_app_token is not None:
-            raise ValueError("installing into many workspaces needs HTTP mode (Slack sends installers to "
-                             "/slack/install): unset SLACK_APP_TOKEN, or set SLACK_BOT_TOKEN for one workspace")
-        return self
-
-    @model_validator(mode="after")
-    def _http_needs_signing_secret(self) -> Settings:
-        if self.slack_app_token is None and self.slack_signing_secret is None:
-            raise ValueError("SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN for Socket Mode)")
+    def _tokens_fit_the_mode(self) -> Settings:
+        problems = _pairing_problems(**{name: getattr(self, name) for name in _PAIRED})
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
 
     def channel_defaults(self) -> ChannelSettings:
@@ -229,21 +266,40 @@ class Settings(BaseSettings):
         return self.slack_app_token is not None
 
 
+_PAIRED = ("slack_bot_token", "slack_client_id", "slack_client_secret", "slack_app_token", "slack_signing_secret")
+
+
+def _pairing_problems(slack_bot_token, slack_client_id, slack_client_secret, slack_app_token,
+                      slack_signing_secret) -> list[str]:
+    """The rules between the Slack settings: which token goes with which mode."""
+    problems = []
+    if slack_bot_token is None:
+        if slack_client_id is None or slack_client_secret is None:
+            problems.append("missing required setting SLACK_BOT_TOKEN (one workspace), or SLACK_CLIENT_ID and "
+                            "SLACK_CLIENT_SECRET (installing into many workspaces)")
+        elif slack_app_token is not None:
+            problems.append("installing into many workspaces needs HTTP mode (Slack sends installers to "
+                            "/slack/install): unset SLACK_APP_TOKEN, or set SLACK_BOT_TOKEN for one workspace")
+    if slack_app_token is None and slack_signing_secret is None:
+        problems.append("SLACK_SIGNING_SECRET is required in HTTP mode (set SLACK_APP_TOKEN for Socket Mode)")
+    return problems
+
+
 def load_settings(**overrides) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as error:
-        raise ConfigError(_explain(error)) from None
+        raise ConfigError(_problems(error)) from None
 
 
-def _explain(error: ValidationError) -> str:
+def _problems(error: ValidationError) -> list[str]:
     problems = []
     for item in error.errors():
         name = "_".join(str(part) for part in item["loc"]).upper()
         if item["type"] == "missing":
             problems.append(f"missing required setting {name}")
         elif name:
-            problems.append(f"invalid setting {name}: {item['msg']}")
+            problems.append(f"invalid setting {name}: {item['msg'].removeprefix('Value error, ')}")
         else:
-            problems.append(item["msg"].removeprefix("Value error, "))
-    return "Threadfork cannot start: " + "; ".join(problems)
+            problems.extend(item["msg"].removeprefix("Value error, ").splitlines())
+    return problems

@@ -1,8 +1,9 @@
 """The listener pool, drainable: on SIGTERM no new listener starts (queued ones are cancelled — their
 deliveries stay in the durable inbox for another replica), and the ones running may finish within
-a deadline."""
+a deadline. A listener runs in the context its submitter had (contextvars: the ids log lines are about)."""
 from __future__ import annotations
 
+import contextvars
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
@@ -14,7 +15,7 @@ class DrainableExecutor(ThreadPoolExecutor):
         self._lock = threading.Lock()
 
     def submit(self, fn, /, *args, **kwargs) -> Future:
-        future = super().submit(fn, *args, **kwargs)
+        future = super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
         with self._lock:
             self._running.add(future)
         future.add_done_callback(self._forget)

@@ -14,17 +14,26 @@ Migrations run there too, not once in the master: `build` migrates in every proc
 (replicas take turns behind a lock and find the schema current after the first), so a master
 migration would add work, open a connection before the fork, and split the one start-up path that
 1 process, N processes and replicas share.
+
+Metrics: before the fork the master points PROMETHEUS_MULTIPROC_DIR at an emptied folder (its own under
+the system's temporary folder unless the operator names one), so every worker's counts land there and
+/metrics, whichever worker answers, reports them summed (bot/infrastructure/metrics.py).
 """
 from __future__ import annotations
 
+import atexit
 import math
+import os
+import shutil
 import signal
+import tempfile
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.errors import HaltServer
 from gunicorn.glogging import Logger
 
 from .config import LOG_FORMAT, Settings
+from .infrastructure.logs import formatter
 
 # Request threads only verify, acknowledge and hand over to Bolt's listener pool (THREADFORK_WORKERS).
 REQUEST_THREADS = 16
@@ -41,6 +50,15 @@ class _Log(Logger):
     default), so no request line, let alone a body, reaches the log."""
     error_fmt = LOG_FORMAT
     datefmt = None
+
+
+class _JsonLog(_Log):
+    """LOG_FORMAT=json: gunicorn's lines as JSON objects too."""
+
+    def setup(self, cfg) -> None:
+        super().setup(cfg)
+        for handler in self.error_log.handlers:
+            handler.setFormatter(formatter("json"))
 
 
 class GunicornApp(BaseApplication):
@@ -63,13 +81,14 @@ class GunicornApp(BaseApplication):
         return self._load(self)
 
 
-def options(host: str, port: int, processes: int, log_level: str, graceful: int) -> dict:
+def options(host: str, port: int, processes: int, log_level: str, graceful: int, log_format: str = "text") -> dict:
     """How HTTP mode is served: gthread workers sharing host:port, the bot's log format, no access
     log, no control socket (nor its thread in the master)."""
     host = f"[{host}]" if ":" in host else host
     return {"bind": [f"{host}:{port}"], "workers": processes, "worker_class": "gthread",
             "threads": REQUEST_THREADS, "timeout": HEARTBEAT_TIMEOUT, "graceful_timeout": graceful,
-            "loglevel": log_level.lower(), "logger_class": _Log, "control_socket_disable": True}
+            "loglevel": log_level.lower(), "logger_class": _JsonLog if log_format == "json" else _Log,
+            "control_socket_disable": True}
 
 
 def _threadfork(app: GunicornApp):
@@ -91,6 +110,13 @@ def _stop_gracefully_on_interrupt() -> None:
     signal.signal(signal.SIGQUIT, graceful)
 
 
+def _child_exit(arbiter, worker) -> None:
+    """In the master, once a worker has gone: its live values leave the metrics' sums."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
 def _worker_exit(arbiter, worker) -> None:
     """A worker is leaving (SIGTERM, Ctrl-C, its master gone): the one seam for a graceful drain."""
     if worker.app.running is not None:
@@ -102,10 +128,26 @@ def _worker_exit(arbiter, worker) -> None:
 def serve(settings: Settings) -> None:
     """Run the master until SIGTERM; it exits the process with its status (never returns)."""
     graceful = math.ceil(settings.threadfork_drain_timeout) + DRAIN_MARGIN
+    _metrics_folder()
     app = GunicornApp({**options(settings.host, settings.port, settings.threadfork_processes, settings.log_level,
-                                 graceful), "worker_exit": _worker_exit}, _threadfork)
+                                 graceful, settings.log_format), "worker_exit": _worker_exit,
+                       "child_exit": _child_exit}, _threadfork)
     app.settings = settings
     _run(app)
+
+
+def _metrics_folder() -> None:
+    """Emptied before any worker starts (a restart counts from zero). Set before prometheus-client is first
+    imported, which is in the workers: the library picks its multiprocess mode at import."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:  # ours: gone with the master (a worker inherits the handler: it must leave the folder be)
+        folder, master = tempfile.mkdtemp(prefix="threadfork-metrics-"), os.getpid()
+        atexit.register(lambda: os.getpid() == master and shutil.rmtree(folder, ignore_errors=True))
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):
+        if name.endswith(".db"):
+            os.remove(os.path.join(folder, name))
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
 
 
 def serve_wsgi(make_app, host: str, port: int, log_level: str = "INFO") -> None:

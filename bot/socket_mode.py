@@ -25,6 +25,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
+from .infrastructure import metrics
 from .runtime import Running, stop
 from .slack.shapes import allowed_shape
 
@@ -75,10 +76,11 @@ class DrainingHandler(SocketModeHandler):
                      req.envelope_id)
             return
         try:
-            if isinstance(req.payload, dict) and not allowed_shape(req.payload):
-                client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
-                return
-            super().handle(client, req)
+            with metrics.ACK_SECONDS.labels("socket_mode").time():
+                if isinstance(req.payload, dict) and not allowed_shape(req.payload):
+                    client.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+                    return
+                super().handle(client, req)
         finally:
             self.gate.leave()
 

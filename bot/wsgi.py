@@ -9,8 +9,8 @@ nothing the sender wrote (Bolt's own check would log the whole body). A signed b
 takes over, without checking the signature again. GET /healthz says whether the store can be written.
 Installing into many workspaces: GET /slack/install and GET /slack/oauth_redirect (or the path of
 THREADFORK_INSTALL_REDIRECT_URL) go to Bolt's OAuth flow as they are — a person's browser sends them,
-Slack signs nothing there; the flow checks its own state instead. Every other path is 404. Nothing
-here logs a request's body or headers.
+Slack signs nothing there; the flow checks its own state instead. GET /metrics: Prometheus' exposition
+(bot/infrastructure/metrics.py). Every other path is 404. Nothing here logs a request's body or headers.
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk.signature import SignatureVerifier
 
 from .app import Wiring
+from .infrastructure import metrics
+from .infrastructure.health import metrics_page
 from .slack.shapes import allowed_shape
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,7 @@ MAX_BODY = 1_000_000  # Slack's payloads are far smaller
 class HttpApp:
     def __init__(self, wiring: Wiring):
         self.services = wiring.services
+        self.db = wiring.db
         self.bolt = SlackRequestHandler(wiring.app, path=SLACK_PATH)
         self.verifier = SignatureVerifier(wiring.settings.slack_signing_secret.get_secret_value())
         flow = wiring.app.oauth_flow if wiring.settings.many_workspaces else None
@@ -43,11 +46,14 @@ class HttpApp:
     def __call__(self, environ, start_response):
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "")
         if path == SLACK_PATH and method == "POST":
-            return self._slack(environ, start_response)
+            with metrics.ACK_SECONDS.labels("http").time():
+                return self._slack(environ, start_response)
         if path in self.install_paths and method == "GET":
             return self.bolt(environ, start_response)
         if path == "/healthz" and method in ("GET", "HEAD"):
             return self._health(start_response)
+        if path == "/metrics" and method in ("GET", "HEAD"):
+            return metrics_page(self.db, start_response)
         return _reply(start_response, HTTPStatus.NOT_FOUND, "Not Found", "text/plain")
 
     def _slack(self, environ, start_response):

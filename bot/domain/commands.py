@@ -14,6 +14,8 @@ FORK_USAGE = (
     "A topic is asked right away.\n"
     "• `/merge [N] [guidance]` — summarise fork N (default: your most recently active fork) into the channel.\n"
     "• `/forks` — this channel's open forks. `/context` — the conversation's size and what forks kept out of it.\n"
+    "• `/threadfork` — admins: this channel's settings (instructions, model, budgets, tools). "
+    "`/threadfork forget` — admins: delete everything Threadfork stored for this channel.\n"
     "• `/fork help` — this help.\n"
     "*In a fork's thread* every message is a turn, no mention needed. Merge with a ✅ reaction "
     "(on the root or any message of the thread), the Merge button or `@Threadfork merge [guidance]`; "
@@ -21,9 +23,14 @@ FORK_USAGE = (
     "`@Threadfork fork [--fresh|--inherit] [topic]` opens a fork of the fork; its summary comes back "
     "into this thread.\n"
     "*In the channel* mention `@Threadfork` to talk to the main conversation; in a DM just write. "
+    "Mention it in any other thread and that thread becomes a fork. "
     "Message shortcuts: *Fork from here* on a channel message or a fork's message, *Merge this fork* in a "
-    "fork's thread. "
-    "If an answer failed, react 🔁 to your message to try again."
+    "fork's thread.\n"
+    "*While Claude answers*, Slack's *Stop* (or the answer's Stop button) ends the answer where it is. "
+    "Rate an answer or a summary with 👍 or 👎 under it. "
+    "If an answer failed, react 🔁 to your message to try again.\n"
+    "*Private forks*: write in the bot's DM while viewing a channel and the thread is a 🔒 fork of that "
+    "channel only you see; merging it shows you the draft first, and only what you approve reaches the channel."
 )
 
 _FLAG_MODES = {"--fresh": Mode.FRESH, "--inherit": Mode.INHERIT}

@@ -22,6 +22,7 @@ from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..domain.model import Usage
 from ..domain.spend import ceiling
+from ..infrastructure import metrics
 from ..services.ports import Completion, ReplyEvents, StopSignal
 from .reading import Reading
 from .request import MCP_BETA, RequestEncoder, server_tools
@@ -103,6 +104,7 @@ class Claude:
         # class per message (~2 ms, and garbage).
         if _stopped(stop):
             return
+        metrics.MODEL_REQUESTS.inc()
         with self._client.post("/v1/messages", content=body, cast_to=Message, stream=True,
                                stream_cls=Stream[object], options={"headers": headers}) as stream:
             if stop is not None:

@@ -9,12 +9,15 @@ from dataclasses import dataclass
 from ..domain.commands import parse_merge
 from ..domain.errors import ChildrenOpen, ThreadforkError
 from ..domain.model import Channel, ContextReport, ForkStatus, Role
+from ..infrastructure import metrics
 from .conversation import Speaker
 from .caps import SpendCaps
 from .forks import Forks
 from .policy import Policy
 from .ports import Audience, People, PrivateAnswers, Store
 from .refusals import refuse
+
+NO_OPEN_FORK = "There is no open fork in this channel to merge. `/fork [topic]` opens one."
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class SlashCommands:
         try:
             request = parse_merge(command.text)
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
-            merged = self.forks.merge(fork, command.user_id, request.guidance)
+            merged = metrics.merge("command", self.forks.merge, fork, command.user_id, request.guidance)
             if merged.merge_waiting:
                 self.answers.tell(command.audience, f"Fork {merged.label} merges as soon as Claude finishes the "
                                                     "answer it is writing there; the summary will include it.")
@@ -71,7 +74,10 @@ class SlashCommands:
             refuse(self.answers, command.audience, error)
         except ThreadforkError as error:
             open_forks = self.store.sessions.forks_in(command.channel, ForkStatus.OPEN)
-            self.answers.refuse_merge(command.audience, str(error), open_forks)
+            if request.number is None and not open_forks:  # nothing to name: say so, not "name one"
+                self.answers.tell(command.audience, NO_OPEN_FORK)
+            else:
+                self.answers.refuse_merge(command.audience, str(error), open_forks)
 
     def context(self, command: SlashCommand) -> None:
         parent = self.store.sessions.parent_id(command.channel)

@@ -33,6 +33,7 @@ from ..domain.sources import sources_section
 from ..domain.spend import Reservation
 from ..domain.stops import CONTEXT_FULL, CONTINUE_PROMPT, REFIT_PROMPT, continuable, stop_note
 from ..domain.text import inert
+from ..infrastructure import metrics
 from .caps import SpendCaps
 from .connections import Connections
 from .liveness import Liveness
@@ -179,6 +180,7 @@ class Conversation:
                     log.exception("reply failed in session %s", session.id)
                 self._safely_fail(writer, failure_notice(error))
                 self._session(session, SessionStatus.ACTIVE)
+                metrics.TURNS.labels(metrics.place(session), "failed").inc()
                 return None, self.turns.abort_reply(reply, pending, owner, self.lease, reserved)
         last = pending[-1]
         reason = None if completion.stopped else completion.stop_reason
@@ -197,6 +199,7 @@ class Conversation:
             posted = []
         self._session(session, SessionStatus.ACTIVE)
         following = self._record(batch, owner, text, completion, posted, reserved)
+        metrics.TURNS.labels(metrics.place(session), "stopped" if completion.stopped else "answered").inc()
         if refit and following is None:  # answered again once, on the compacted session, in the same lease
             following = self.turns.submit_turn(
                 session.id, REFIT_PROMPT, author_id=last.author_id or "", author_name=last.author_name, slack_ts=None,

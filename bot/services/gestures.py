@@ -9,6 +9,7 @@ from ..domain.commands import strip_mention
 from ..domain.errors import ChatUnavailable, ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus
 from ..domain.shared import SharedMessage, with_shared
+from ..infrastructure import metrics
 from .access import Access
 from .caps import SpendCaps
 from .conversation import Conversation, Speaker
@@ -54,7 +55,7 @@ class Gestures:
             return
         audience = Audience(channel.team_id, channel.id, user_id, thread_ts=fork.root_ts)
         if self.access.admits(audience):
-            self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience)
+            self._act(fork, user_id, "merge" if base in MERGE_REACTIONS else "abandon", audience, "reaction")
 
     def carry_on(self, session_id: int, reply_id: int, user_id: str, channel: Channel) -> None:
         """Continue under an answer cut at its length limit: the answer is carried on in its place."""
@@ -86,7 +87,7 @@ class Gestures:
         if fork.root_ts is None:
             self.answers.tell(audience, f"Fork #{fork.number} is still opening; try again in a moment.")
             return
-        self._act(fork, user_id, verb, audience)
+        self._act(fork, user_id, verb, audience, "button")
 
     def _opened(self, fork: Fork) -> Fork:
         """The fork once its root's ts is recorded. Slack shows a message before its poster has the answer, so
@@ -123,7 +124,7 @@ class Gestures:
         if fork is None:
             self.answers.tell(audience, "“Merge this fork” works on the messages of a fork's thread.")
             return
-        self._act(fork, user_id, "merge", audience)
+        self._act(fork, user_id, "merge", audience, "shortcut")
 
     def edit_message(self, channel: Channel, ts: str, user_id: str, text: str,
                      shared: Sequence[SharedMessage] = ()) -> None:
@@ -161,10 +162,10 @@ class Gestures:
         except ChatUnavailable:  # Slack won't say: nothing is shown that only admins may see
             return False
 
-    def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience) -> None:
+    def _act(self, fork: Fork, user_id: str, verb: str, audience: Audience, gesture: str) -> None:
         try:
             if verb == "merge":
-                self.forks.merge(fork, user_id)
+                metrics.merge(gesture, self.forks.merge, fork, user_id)
             else:
                 self.forks.abandon(fork, user_id)
         except ThreadforkError as error:

@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Protocol
 
 from ..domain.queue import one_too_many
+from ..infrastructure import metrics
 from .liveness import Liveness
 from ..domain.model import Channel
 from .ports import MAX_ATTEMPTS, Standing, Store
@@ -42,6 +43,7 @@ class Intake:
         Raises when the store cannot record it."""
         kept = self.store.inbox.keep(key, payload, self.liveness.ttl)
         if kept:
+            metrics.DELIVERIES.labels("kept").inc()
             self.liveness.hold("delivery", key)
         return kept
 
@@ -50,6 +52,7 @@ class Intake:
         the channel (its settings, month, session: a read transaction fewer per turn); None: kept before."""
         standing = self.store.inbox.keep_and_read(key, payload, self.liveness.ttl, channel)
         if standing is not None:
+            metrics.DELIVERIES.labels("kept").inc()
             self.liveness.hold("delivery", key)
         return standing
 
@@ -59,6 +62,7 @@ class Intake:
         if self.liveness.holds("delivery", key):
             self.liveness.let_go("delivery", key)
             self.store.inbox.done(key)
+            metrics.DELIVERIES.labels("done").inc()
 
     def replay_due(self) -> None:
         """Sweep step: deliveries whose process died before finishing them."""
@@ -68,6 +72,7 @@ class Intake:
             kept = self.store.inbox.take(key, self.liveness.ttl)
             if kept is None:
                 continue  # another sweeper took it
+            metrics.TAKEOVERS.labels("delivery").inc()
             self.liveness.hold("delivery", key)  # until the replay is done (Deliveries.replay marks it)
             try:
                 if one_too_many(kept.attempts):

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from ..domain.errors import NothingToMerge, ThreadforkError
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Fork
+from ..infrastructure import metrics
 from .access import Access
 from .attachments import Attachments
 from .compaction import Compactor
@@ -75,6 +76,7 @@ class Lifecycle:
             with liveness.holding("lease", liveness.new_owner()) as owner:
                 if not self.store.turns.lease(session_id, owner, liveness.ttl):
                     continue
+                metrics.TAKEOVERS.labels("reply").inc()
                 try:
                     if self.store.upkeep.interrupt_streaming(session_id):
                         session = self.store.sessions.session(session_id)
@@ -117,7 +119,7 @@ class Lifecycle:
                     self.forks.abandon(fork, EXPIRY_ACTOR, idle_before=idle_before)
                 else:
                     try:
-                        self.forks.merge(fork, EXPIRY_ACTOR, idle_before=idle_before)
+                        metrics.merge("expiry", self.forks.merge, fork, EXPIRY_ACTOR, idle_before=idle_before)
                     except NothingToMerge:
                         # nobody ever wrote in it: there is no summary to add, and retrying
                         # every sweep would never succeed

@@ -33,6 +33,7 @@ from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
 from ..domain.settings import ChannelSettings
 from ..domain.shared import SharedMessage, with_shared
+from ..infrastructure import metrics
 from .access import Access
 from .adoption import Adoption
 from .attachments import Attachments
@@ -208,7 +209,7 @@ class Router:
         if not self.store.claims.claim(key):
             return
         if command and command.verb == "merge":
-            self.forks.merge(fork, message.user_id, command.guidance)
+            metrics.merge("mention", self.forks.merge, fork, message.user_id, command.guidance)
         elif command and command.verb == "fork":
             opened = self.forks.open(fork.channel, self._speaker(fork.team_id, message.user_id), command.guidance,
                                      parent=fork)

@@ -22,6 +22,7 @@ from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallation
 from sqlalchemy import desc, select
 
 from ..domain.errors import ChatUnavailable
+from ..infrastructure.metrics import CountsCalls
 from .pooled import PooledWebClient
 from .retries import retry_handlers
 
@@ -42,8 +43,12 @@ class Clients(Protocol):
 
 def web_client(token: str | None, api_url: str, pool: urllib3.PoolManager) -> WebClient:
     """A client of SLACK_API_URL with the bot's retries, its calls on the process's kept-alive connections."""
-    return PooledWebClient(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool,
-                           ssl=pool.connection_pool_kw.get("ssl_context"))  # through a proxy, urllib verifies with it
+    return _Client(token=token, base_url=api_url, retry_handlers=retry_handlers(), pool=pool,
+                   ssl=pool.connection_pool_kw.get("ssl_context"))  # through a proxy, urllib verifies with it
+
+
+class _Client(CountsCalls, PooledWebClient):
+    """Every Web API call counted (threadfork_slack_calls_total) by method and outcome."""
 
 
 class OneWorkspace:

@@ -39,6 +39,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.messages.chunk import MarkdownTextChunk
 
 from ..domain.text import settled
+from ..infrastructure import metrics
 from ..services.ports import Place, Source, StopSignal
 from .pacing import APPEND, UPDATE
 from .paging import Pager, open_fence
@@ -79,6 +80,7 @@ class _Reply:
         self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
         self._writing = True  # counted by the workspace's pacing until it finishes or fails
+        self.timing = metrics.AnswerTiming()
         chat.pacing.began(place.team_id, self.kind)
 
     @property
@@ -94,6 +96,7 @@ class _Reply:
                 self._last_flush = now
                 if self.ts:
                     self.thinking.stop()
+                    self.timing.shown()
 
     def tool_started(self, tool_id: str, name: str, detail: str) -> None:
         self.researching[tool_id] = task_title(name, detail)
@@ -125,6 +128,7 @@ class _Reply:
             self.text = "_(Claude returned an empty answer.)_"
         self._flush(final=True)
         self.thinking.stop()
+        self.timing.finished()
         return self.ts
 
     def fail(self, notice: str) -> None:

@@ -26,6 +26,8 @@ from slack_sdk.http_retry.request import HttpRequest
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ProtocolError
 from urllib3.exceptions import HTTPError as Urllib3Error
 
+from ..infrastructure import metrics
+
 NOT_REPEATED = frozenset({"chat.appendStream"})
 NOT_WAITED = frozenset({"chat.startStream"})
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
@@ -79,6 +81,7 @@ class ServerErrors(ServerErrorRetryHandler):
 
 class RateLimits(RateLimitErrorRetryHandler):
     def _can_retry(self, *, state, request, response=None, error=None) -> bool:
+        metrics.ratelimited(request, response)
         return super()._can_retry(state=state, request=request, response=response, error=error) \
             and method_of(request) not in NOT_WAITED
 

@@ -13,6 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..domain.model import Channel, Usage
 from ..domain.spend import Reservation, Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
+from ..infrastructure import metrics
 from . import channel_settings as settings_rows
 from .database import Database
 from .rows import parent_key, to_fork
@@ -51,6 +52,7 @@ STANDING = (select(PARENT.scalar_subquery().label("parent_session"),
 def add(conn, team_id: str, channel_id: str, now: datetime, usage: Usage, in_fork: bool) -> None:
     """Add a recorded call's cost to its channel's day (inside the caller's transaction); nothing for a call
     with no cost and no unpriced use (a fake model, a merge approved as drafted)."""
+    metrics.model_usage(usage)
     figures = spent(usage, in_fork)
     if figures == Spent():
         return

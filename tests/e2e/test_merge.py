@@ -172,9 +172,9 @@ def test_merge_with_no_open_fork_or_an_unknown_number_says_which(bot, slack, cla
     bot.slash("/merge", "")
     bot.slash("/merge", "7")
     wait_until(lambda: len(slack.responses) == 2)
-    texts = sorted(r["text"] for r in slack.responses)
-    assert any("no open fork" in t for t in texts) and any("no fork #7" in t for t in texts)
-    assert all("There are no open forks in this channel." in t for t in texts)
+    none, unknown = sorted((r["text"] for r in slack.responses), key=lambda t: "#7" in t)
+    assert none == "There is no open fork in this channel to merge. `/fork [topic]` opens one."
+    assert "no fork #7" in unknown and "There are no open forks in this channel." in unknown
     bot.settled()
     assert claude.requests == [] and slack.posts() == []
 

@@ -60,3 +60,12 @@ def test_only_the_bots_mention_is_stripped():
     assert strip_mention("<@UBOT> ask <@UBOB> about it", "UBOT") == "ask <@UBOB> about it"
     assert mentions("hi <@UBOT|threadfork>", "UBOT")
     assert not mentions("hi <@UBOB>", "UBOT")
+
+
+def test_fork_help_names_every_command_and_gesture():
+    for needed in ("/fork", "--fresh", "--inherit", "/merge", "/forks", "/context", "/threadfork",
+                   "/threadfork forget", "/fork help", "✅", "❌", "Merge button", "Abandon button", "@Threadfork merge",
+                   "@Threadfork abandon", "@Threadfork fork", "Fork from here", "Merge this fork", "Stop", "👍", "👎",
+                   "🔁", "🔒", "Private forks", "any other thread"):
+        assert needed in FORK_USAGE, needed
+    assert len(FORK_USAGE) < 3000  # one section block holds it (Slack: 3,000 characters)

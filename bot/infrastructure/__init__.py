@@ -1,0 +1,1 @@
+"""Process life around the bot: logs, metrics, health."""
