@@ -107,6 +107,7 @@ def start(checkout: Checkout, slack: FakeSlack, claude: FakeAnthropic, tmp: Path
                        env={**os.environ, "PYTHONPATH": str(checkout.path)})
     checkout.rig = Rig.__new__(Rig)  # a rig around a bot started with its own environment
     checkout.rig.slack, checkout.rig.claude, checkout.rig.database_url, checkout.rig.bot = slack, claude, url, bot
+    checkout.rig.default, checkout.rig.module = slack.team(None), "bot"  # one workspace, SLACK_BOT_TOKEN's
     checkout.engine = create_engine(url)
 
 
