@@ -22,7 +22,11 @@ def start_scheduler(services: Services, interval_seconds: float) -> BackgroundSc
     )
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every run at INFO
     beat = services.liveness.ttl / 3
-    scheduler.add_job(services.heartbeat, "interval", seconds=beat, id="threadfork-heartbeat")
+    # never skipped, however late (APScheduler drops a run later than misfire_grace_time): under CPU load the
+    # beats of a busy process came >1 s late and were dropped, its claims lapsed while it worked, and another
+    # replica took the work over — a second summary request for one expiring fork (issue 32)
+    scheduler.add_job(services.heartbeat, "interval", seconds=beat, id="threadfork-heartbeat",
+                      misfire_grace_time=None)
     scheduler.add_job(services.sweep, "interval", seconds=interval_seconds, id=SWEEP_JOB)
     scheduler.start()
     log.info("sweep scheduled every %ss, heartbeat every %ss", interval_seconds, round(beat, 1))

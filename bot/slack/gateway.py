@@ -172,11 +172,9 @@ class SlackChat:
 
     def is_admin(self, team_id: str, user_id: str) -> bool:
         """From the person's users.info answer of this hour (names.py): one call per person an hour, names
-        and roles together; raises ChatUnavailable when Slack would not say."""
-        admin = self.names.admin(team_id, user_id)
-        if admin is None:
-            raise ChatUnavailable("Slack would not say whether you are a workspace admin — try again in a minute.")
-        return admin
+        and roles together; raises ChatUnavailable, explained, when Slack would not say."""
+        with self.failures_explained("users_info"):
+            return self.names.admin(team_id, user_id)
 
     def open_settings(self, team_id: str, trigger_id: str, channel_id: str, effective: ChannelSettings,
                       defaults: ChannelSettings, choices: Choices, with_token: frozenset[str] = frozenset()) -> None:

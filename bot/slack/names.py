@@ -46,15 +46,18 @@ class Names:
         known = self._known((team_id, user_id))
         return self._look_up((team_id, user_id)) if known is _UNKNOWN else known
 
-    def admin(self, team_id: str, user_id: str) -> bool | None:
-        """Whether the person is a workspace admin or owner (None if Slack would not say), from the same
-        users.info answer as their name."""
+    def admin(self, team_id: str, user_id: str) -> bool:
+        """Whether the person is a workspace admin or owner, from the same users.info answer as their name.
+        A refusal is not taken as an answer here (a person waits to be let in or not): Slack is asked again,
+        and its SlackApiError raised."""
         person = (team_id, user_id)
-        if self._known(person) is _UNKNOWN:
-            self._look_up(person)
         with self._lock:
             cached = self._names.get(person)
-        return cached[1] if cached else None
+        if cached is None or cached[1] is None or self.clock() - cached[2] >= NAME_TTL:
+            self._ask_slack(person, raising=True)
+            with self._lock:
+                cached = self._names[person]
+        return bool(cached[1])
 
     def for_text(self, team_id: str) -> NameOf:
         """A lookup for one text: known names, and at most NEW_NAMES_PER_TEXT new users.info calls."""
@@ -94,7 +97,7 @@ class Names:
                 del self._asking[person]
             asking.set()
 
-    def _ask_slack(self, person: tuple[str, str]) -> str | None:
+    def _ask_slack(self, person: tuple[str, str], raising: bool = False) -> str | None:
         team_id, user_id = person
         try:
             user = self.client_for(team_id).users_info(user=user_id)["user"]
@@ -103,9 +106,13 @@ class Names:
             name = storable(name) if name else None  # it reaches the database in speaker lines
             admin = bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
         except SlackApiError as error:
+            if raising:
+                raise
             log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
             name, admin = None, None  # remembered too: asking again within the hour would get the same answer
         except Exception as error:  # noqa: BLE001 - a name is optional; Slack unreachable is not remembered
+            if raising:
+                raise
             log.warning("users.info failed for %s: %s", user_id, type(error).__name__)
             return None
         with self._lock:

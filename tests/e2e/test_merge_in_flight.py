@@ -5,6 +5,7 @@ merge's own note, and the fork's agent session closes only then. Several presses
 from ..fakes.anthropic_api import Script, is_merge_request, request_texts
 from ..harness import CHANNEL, GENERAL, at_once, wait_until
 from .test_merge import merge_requests, summaries
+from .test_socket_mode import people, socket_mode, started  # noqa: F401 - fixtures
 
 SLOW = Script(text=" ".join(f"word{n}" for n in range(80)), chunks=40, chunk_delay=0.1)  # ~4 s of deltas
 WAITING = "waiting for Claude to finish its answer"
@@ -117,3 +118,21 @@ def test_a_message_sent_before_the_merge_is_answered_and_summarized_one_sent_aft
     assert SLOW.text in texts and "and a second one, queued" in texts and "Answer 2" in texts
     assert "too late for the summary" not in texts and not is_merge_request(claude.requests[-2])
     assert_nothing_after_the_merge_but_its_note(slack, root, summary)
+
+
+def test_over_socket_mode_a_check_during_the_first_answer_waits_for_it_and_merges_once(started, people, slack,
+                                                                                        claude):
+    started()
+    claude.script(SLOW, Script(text="Decision: ship the tiers."))
+    assert people.slash("/fork", "--fresh pricing tiers").status == 200
+    [root] = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "Fork #1" in str(p["blocks"])],
+                        timeout=15, message="the fork root")
+    wait_until(lambda: streaming(slack, root.ts), timeout=15, message="the first answer streaming")
+    assert people.react("UCAROL01", root.ts).status == 200
+    [summary] = wait_until(lambda: summaries(slack), timeout=30, message="the summary post")
+    wait_until(lambda: [c for c in slack.calls_to("chat.update") if c["ts"] == root.ts and "Merged" in str(c["blocks"])],
+               timeout=15, message="the root shown merged")
+    [merge] = [r for r in claude.requests if is_merge_request(r)]
+    assert SLOW.text in request_texts(merge) and "Decision: ship the tiers." in summary.shown
+    assert [c for c in slack.calls_to("chat.update") if c["ts"] == root.ts and WAITING in str(c["blocks"])]
+    assert_nothing_after_the_merge_but_its_note(slack, root.ts, summary)

@@ -3,7 +3,7 @@ whether it merges or drafts, the summary is claimed before Claude is asked, and 
 no other caller — another replica's expiry, a person's ✅ — can take the fork for a summary of its own."""
 from datetime import timedelta
 
-from bot.domain.model import ForkStatus
+from bot.domain.model import ForkStatus, Usage
 
 from .test_contract import race
 from .test_contract_reviews import open_fork
@@ -34,3 +34,25 @@ def test_a_merge_after_a_draft_was_recorded_or_released_is_claimed_at_once(store
     assert store.reviews.begin_draft(fork.id, 0, "drafter", 30) == 1
     store.reviews.release_draft(fork.id, "drafter")
     assert begin_merge(store, fork.id, "U2", "merger", 30) is True
+
+
+def test_a_merge_asked_for_while_claude_answers_waits_for_the_answer_to_be_recorded_then_is_taken_once(store, clock):
+    fork = open_fork(store)
+    submitted = store.turns.submit_turn(fork.id, "one more question", author_id="U1", author_name="Ann",
+                                        slack_ts=None, channel=None, claim=None, owner="answerer", lease_seconds=30)
+    assert submitted.batch is not None  # Claude is answering: the lease is held, the reply streams
+    assert store.merges.request_merge(fork.id, "U2", "focus on risks")
+    waiting = store.sessions.fork(fork.id)
+    assert waiting.merge_waiting and waiting.merge_guidance == "focus on risks"
+    assert store.merges.request_merge(fork.id, "U3") is False  # several presses, one merge
+    assert store.merges.take_merge(fork.id, "merger", 30) == 0 and store.merges.stuck_merges() == []
+    clock.advance(seconds=31)  # the answerer died: its lease lapsed, its reply still streaming
+    assert store.merges.take_merge(fork.id, "merger", 30) == 0 and store.merges.stuck_merges() == []
+    store.upkeep.interrupt_streaming(fork.id)  # the sweep takes the answer over and answers the turn again
+    retried = store.turns.next_answer(fork.id, "sweeper", 30) if store.turns.lease(fork.id, "sweeper", 30) else None
+    assert retried is not None and [t.text for t in retried.pending] == ["one more question"]
+    store.turns.record_reply(retried.reply, retried.pending, "the answer", Usage(10, 5), [], None, "sweeper", 30)
+    assert [f.id for f in store.merges.stuck_merges()] == [fork.id]  # recorded, the lease let go: its turn now
+    assert sorted(race(4, lambda: store.merges.take_merge(fork.id, "merger", 30))) == [0, 0, 0, 1]
+    taken = store.sessions.fork(fork.id)
+    assert taken.status is ForkStatus.MERGING and not taken.merge_waiting and taken.merged_by == "U2"
