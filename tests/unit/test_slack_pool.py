@@ -50,8 +50,8 @@ def test_the_seam_slack_sdk_sends_every_request_through_the_methods_pooled_py_re
 
 def test_calls_one_after_another_reuse_one_connection(slack, client):
     opened = slack.server.connections_opened
-    for n in range(20):
-        assert client.chat_postMessage(channel=CHANNEL, text=f"message {n}")["ok"]
+    for n in range(20):  # a channel each: chat.postMessage takes about one a second per channel (a 429 is retried)
+        assert client.chat_postMessage(channel=f"{CHANNEL}{n:02d}", text=f"message {n}")["ok"]
     assert slack.server.connections_opened - opened == 1
     assert len(slack.calls_to("chat.postMessage")) == 20
 
