@@ -398,9 +398,7 @@ class _Handler(QuietHandler):
         one when its display is "omitted"), its signature in one signature_delta last."""
         self._event("content_block_start", {"type": "content_block_start", "index": index,
                                             "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
-        for piece in _pieces(block["thinking"], script.chunks):
-            if script.chunk_delay:
-                time.sleep(script.chunk_delay)
+        for piece in _pieces(block["thinking"], script.chunks):  # chunk_delay paces the text; thinking_delay this
             self._event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                 "delta": {"type": "thinking_delta", "thinking": piece}})
         thought_until = time.monotonic() + script.thinking_delay
