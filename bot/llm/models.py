@@ -23,6 +23,16 @@ class UnknownModels(Exception):
 
 def check_models(api_key: str, base_url: str | None, models: Iterable[str]) -> None:
     """Raises UnknownModels naming every configured model Anthropic does not know."""
+    http = logging.getLogger("httpx2")
+    level = http.level
+    http.setLevel(max(logging.WARNING, level))  # its per-request INFO line is not the bot's to log
+    try:
+        _check(api_key, base_url, models)
+    finally:
+        http.setLevel(level)
+
+
+def _check(api_key: str, base_url: str | None, models: Iterable[str]) -> None:
     client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=TIMEOUT, max_retries=1)
     unknown = []
     for model in dict.fromkeys(models):

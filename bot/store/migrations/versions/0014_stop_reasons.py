@@ -1,5 +1,7 @@
-"""stop reasons and effort: each answer keeps the stop reason the API gave it (end_turn, max_tokens, refusal,
-…); a channel may choose its effort (output_config.effort)
+"""stop reasons and effort: each answer's stop reason, and a channel's effort
+
+Each answer keeps the stop reason the API gave it (end_turn, max_tokens, refusal, …); a channel may choose its
+effort (output_config.effort).
 
 /context counts them; a refused answer (and the turns it answered) is marked `declined` in the status column,
 which needs no change (String(12)).
