@@ -20,7 +20,7 @@ from .config import TOOLS, Settings
 from .domain.settings import Choices
 from .drain import DrainableExecutor
 from .infrastructure.logs import about_request
-from .llm import Claude
+from .llm.claude import Claude
 from .secrets import Vault
 from .services.access import AccessLists
 from .services.facade import ChannelOptions, Services

@@ -63,10 +63,10 @@ class HttpApp:
             declared = 0
         raw = None if declared > MAX_BODY else _read(environ, declared)
         if raw is None:  # declared over the limit: nothing read; chunked and over it: no more than the limit
-            log.warning("refused a request to %s of over %s bytes", SLACK_PATH, MAX_BODY)
+            log.warning("refused a request of over %s bytes", MAX_BODY)
             return _reply(start_response, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload too large", "text/plain")
         if not self._signed(raw, environ):
-            log.warning("refused an unauthenticated request to %s (%s bytes)", SLACK_PATH, len(raw))
+            log.warning("refused an unauthenticated request (%s bytes)", len(raw))
             return _reply(start_response, HTTPStatus.UNAUTHORIZED, '{"error": "invalid request"}',
                           "application/json")
         try:

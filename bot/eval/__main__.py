@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..domain.errors import ThreadforkError
-from ..llm import Claude
+from ..llm.claude import Claude
 from .endpoint import EvalSettings, Refused, api_key, check
 from .report import MEANINGLESS, render, summarise
 from .runner import ARMS, EvalFailed, run_arm

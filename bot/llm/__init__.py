@@ -1,5 +1,3 @@
-"""The Anthropic adapter: a pure request builder and the one streaming call."""
-from .claude import Claude
-from .request import RequestEncoder, build_request
-
-__all__ = ["Claude", "RequestEncoder", "build_request"]
+"""The Anthropic adapter: a pure request builder (request.py), the one streaming call (claude.py) and the start-up
+model check (models.py). Nothing is imported here: the check runs in gunicorn's master, which must not import
+prometheus-client before it has chosen the metrics' folder (bot/server.py)."""

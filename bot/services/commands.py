@@ -59,6 +59,7 @@ class SlashCommands:
             self.answers.tell(command.audience, str(error))
 
     def merge(self, command: SlashCommand) -> None:
+        request = None  # a number parse_merge refuses is named, so it is not "no fork" but "no such fork"
         try:
             request = parse_merge(command.text)
             fork = self.forks.resolve(command.channel, command.user_id, request.number)
@@ -74,7 +75,7 @@ class SlashCommands:
             refuse(self.answers, command.audience, error)
         except ThreadforkError as error:
             open_forks = self.store.sessions.forks_in(command.channel, ForkStatus.OPEN)
-            if request.number is None and not open_forks:  # nothing to name: say so, not "name one"
+            if request is not None and request.number is None and not open_forks:  # nothing to name: say so, not "name one"
                 self.answers.tell(command.audience, NO_OPEN_FORK)
             else:
                 self.answers.refuse_merge(command.audience, str(error), open_forks)
