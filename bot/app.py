@@ -66,6 +66,7 @@ class Wiring:
     executor: DrainableExecutor
     scheduler: BackgroundScheduler  # the sweep (started by bot/runtime.py) and every delayed call
     side_calls: tuple[DrainableExecutor, ...] = field(default=())  # best-effort Slack calls off the answer's path
+    watcher: DrainableExecutor | None = None  # Stop's watcher (bot/services/stopping.py), its one thread
 
 
 def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
@@ -112,6 +113,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     # at once makes three apiece (processing, a rename, active)
     session_calls = DrainableExecutor(max_workers=32, thread_name_prefix="agent-sessions")
     reaction_calls = DrainableExecutor(max_workers=8, thread_name_prefix="thinking")
+    watcher = DrainableExecutor(max_workers=1, thread_name_prefix="stop-watcher")
     # agent sessions and channel facts have adapters of their own (their calls are best effort, or cached)
     sessions = SessionCalls(clients, session_calls)
     pacing = Pacing(settings.threadfork_stream_updates_per_second)
@@ -129,7 +131,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     else:
         installations, app = None, _one_workspace_app(client, who, executor)
     services = Services(store, chat, claude, bot_user_id=clients.bot_user_id, policy=policy, channels=channels,
-                        workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers))
+                        workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers), watcher=watcher)
     app.use(about_request)  # log lines name the team and channel they are about
     register(app, services, FileStubs(clients))
     installs.register_departures(app, installations, services, clients)  # before the catch-alls: see installs.py
@@ -140,7 +142,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         if who.get("team_id"):  # a token that works again after an uninstall: the workspace is back
             workspaces.installed(who["team_id"])
         log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
-    return Wiring(settings, app, services, store, db, executor, scheduler, (session_calls, reaction_calls))
+    return Wiring(settings, app, services, store, db, executor, scheduler, (session_calls, reaction_calls),
+                  watcher)
 
 
 def policy_of(settings: Settings) -> Policy:

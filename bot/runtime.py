@@ -57,7 +57,8 @@ def stop(running: Running) -> None:
     unfinished = wiring.executor.drain(wiring.settings.threadfork_drain_timeout)
     wiring.services.liveness.release_all()
     running.scheduler.shutdown(wait=False)
-    for calls in wiring.side_calls:
+    wiring.services.stopping.close()  # no answer left to watch
+    for calls in (wiring.watcher, *wiring.side_calls):
         calls.settle(deadline - time.monotonic())
     log.info("drained: %s", f"{unfinished} replies handed back" if unfinished else "every reply finished")
     logging.shutdown()

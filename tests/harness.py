@@ -122,7 +122,8 @@ class RunningBot(SlackActor):
         self.thread.join(timeout=5)
         self.wiring.executor.shutdown(wait=True, cancel_futures=False)
         self.wiring.scheduler.shutdown(wait=False)
-        for calls in self.wiring.side_calls:
+        self.services.stopping.close()
+        for calls in (self.wiring.watcher, *self.wiring.side_calls):
             calls.settle(5)
         self.db.engine.dispose()
 
