@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from apscheduler.schedulers.background import BackgroundScheduler
 from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
@@ -21,6 +22,7 @@ from .domain.settings import Choices
 from .drain import DrainableExecutor
 from .infrastructure.logs import about_request
 from .llm.claude import Claude
+from .scheduler import new_scheduler
 from .secrets import Vault
 from .services.access import AccessLists
 from .services.facade import ChannelOptions, Services
@@ -38,6 +40,7 @@ from .slack.intake import BoltDeliveries
 from .slack.listeners import register, register_fallbacks
 from .slack.pacing import Pacing
 from .slack.pooled import connection_pool
+from .slack.thinking import Reactions
 from .store import Database, open_store, utcnow
 from .tls import tls_context
 
@@ -61,6 +64,9 @@ class Wiring:
     store: Store
     db: Database
     executor: DrainableExecutor
+    scheduler: BackgroundScheduler  # the sweep (started by bot/runtime.py) and every delayed call
+    side_calls: tuple[DrainableExecutor, ...] = field(default=())  # best-effort Slack calls off the answer's path
+    watcher: DrainableExecutor | None = None  # Stop's watcher (bot/services/stopping.py), its one thread
 
 
 def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
@@ -101,11 +107,19 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         secrets=Vault(key.get_secret_value() if key else None),
         connector_tokens={c.connector.name: c.token.get_secret_value() for c in settings.threadfork_connectors
                           if c.token})
+    # every thread of the process is made here (or by its pools) and stopped by runtime.stop
+    scheduler = new_scheduler()
+    # every workspace's session calls, one pool: each waits a round trip to Slack, and a burst of forks answering
+    # at once makes three apiece (processing, a rename, active)
+    session_calls = DrainableExecutor(max_workers=32, thread_name_prefix="agent-sessions")
+    reaction_calls = DrainableExecutor(max_workers=8, thread_name_prefix="thinking")
+    watcher = DrainableExecutor(max_workers=1, thread_name_prefix="stop-watcher")
     # agent sessions and channel facts have adapters of their own (their calls are best effort, or cached)
-    sessions = SessionCalls(clients)
+    sessions = SessionCalls(clients, session_calls)
     pacing = Pacing(settings.threadfork_stream_updates_per_second)
-    chat = replace(Chat.all_in(SlackChat(clients, downloads, sessions, pacing)), agent=sessions,
-                   channels=ChannelFacts(clients))
+    chat = replace(Chat.all_in(SlackChat(clients, downloads, sessions, pacing,
+                                         reactions=Reactions(scheduler, reaction_calls))),
+                   agent=sessions, channels=ChannelFacts(clients))
     workspaces = Workspaces(store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
@@ -117,7 +131,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     else:
         installations, app = None, _one_workspace_app(client, who, executor)
     services = Services(store, chat, claude, bot_user_id=clients.bot_user_id, policy=policy, channels=channels,
-                        workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers))
+                        workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers), watcher=watcher)
     app.use(about_request)  # log lines name the team and channel they are about
     register(app, services, FileStubs(clients))
     installs.register_departures(app, installations, services, clients)  # before the catch-alls: see installs.py
@@ -128,7 +142,8 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         if who.get("team_id"):  # a token that works again after an uninstall: the workspace is back
             workspaces.installed(who["team_id"])
         log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
-    return Wiring(settings, app, services, store, db, executor)
+    return Wiring(settings, app, services, store, db, executor, scheduler, (session_calls, reaction_calls),
+                  watcher)
 
 
 def policy_of(settings: Settings) -> Policy:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 
@@ -29,6 +30,19 @@ class DrainableExecutor(ThreadPoolExecutor):
             running = list(self._running)
         _, unfinished = wait(running, timeout=timeout)
         return len(unfinished)
+
+    def settle(self, timeout: float) -> int:
+        """For best-effort calls (a 👀 to remove, a session to close): let what is queued run too, and what it
+        chains, up to `timeout` seconds; then take no more. Returns how many were left."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            with self._lock:
+                running = list(self._running)
+            if not running:
+                break
+            wait(running, timeout=left)
+        self.shutdown(wait=False, cancel_futures=True)
+        return self.in_flight()
 
     def in_flight(self) -> int:
         """How many listeners are queued or running (a delivery is handed over before its ack)."""

@@ -9,6 +9,7 @@ import gc
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -35,7 +36,7 @@ def start(settings: Settings) -> Running:
     except StartupError as error:
         print(f"Threadfork cannot start: {error}", file=sys.stderr, flush=True)
         raise SystemExit(STARTUP_FAILED) from None
-    scheduler = start_scheduler(wiring.services, settings.threadfork_sweep_interval)
+    scheduler = start_scheduler(wiring.services, settings.threadfork_sweep_interval, wiring.scheduler)
     # start-up leaves ~200K long-lived objects (libraries, models, schemas); a full collection
     # over them took ~140 ms, a pause in whichever turn it hit. Frozen, they are never scanned again.
     gc.collect()
@@ -48,12 +49,17 @@ def stop(running: Running) -> None:
     closed its connection). No sweep starts any more and no new listener; replies in flight finish
     within THREADFORK_DRAIN_TIMEOUT while the heartbeat keeps their claims alive; then whatever is still
     held is handed back, so another replica resumes it at once, and the process exits 0 without
-    waiting for the threads it gave up on."""
+    waiting for the threads it gave up on. Every pool and timer the wiring made stops here, the Slack calls
+    the replies left behind (a 👀 to remove, a session status) within what is left of the drain timeout."""
     wiring = running.wiring
+    deadline = time.monotonic() + wiring.settings.threadfork_drain_timeout
     running.scheduler.remove_job(SWEEP_JOB)
     unfinished = wiring.executor.drain(wiring.settings.threadfork_drain_timeout)
     wiring.services.liveness.release_all()
     running.scheduler.shutdown(wait=False)
+    wiring.services.stopping.close()  # no answer left to watch
+    for calls in (wiring.watcher, *wiring.side_calls):
+        calls.settle(deadline - time.monotonic())
     log.info("drained: %s", f"{unfinished} replies handed back" if unfinished else "every reply finished")
     logging.shutdown()
     os._exit(0)

@@ -1,8 +1,10 @@
-"""APScheduler runs the sweep inside each bot process. Jobs only call services; every action a
-sweep takes is claimed atomically in the store, so any number of replicas can run it."""
+"""APScheduler runs the sweep inside each bot process, and every delayed call (the 👀 after THINKING_DELAY):
+one scheduler, made by the composition root. Jobs only call services; every action a sweep takes is claimed
+atomically in the store, so any number of replicas can run it."""
 from __future__ import annotations
 
 import logging
+from datetime import timezone
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -13,21 +15,27 @@ log = logging.getLogger(__name__)
 SWEEP_JOB = "threadfork-sweep"
 
 
-def start_scheduler(services: Services, interval_seconds: float) -> BackgroundScheduler:
-    """The sweep every `interval_seconds`, and the heartbeat that keeps this process's claims alive
-    every third of the lease (its own job, so a long sweep never delays it)."""
-    scheduler = BackgroundScheduler(
-        daemon=True,
-        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(interval_seconds))},
-    )
+def new_scheduler() -> BackgroundScheduler:
+    """The process's one scheduler, started (its thread and its job pool); bot/runtime.py's stop shuts it down."""
+    scheduler = BackgroundScheduler(daemon=True, timezone=timezone.utc,
+                                    job_defaults={"coalesce": True, "max_instances": 1})
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every run at INFO
+    scheduler.start()
+    return scheduler
+
+
+def start_scheduler(services: Services, interval_seconds: float,
+                    scheduler: BackgroundScheduler | None = None) -> BackgroundScheduler:
+    """The sweep every `interval_seconds`, and the heartbeat that keeps this process's claims alive
+    every third of the lease (its own job, so a long sweep never delays it), on `scheduler` (a new one if None)."""
+    scheduler = new_scheduler() if scheduler is None else scheduler
     beat = services.liveness.ttl / 3
     # never skipped, however late (APScheduler drops a run later than misfire_grace_time): under CPU load the
     # beats of a busy process came >1 s late and were dropped, its claims lapsed while it worked, and another
     # replica took the work over — a second summary request for one expiring fork (issue 32)
     scheduler.add_job(services.heartbeat, "interval", seconds=beat, id="threadfork-heartbeat",
                       misfire_grace_time=None)
-    scheduler.add_job(services.sweep, "interval", seconds=interval_seconds, id=SWEEP_JOB)
-    scheduler.start()
+    scheduler.add_job(services.sweep, "interval", seconds=interval_seconds, id=SWEEP_JOB,
+                      misfire_grace_time=max(1, int(interval_seconds)))
     log.info("sweep scheduled every %ss, heartbeat every %ss", interval_seconds, round(beat, 1))
     return scheduler

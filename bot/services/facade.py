@@ -11,6 +11,7 @@ case; nothing else changes when one is raised.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from ..domain.model import Session, Usage
@@ -54,12 +55,14 @@ class ChannelOptions:
 class Services:
     def __init__(self, store: Store, chat: Chat, model: Model, bot_user_id: str | None | BotUsers,
                  policy: Policy = Policy(), channels: ChannelOptions | None = None,
-                 workspaces: Workspaces | None = None, deliveries: Deliveries | None = None):
+                 workspaces: Workspaces | None = None, deliveries: Deliveries | None = None,
+                 watcher: Executor | None = None):
         """`chat`: Slack's ports (each service is given the ones it uses); `bot_user_id`: the bot's user id,
         or (many workspaces) a function of the team giving it; `channels`: what channels may choose and who may
         use Threadfork (default: everyone, one model); `workspaces`: installs and departures (the OAuth flow needs
         it before the Slack app exists); `deliveries`: the Slack app's replay of kept deliveries (none: the
-        sweep replays nothing, as in the unit tests and the eval)."""
+        sweep replays nothing, as in the unit tests and the eval); `watcher`: the thread Stop's watcher runs on
+        (none: a stop is obeyed only where it lands)."""
         # without them: the model and tools the Model port was configured with (None), nothing to choose
         channels = channels or ChannelOptions(policy.channel, Choices((), ()))
         self.store = store
@@ -74,7 +77,7 @@ class Services:
         self.connections = Connections(store.connector_tokens, channels.secrets, channels.defaults.connectors or (),
                                        channels.connector_tokens)
         self.stopping = Stopping(store.stops, store.sessions, merge_policy=lambda c: self.policies.of(c).merge_policy,
-                                 answers=chat.answers)
+                                 answers=chat.answers, watcher=watcher)
         self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
                                          on_answered=self._after_answer, connections=self.connections,

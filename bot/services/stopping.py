@@ -6,8 +6,9 @@
 - The replica streaming the answer obeys it within a second: at once when the stop lands on it (the
   fast path), else through its one watcher, which — only while this process streams something — reads
   the stop requests on the replies it holds, one small query every POLL seconds for all of them (the
-  watcher's one thread, started with the process's first answer, waits without polling while nothing
-  streams: starting a thread for each answer cost its start-up on the answer's path).
+  watcher runs on the one thread the composition root gives it, from the process's first answer until
+  `close`, and waits without polling while nothing streams: a thread for each answer cost its start-up on
+  the answer's path).
 - Obeying is the answer's Switch: its model call shuts its stream (no more tokens generated or billed)
   and returns what was written so far; the conversation keeps that as the answer, marked stopped by the
   person, and ends the Slack message with it.
@@ -25,6 +26,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
 from contextlib import contextmanager
 
 from ..domain.model import Channel, Fork
@@ -76,8 +78,10 @@ class Switch:
 
 class Stopping:
     def __init__(self, stops: Stops, sessions: Sessions | None = None, poll: float = POLL,
-                 merge_policy: Callable[[Channel], str] | None = None, answers: PrivateAnswers | None = None):
-        """`merge_policy`: a channel's (None: anyone may stop); `answers`: where a refused Stop is told."""
+                 merge_policy: Callable[[Channel], str] | None = None, answers: PrivateAnswers | None = None,
+                 watcher: Executor | None = None):
+        """`merge_policy`: a channel's (None: anyone may stop); `answers`: where a refused Stop is told;
+        `watcher`: the one thread the watcher runs on (None: no watcher, stops land only on the fast path)."""
         self.stops = stops
         self.sessions = sessions
         self.poll = poll
@@ -85,7 +89,9 @@ class Stopping:
         self.answers = answers
         self._held: dict[int, Switch] = {}  # reply id → the switch of an answer this process is writing
         self._lock = threading.Lock()
-        self._watcher: threading.Thread | None = None
+        self._watcher = watcher
+        self._watching = False
+        self._closed = False
         self._streaming = threading.Condition(self._lock)  # notified when an answer begins (the watcher may idle)
         self._read = threading.Condition()  # notified after each look, with when it began
         self._last_look = float("-inf")
@@ -96,9 +102,9 @@ class Stopping:
         switch = Switch(reply_id, self._looked_since)
         with self._lock:
             self._held[reply_id] = switch
-            if self._watcher is None:  # the process's first answer: its one watcher, for good
-                self._watcher = threading.Thread(target=self._watch, name="stop-watcher", daemon=True)
-                self._watcher.start()
+            if not self._watching and self._watcher is not None:  # the process's first answer: its watcher
+                self._watching = True
+                self._watcher.submit(self._watch)
             else:
                 self._streaming.notify()  # wakes the watcher if it idles; nothing if it does not
         try:
@@ -157,11 +163,19 @@ class Stopping:
         if switch is not None:  # the fast path: this process writes it; else its writer's watcher will see
             switch.stop(user_id)
 
+    def close(self) -> None:
+        """The process is leaving (bot/runtime.py): the watcher ends after its current look."""
+        with self._lock:
+            self._closed = True
+            self._streaming.notify()
+
     def _watch(self) -> None:
         while True:
             with self._lock:
-                while not self._held:  # nothing streams: no query, no wake-up, until something does
+                while not self._held and not self._closed:  # nothing streams: no query, no wake-up, until it does
                     self._streaming.wait()
+                if self._closed:
+                    return
             time.sleep(self.poll)  # first wait: an answer shorter than that costs no query
             with self._lock:
                 if not self._held:
@@ -181,7 +195,9 @@ class Stopping:
 
     def _looked_since(self, since: float) -> None:
         """Wait until a look that began after `since` is over (at most two polls: a store that cannot be
-        read never holds an answer back)."""
+        read never holds an answer back); at once without a watcher."""
+        if self._watcher is None:
+            return
         with self._read:
             self._read.wait_for(lambda: self._last_look > since, timeout=2 * self.poll + 0.5)
 

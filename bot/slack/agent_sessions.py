@@ -22,7 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, Future, wait
 
 from slack_sdk.errors import SlackApiError
 
@@ -38,19 +38,17 @@ CLOSED_KEPT = 10_000  # closed sessions remembered per process
 # seconds an answer's first words wait at most for its session's `processing` (a call's round trip, not a
 # queue: under a burst the words go first)
 LANDING = 0.25
-# every workspace's calls, one pool: each waits a round trip to Slack, and a burst of forks answering at once
-# makes three apiece (processing, a rename, active)
-CALLS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-sessions")
 REFUSED = frozenset({"missing_scope", "not_allowed", "not_allowed_token_type", "unknown_method", "method_deprecated",
                      "feature_disabled", "not_agent_app", "no_permission", "access_denied",
                      "team_access_not_granted", "ekm_access_denied", "enterprise_is_restricted"})
 
 
 class SessionCalls:
-    def __init__(self, clients: Clients, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, clients: Clients, pool: Executor, clock: Callable[[], float] = time.monotonic):
+        """`pool`: every workspace's session calls (made and stopped by the composition root)."""
         self.clients = clients
         self.clock = clock
-        self._pool = CALLS
+        self._pool = pool
         self._refused: dict[str, float] = {}  # team → until when its refusal stands
         self._last: dict[tuple[str, str, str], Future] = {}  # a session's latest call, for the next to follow
         # sessions this process closed lately: no status after that (the oldest forgotten past CLOSED_KEPT)

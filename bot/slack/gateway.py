@@ -30,6 +30,7 @@ from .pacing import Pacing
 from .pooled import PooledWebhookClient
 from .reply import ChannelReply, ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
+from .thinking import Reactions
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,9 @@ UNWELL = "Slack is having trouble right now — try again in a minute."
 
 class SlackChat:
     def __init__(self, clients: Clients, download: Downloads, sessions: SessionCalls | None = None,
-                 pacing: Pacing | None = None):
+                 pacing: Pacing | None = None, *, reactions: Reactions):
         self.clients = clients
+        self.reactions = reactions  # each reply's 👀 while no text is visible
         self.pacing = pacing or Pacing()  # how often an answer being written is shown anew
         self.download = download  # (file) -> its bytes
         self.sessions = sessions  # a fork's agent session shows Claude at work; without one, the 👀 reaction

@@ -47,7 +47,6 @@ from .posted import Message, Posted
 from .render import carry_on_block, feedback_block, stop_block
 from .research import status_line, task_chunk, task_title
 from .retries import FAILURES, failure_code, retry_after
-from .thinking import Thinking
 
 if TYPE_CHECKING:
     from .gateway import SlackChat
@@ -74,8 +73,8 @@ class _Reply:
         self.text = ""
         self._last_flush: float | None = None
         self.client = chat.client_for(place.team_id)  # ChatUnavailable when the team has no installation
-        self.thinking = Thinking(self.client, place.channel_id,
-                                 (place.reply_to_ts or place.thread_ts) if thinking else None)
+        self.thinking = chat.reactions.thinking(self.client, place.channel_id,
+                                                (place.reply_to_ts or place.thread_ts) if thinking else None)
         self.researching: dict[str, str] = {}  # tool id → its title, while Claude's web research runs
         self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎

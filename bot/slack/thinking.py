@@ -2,18 +2,17 @@
 
 It appears only if no text is visible after THINKING_DELAY (a fast answer never flickers it, and
 costs no reactions.* calls), and goes as soon as the first words are visible. Slack calls run on a
-small pool, never on the reply's thread; a removal is chained after its add, never before it.
+small pool (Reactions), never on the reply's thread; a removal is chained after its add, never before it.
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import threading
-import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
+from datetime import datetime, timedelta, timezone
 
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.schedulers.base import BaseScheduler
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web import WebClient
 
@@ -21,53 +20,35 @@ log = logging.getLogger(__name__)
 
 THINKING = "eyes"
 THINKING_DELAY = 0.5  # seconds without visible text before the reaction appears
-CALLS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="thinking")
 
 
-class _Later:
-    """Runs callables after a delay on one shared thread (hundreds of replies, one thread)."""
+class Reactions:
+    """What every reply's 👀 runs on, made and stopped by the composition root (bot/app.py, bot/runtime.py):
+    the process's scheduler times the delay (hundreds of replies, no thread apiece), `calls` sends them."""
 
-    def __init__(self):
-        self._due: list[tuple[float, int, Callable[[], None]]] = []
-        self._order = itertools.count()
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
+    def __init__(self, timer: BaseScheduler, calls: Executor, delay: float = THINKING_DELAY):
+        self.timer = timer
+        self.calls = calls
+        self.delay = delay
 
-    def call_in(self, delay: float, fn: Callable[[], None]) -> None:
-        with self._wake:
-            entry = (time.monotonic() + delay, next(self._order), fn)
-            heapq.heappush(self._due, entry)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="thinking-timer", daemon=True)
-                self._thread.start()
-            if self._due[0] is entry:  # due before what the thread waits for: wake it (not for every reply)
-                self._wake.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while not self._due or self._due[0][0] > time.monotonic():
-                    self._wake.wait(self._due[0][0] - time.monotonic() if self._due else None)
-                _, _, fn = heapq.heappop(self._due)
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - the one timer thread must outlive any callback
-                log.exception("a delayed call failed")
-
-
-LATER = _Later()
+    def thinking(self, client: WebClient, channel_id: str, ts: str | None) -> Thinking:
+        """The 👀 of one reply, on the message `ts` (None: no reaction)."""
+        return Thinking(client, channel_id, ts, self)
 
 
 class Thinking:
-    def __init__(self, client: WebClient, channel_id: str, ts: str | None, delay: float = THINKING_DELAY):
+    def __init__(self, client: WebClient, channel_id: str, ts: str | None, reactions: Reactions):
         self.client = client
         self.channel_id = channel_id
         self.ts = ts
+        self.calls = reactions.calls
         self._lock = threading.Lock()
         self._over = False
         self._added: Future | None = None
+        self._due = None  # the scheduled add, until it runs or the reply no longer needs it
         if ts:
-            LATER.call_in(delay, self._add)
+            self._due = reactions.timer.add_job(self._add, "date", misfire_grace_time=None,
+                                                run_date=datetime.now(timezone.utc) + timedelta(seconds=reactions.delay))
 
     def stop(self) -> None:
         """Text is visible (or the reply ended): no reaction from now on; remove one already added."""
@@ -75,14 +56,19 @@ class Thinking:
             if self._over:
                 return
             self._over = True
-            added = self._added
+            added, due, self._due = self._added, self._due, None
         if added is not None:
-            added.add_done_callback(lambda done: done.result() and CALLS.submit(self._call, "reactions_remove"))
+            added.add_done_callback(lambda done: done.result() and self.calls.submit(self._call, "reactions_remove"))
+        elif due is not None:  # a fast answer: its add need not wake the scheduler at all
+            try:
+                due.remove()
+            except JobLookupError:  # running now (it will see the reply over) or the scheduler has stopped
+                pass
 
     def _add(self) -> None:
         with self._lock:
             if not self._over:
-                self._added = CALLS.submit(self._call, "reactions_add")
+                self._added = self.calls.submit(self._call, "reactions_add")
 
     def _call(self, method: str) -> bool:
         try:

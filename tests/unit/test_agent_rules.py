@@ -1,6 +1,7 @@
 """The agent platform's rules, without I/O: session titles, the channel in view, suggested prompts, how a
 stopped answer and a private fork read to Claude (byte-stable), and the Stop switch a model call obeys."""
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from bot.domain.agent import MAX_PROMPTS, TITLE_LIMIT, first_message_title, in_view, session_title, suggested_prompts
 from bot.domain.context import boundary_note, fork_input, parent_input
@@ -99,9 +100,12 @@ def test_the_watcher_obeys_a_stop_recorded_by_another_replica_within_its_poll():
     parent = store.sessions.parent_id(fork().channel)
     batch = store.turns.submit_turn(parent, "q", author_id="U1", author_name=None, slack_ts=None, channel=None,
                                     claim=None, owner="A", lease_seconds=60).batch
-    here, elsewhere = Stopping(store.stops, poll=0.02), Stopping(store.stops, poll=0.02)
+    watcher = ThreadPoolExecutor(max_workers=1)  # the one thread the composition root gives the watcher
+    here, elsewhere = Stopping(store.stops, poll=0.02, watcher=watcher), Stopping(store.stops, poll=0.02)
     stopped = threading.Event()
     with here.holding(batch.reply.id) as switch:
         switch.on_stop(stopped.set)
         elsewhere.session_stopped(parent, "UBOB0001")  # lands on a process that does not write the answer
         assert stopped.wait(2) and switch.stopped_by == "UBOB0001"
+    here.close()
+    watcher.shutdown(wait=True)  # close() ends the watcher's loop: its thread is free

@@ -60,3 +60,40 @@ def test_no_port_has_more_than_twelve_methods():
                  if inspect.isclass(cls) and getattr(cls, "_is_protocol", False) and cls is not Protocol}
     assert len(protocols) >= 20
     assert {p.__name__: len(methods(p)) for p in protocols if len(methods(p)) > 12} == {}
+
+
+THREAD_MAKERS = {"ThreadPoolExecutor", "DrainableExecutor", "Thread", "Timer", "BackgroundScheduler"}
+
+
+def made_at_import(tree: ast.AST) -> list[str]:
+    """Calls that make a thread, a pool or a scheduler outside any function: they would run at import."""
+    found, todo = [], list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue  # runs when called, by whoever owns what it makes
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in THREAD_MAKERS:
+                found.append(f"{name}( at line {node.lineno}")
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def test_the_rule_sees_a_pool_made_at_import_and_not_one_made_in_a_function():
+    assert made_at_import(ast.parse("import threading\nCALLS = ThreadPoolExecutor(max_workers=8)\n"
+                                    "class A:\n    T = threading.Timer(1, print)\n"
+                                    "if True:\n    threading.Thread(target=print).start()\n")) == [
+        "Thread( at line 6", "Timer( at line 4", "ThreadPoolExecutor( at line 2"]
+    assert made_at_import(ast.parse("def build():\n    return ThreadPoolExecutor(), threading.Thread()\n"
+                                    "class B:\n    def start(self):\n        threading.Timer(1, print)\n")) == []
+
+
+def test_no_module_makes_a_thread_pool_timer_or_thread_at_import():
+    """Each is made by the composition root (bot/app.py build, bot/runtime.py start) and stopped by runtime.stop."""
+    import bot
+
+    files = list(Path(bot.__file__).parent.rglob("*.py"))
+    assert len(files) > 50
+    offenders = {str(f): made_at_import(ast.parse(f.read_text())) for f in files}
+    assert {f: calls for f, calls in offenders.items() if calls} == {}

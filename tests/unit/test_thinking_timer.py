@@ -1,26 +1,82 @@
-"""The one timer thread behind every reply's 👀 (bot/slack/thinking.py): each call runs once, when due,
-whichever order they were scheduled in."""
+"""Each reply's 👀 (bot/slack/thinking.py) on the process's one scheduler and a pool the composition root made:
+added once THINKING_DELAY passes with no text visible, never for a fast answer (whose scheduled add is dropped),
+and removed only after its add."""
 import threading
 import time
 
-from bot.slack.thinking import _Later
+from bot.drain import DrainableExecutor
+from bot.scheduler import new_scheduler
+from bot.slack.thinking import THINKING, Reactions
 
 
-def test_calls_run_when_due_an_earlier_one_scheduled_last_included():
-    later, ran, done = _Later(), [], threading.Event()
-    started = time.monotonic()
+class Client:
+    """Records the reactions.* calls a WebClient would make."""
 
-    def call(name):
-        def run():
-            ran.append((name, time.monotonic() - started))
-            if len(ran) == 3:
-                done.set()
-        return run
+    def __init__(self, add_takes: float = 0.0):
+        self.calls, self.add_takes, self.lock = [], add_takes, threading.Lock()
 
-    later.call_in(0.4, call("late"))
-    time.sleep(0.05)  # the thread is waiting for it now
-    later.call_in(0.5, call("later"))  # due after what the thread waits for: it need not be woken
-    later.call_in(0.1, call("early"))  # due before it: the thread is woken and runs it first
-    assert done.wait(3)
-    assert [name for name, _ in ran] == ["early", "late", "later"]
-    assert 0.1 <= ran[0][1] < 0.35 and ran[1][1] >= 0.4 and ran[2][1] >= 0.5
+    def reactions_add(self, **arguments):
+        time.sleep(self.add_takes)
+        with self.lock:
+            self.calls.append(("add", arguments, time.monotonic()))
+
+    def reactions_remove(self, **arguments):
+        with self.lock:
+            self.calls.append(("remove", arguments, time.monotonic()))
+
+
+def wait_for(condition, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def reactions(delay=0.2):
+    return Reactions(new_scheduler(), DrainableExecutor(max_workers=2, thread_name_prefix="test-thinking"), delay)
+
+
+def test_the_reaction_appears_after_the_delay_and_goes_after_its_add():
+    means, client = reactions(), Client(add_takes=0.2)
+    try:
+        started = time.monotonic()
+        thinking = means.thinking(client, "C1", "1.000")
+        assert wait_for(lambda: means.calls.in_flight())  # the add is under way (slow)
+        thinking.stop()  # before the add is answered: the removal waits for it
+        assert wait_for(lambda: len(client.calls) == 2)
+        (first, arguments, added), (second, _, removed) = client.calls
+        assert (first, second) == ("add", "remove") and added <= removed
+        assert arguments == {"channel": "C1", "timestamp": "1.000", "name": THINKING}
+        assert added - started >= 0.2
+    finally:
+        means.timer.shutdown(wait=False)
+        means.calls.settle(2)
+
+
+def test_a_fast_answer_makes_no_call_and_leaves_no_job_behind():
+    means, client = reactions(), Client()
+    try:
+        thinking = means.thinking(client, "C1", "1.000")
+        assert len(means.timer.get_jobs()) == 1
+        thinking.stop()
+        assert means.timer.get_jobs() == []
+        time.sleep(0.4)
+        assert client.calls == []
+    finally:
+        means.timer.shutdown(wait=False)
+        means.calls.settle(2)
+
+
+def test_hundreds_of_replies_share_the_scheduler_s_threads():
+    means, client = reactions(delay=0.1), Client()
+    try:
+        before = threading.active_count()
+        replies = [means.thinking(client, "C1", f"{i}.000") for i in range(300)]
+        assert wait_for(lambda: len(client.calls) == 300, timeout=10)
+        assert threading.active_count() - before <= 12  # the scheduler's job pool and the calls' pool, no more
+        for reply in replies:
+            reply.stop()
+        assert wait_for(lambda: len(client.calls) == 600, timeout=10)
+    finally:
+        means.timer.shutdown(wait=False)
+        means.calls.settle(2)
