@@ -1,5 +1,5 @@
-"""The Anthropic adapter: a pure request builder and the one streaming call."""
+"""The Anthropic adapter: the one request encoder and the one streaming call."""
 from .claude import Claude
-from .request import RequestEncoder, build_request
+from .request import RequestEncoder
 
-__all__ = ["Claude", "RequestEncoder", "build_request"]
+__all__ = ["Claude", "RequestEncoder"]

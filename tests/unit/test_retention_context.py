@@ -8,7 +8,7 @@ import pytest
 from bot.domain.context import OPENING, PRUNED, asking, compaction_input, fork_input, parent_input, with_request
 from bot.domain.merge import merge_prompt
 from bot.domain.model import Fork, ForkStatus, Mode, Role, Turn, TurnStatus
-from bot.llm.request import RequestEncoder, build_request
+from bot.llm.request import RequestEncoder
 from tests.fakes.messages_rules import refusal
 
 
@@ -93,7 +93,8 @@ BUILDERS = {
 @pytest.mark.parametrize("kind", BUILDERS)
 def test_each_request_after_pruning_is_one_the_api_accepts(kind):
     model_input = BUILDERS[kind]()
-    for body in (build_request("m", 100, model_input), json.loads(RequestEncoder("m", 100).encode(model_input))):
+    encoder = RequestEncoder("m", 100)
+    for body in (encoder.request(model_input), json.loads(encoder.encode(model_input))):
         assert refusal(body) is None, kind
         assert body["messages"][0]["role"] == "user"
         roles = [m["role"] for m in body["messages"]]
