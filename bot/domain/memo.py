@@ -1,7 +1,7 @@
 """Identity caches: where "the same object" means "the same bytes".
 
 Two caches let a long session cost only its new turns (encoding its request is one orjson call,
-~1 ms for a 1,000-turn history: bot/llm/request.py). Both rest on one rule: a turn whose state
+~0.6 ms for a 1,000-turn history: bot/llm/request.py). Both rest on one rule: a turn whose state
 can no longer change is handed out as the same immutable object every time, so identity (`is`)
 proves equality without comparing a byte.
 1. The history cache (bot/store/history.py) keeps each session's settled turns and returns the same

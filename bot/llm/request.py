@@ -58,7 +58,7 @@ def _system(model_input: ModelInput) -> list[dict]:
 class RequestEncoder:
     """The one builder of a Messages API request: `request()` is its body, `encode()` that body's bytes,
     the same bytes for the same input every time (the prompt cache reads them). orjson encodes it in one
-    call: a 1,000-turn history (~1 MB) in ~1 ms, where the SDK's copy and stdlib encoding took ~15 ms.
+    call: a 1,000-turn history (~460 KB) in ~0.6 ms, where the SDK's copy and stdlib encoding took ~15 ms.
     Its keys keep the order Threadfork has always sent, the messages last."""
 
     def __init__(self, model: str, max_tokens: int, tools: list[dict] | None = None, tool_max_uses: int = 5,
