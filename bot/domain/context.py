@@ -24,7 +24,7 @@ them), and at most MAX_BREAKPOINTS breakpoints are set, the system prompt's incl
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import attrgetter
@@ -34,7 +34,7 @@ from .caching import CacheMode, Ttl, closing, lasting, longest, own_history
 from .blocks import (COMPACTION_HEADER, EMPTY_ANSWER, FILES_ONLY, Block, cache_control, file_block,  # noqa: F401
                      render_turn, speaker_line, stopped_note)
 from .connectors import Connector
-from .memo import IdentityMemo, PrefixMemo
+from .memo import PrefixMemo
 from .model import Fork, Mode, Role, Turn, TurnStatus
 from .settings import system_prompt
 
@@ -166,7 +166,7 @@ def _after(latest: Turn | None, turns: Sequence[Turn]) -> tuple[Block, ...]:
 def parent_input(parent_turns: Sequence[Turn], pruned: bool = False, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
     """`pruned`: the retention policy removed the parent's earliest turns; `cache`: THREADFORK_CACHE_TTL."""
     moving = closing(cache, parent_turns)
-    return _finish(_noted(pruned, parent_turns) + rendered(parent_turns), moving, cache,
+    return _finish(_noted(pruned) + rendered(parent_turns), moving, cache,
                    _own_history(cache, parent_turns, moving))
 
 
@@ -181,8 +181,7 @@ def fork_input(fork: Fork, inherited: Sequence[Turn], own: Sequence[Turn],
     cut = max((i for i, (level, _) in enumerate(levels) if level.mode is Mode.FRESH), default=None)
     shown = levels if cut is None else levels[cut:]  # a fresh fork in the chain cuts everything above it
     pruned = any(level.pruned for level, _ in shown) or (cut is None and channel_pruned)
-    histories = ([inherited] if cut is None else []) + [turns for _, turns in shown]
-    blocks = _noted(pruned, *histories) + (rendered(inherited) if cut is None else [])
+    blocks = _noted(pruned) + (rendered(inherited) if cut is None else [])
     above: Sequence[Turn] = inherited  # the turns of the level whose end the next breakpoint closes
     for position, (level, turns) in enumerate(shown):
         if blocks and not (position == 0 and cut is not None):
@@ -212,18 +211,9 @@ def _own_history(cache: CacheMode, turns: Sequence[Turn], moving: Ttl) -> tuple[
 
 
 PRUNED = Block("user", "[Earlier turns of this conversation were removed under the workspace's retention policy.]")
-# the note as one object per first turn (see memo.py): the request encoder finds a session's earlier
-# encodings by their first block, so sessions must not all start with the same object; an inherited
-# fork starts with its parent's first turn, hence with the parent's very note
-_pruned_before: Callable[[Turn], Block] = IdentityMemo(lambda turn: replace(PRUNED), budget=4 << 20)
-
-
-def _noted(pruned: bool, *histories: Sequence[Turn]) -> list[Block]:
+def _noted(pruned: bool) -> list[Block]:
     """The one note at the very start of an input some of whose turns the retention policy removed."""
-    if not pruned:
-        return []
-    first = next((turn for turns in histories for turn in in_context(turns)), None)
-    return [_pruned_before(first) if first is not None else PRUNED]
+    return [PRUNED] if pruned else []
 
 
 UNANSWERED = "[Some messages above were kept without an answer; answer them now.]"
@@ -265,7 +255,6 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // ESTIMATED_CHARS_PER_TOKEN) if text else 0
 
 
-# one object, so the request encoder finds earlier encodings that start with it (bot/llm/request.py)
 OPENING = Block("user", "[The messages before this point were deleted.]")
 
 

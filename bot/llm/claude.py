@@ -14,7 +14,6 @@ import socket
 
 import anthropic
 import httpx2
-import orjson
 from anthropic import Stream
 from anthropic.types import Message
 
@@ -44,12 +43,6 @@ def _quiet_request_bodies() -> None:
     sdk = logging.getLogger("anthropic._base_client")
     if not any(isinstance(f, _NoRequestBodies) for f in sdk.filters):
         sdk.addFilter(_NoRequestBodies())
-
-
-def _with_answer_so_far(body: bytes, content: list[dict]) -> bytes:
-    """The request again, ending with the paused answer as an assistant message (the body's messages
-    come last, so the message goes before its closing `]}`)."""
-    return body[:-2] + b"," + orjson.dumps({"role": "assistant", "content": content}) + b"]}"
 
 
 class Claude:
@@ -87,7 +80,7 @@ class Claude:
             for _ in range(MAX_RESUMES):  # a long research turn pauses; handing it back resumes it
                 if reading.stop_reason != "pause_turn" or _stopped(stop):
                     break
-                self._stream(_with_answer_so_far(body, reading.resume()), reading, headers, stop)
+                self._stream(self.encoder.encode(model_input, reading.resume()), reading, headers, stop)
         except anthropic.APIStatusError as error:
             raise _status_error(error, model_input.model or self.model) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):

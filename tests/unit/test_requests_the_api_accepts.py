@@ -9,7 +9,7 @@ from bot.domain.context import (EMPTY_ANSWER, MAX_BREAKPOINTS, OPENING, UNANSWER
                                 fork_input, parent_input, with_request)
 from bot.domain.merge import merge_prompt
 from bot.domain.model import Fork, ForkStatus, Mode, Role, Turn, TurnStatus
-from bot.llm.request import RequestEncoder, build_request
+from bot.llm.request import RequestEncoder
 from tests.fakes.messages_rules import breakpoints, refusal
 
 
@@ -42,7 +42,8 @@ BUILDERS = {
 @pytest.mark.parametrize("kind", BUILDERS)
 def test_each_kind_of_request_is_one_the_api_accepts(kind):
     model_input = BUILDERS[kind]()
-    for body in (build_request("m", 100, model_input), json.loads(RequestEncoder("m", 100).encode(model_input))):
+    encoder = RequestEncoder("m", 100)
+    for body in (encoder.request(model_input), json.loads(encoder.encode(model_input))):
         assert refusal(body) is None, kind
         assert breakpoints(body) == model_input.breakpoints <= MAX_BREAKPOINTS
     assert model_input.blocks[0].role == "user"
@@ -68,14 +69,14 @@ def test_an_interrupted_empty_answer_is_marked_but_never_empty():
 
 def test_a_history_whose_first_turns_were_deleted_opens_with_a_users_block():
     model_input = parent_input([turn(2, Role.ASSISTANT, "an answer"), turn(3, Role.USER, "next")])
-    assert model_input.blocks[0] is OPENING and refusal(build_request("m", 10, model_input)) is None
+    assert model_input.blocks[0] is OPENING and refusal(RequestEncoder("m", 10).request(model_input)) is None
 
 
 def test_asking_after_a_final_answer_adds_a_users_request_and_otherwise_changes_nothing():
     answered = parent_input(PARENT[:2] + [turn(3, Role.ASSISTANT, "trailing space ")])
-    assert refusal(build_request("m", 10, answered)) is not None  # the API would refuse it as it is
+    assert refusal(RequestEncoder("m", 10).request(answered)) is not None  # the API would refuse it as it is
     asked = asking(answered)
-    assert asked.blocks[-1].text == UNANSWERED and refusal(build_request("m", 10, asked)) is None
+    assert asked.blocks[-1].text == UNANSWERED and refusal(RequestEncoder("m", 10).request(asked)) is None
     waiting = parent_input(PARENT)
     assert asking(waiting) is waiting
 

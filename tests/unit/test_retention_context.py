@@ -8,7 +8,7 @@ import pytest
 from bot.domain.context import OPENING, PRUNED, asking, compaction_input, fork_input, parent_input, with_request
 from bot.domain.merge import merge_prompt
 from bot.domain.model import Fork, ForkStatus, Mode, Role, Turn, TurnStatus
-from bot.llm.request import RequestEncoder, build_request
+from bot.llm.request import RequestEncoder
 from tests.fakes.messages_rules import refusal
 
 
@@ -53,12 +53,10 @@ def test_an_inherited_fork_of_a_pruned_channel_has_the_note_once_and_the_parents
     assert [b.content() | {"cache_control": None} for b in inherited.blocks[:len(strip)]] == strip
 
 
-def test_each_session_starts_with_a_note_object_of_its_own_the_same_in_every_request():
-    # the request encoder finds a session's earlier encodings by its first block object
+def test_every_session_starts_with_the_same_note_in_every_request():
     first, again = parent_input(REMAINING, pruned=True), parent_input(REMAINING + OWN, pruned=True)
     other = parent_input([turn(8, Role.USER, "elsewhere", session=2)], pruned=True)
-    assert first.blocks[0] is again.blocks[0] and other.blocks[0] is not first.blocks[0]
-    assert other.blocks[0] == first.blocks[0]  # equal all the same: the same bytes
+    assert first.blocks[0] == again.blocks[0] == other.blocks[0] == PRUNED  # the same bytes: the cache holds
 
 
 def test_a_fork_whose_inherited_turns_were_all_removed_keeps_the_note_and_its_boundary():
@@ -93,7 +91,8 @@ BUILDERS = {
 @pytest.mark.parametrize("kind", BUILDERS)
 def test_each_request_after_pruning_is_one_the_api_accepts(kind):
     model_input = BUILDERS[kind]()
-    for body in (build_request("m", 100, model_input), json.loads(RequestEncoder("m", 100).encode(model_input))):
+    encoder = RequestEncoder("m", 100)
+    for body in (encoder.request(model_input), json.loads(encoder.encode(model_input))):
         assert refusal(body) is None, kind
         assert body["messages"][0]["role"] == "user"
         roles = [m["role"] for m in body["messages"]]
