@@ -2,7 +2,6 @@
 the Merge/Abandon buttons, the message shortcuts, edits and deletions, and opening App Home."""
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from ..domain.commands import strip_mention
@@ -15,14 +14,12 @@ from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import Audience, BotUsers, People, PrivateAnswers, Screens, Store
+from .opening import once_opened
 from .refusals import refuse
 
 MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
 ABANDON_REACTIONS = frozenset({"x"})
 RETRY_REACTIONS = frozenset({"repeat"})
-OPENING_WAIT = 5.0  # seconds a button waits for its fork's opening to be recorded (see `_opened`)
-
-
 class Gestures:
     def __init__(self, store: Store, answers: PrivateAnswers, screens: Screens, people: People,
                  conversation: Conversation, forks: Forks, bot_user_id: BotUsers, access: Access,
@@ -93,11 +90,8 @@ class Gestures:
         """The fork once its root's ts is recorded. Slack shows a message before its poster has the answer, so
         a click can come before the opener (this process or another) records the root it just posted; acting
         then would update no root and post its note in the channel instead of the thread."""
-        deadline = time.monotonic() + OPENING_WAIT
-        while fork.root_ts is None and fork.status is ForkStatus.OPEN and time.monotonic() < deadline:
-            time.sleep(0.05)
-            fork = self.store.sessions.fork(fork.id)
-        return fork
+        return once_opened(fork, lambda f: f.root_ts is not None or f.status is not ForkStatus.OPEN,
+                           lambda: self.store.sessions.fork(fork.id))
 
     def fork_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                           response_url: str | None) -> None:

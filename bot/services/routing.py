@@ -23,7 +23,6 @@ other in-thread commands go on.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -41,7 +40,7 @@ from .budgets import Budgets
 from .caps import CapView, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .gestures import OPENING_WAIT
+from .opening import OPENING_WAIT, once_opened
 from .pane import AgentPane
 from .policy import not_theirs
 from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Standing, Store
@@ -134,11 +133,8 @@ class Router:
         """A thread's message that names no fork while a fork of its channel is opening: Slack shows a root before
         its poster has Slack's answer, so it may be that fork's first message. It waits (OPENING_WAIT at most) for
         the opening to be recorded, as a click on the root does (gestures.py), then reads again."""
-        deadline = time.monotonic() + OPENING_WAIT
-        while standing.fork is None and self._opening(message.channel) and time.monotonic() < deadline:
-            time.sleep(0.05)
-            standing = self.store.spending.chosen(message.channel, message.thread_ts)
-        return standing
+        return once_opened(standing, lambda s: s.fork is not None or not self._opening(message.channel),
+                           lambda: self.store.spending.chosen(message.channel, message.thread_ts))
 
     def _opening(self, channel: Channel) -> bool:
         """A fork of the channel was opened moments ago and its root's ts is not recorded yet."""
