@@ -12,7 +12,7 @@ import pytest
 
 from ..fakes.slack_api import APP_TOKEN
 from ..fakes.socket_actor import SocketModeSlack
-from ..fakes.socket_mode import FakeSocketMode
+from ..fakes.socket_mode import serving
 from ..harness import CHANNEL, wait_until
 from ..processes import ROOT, BotProcess, clean_env, free_port, worker_pids
 
@@ -112,10 +112,7 @@ def test_http_mode_serves_metrics_of_both_workers_and_logs_one_json_object_a_lin
 
 @pytest.fixture
 def socket_mode(slack):
-    server = FakeSocketMode().start()
-    slack.socket_mode = server
-    yield server
-    server.stop()
+    yield from serving(slack)
 
 
 def test_socket_mode_serves_healthz_and_metrics_on_its_health_port(tmp_path, slack, claude, socket_mode,

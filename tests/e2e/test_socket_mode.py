@@ -10,7 +10,7 @@ from ..conftest import fresh_postgres
 from ..fakes.anthropic_api import Script, is_merge_request
 from ..fakes.slack_api import APP_TOKEN
 from ..fakes.socket_actor import SocketModeSlack
-from ..fakes.socket_mode import Envelope, FakeSocketMode
+from ..fakes.socket_mode import Envelope, serving
 from ..fakes.tcp_proxy import TcpProxy
 from ..harness import CHANNEL, at_once, wait_until
 from ..processes import BotProcess
@@ -22,11 +22,7 @@ RECONNECT_LIMIT = 2.0  # seconds from an abrupt close to a new connection answer
 
 @pytest.fixture
 def socket_mode(slack):
-    server = FakeSocketMode().start()
-    slack.socket_mode = server
-    yield server
-    server.stop()
-    assert not server.violations, f"acks Slack would refuse: {server.violations}"
+    yield from serving(slack)
 
 
 @pytest.fixture

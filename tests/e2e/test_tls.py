@@ -22,7 +22,7 @@ from ..fakes.samples import png
 from ..fakes.slack_actor import SlackActor
 from ..fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
 from ..fakes.socket_actor import SocketModeSlack
-from ..fakes.socket_mode import FakeSocketMode
+from ..fakes.socket_mode import serving
 from ..fakes.tls import write_authority
 from ..harness import API_KEY, CHANNEL, Reply, sign, wait_until
 from ..processes import BotProcess
@@ -50,11 +50,7 @@ def claude():
 
 @pytest.fixture
 def socket_mode(slack):
-    server = FakeSocketMode(tls=True).start()
-    slack.socket_mode = server
-    yield server
-    server.stop()
-    assert not server.violations, f"acks Slack would refuse: {server.violations}"
+    yield from serving(slack, tls=True)
 
 
 class OverHttp(SlackActor):

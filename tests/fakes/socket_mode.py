@@ -231,3 +231,13 @@ class FakeSocketMode:
             self.acks.append(ack)
             envelope.ack = ack
         envelope.acked.set()
+
+
+def serving(slack, tls: bool = False):
+    """A test's Socket Mode server, the one the fake Slack's apps.connections.open hands out (a fixture's body:
+    `yield from serving(slack)`); stopped after the test, which then fails on any ack Slack would refuse."""
+    server = FakeSocketMode(tls=tls).start()
+    slack.socket_mode = server
+    yield server
+    server.stop()
+    assert not server.violations, f"acks Slack would refuse: {server.violations}"
