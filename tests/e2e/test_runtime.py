@@ -155,11 +155,13 @@ def test_ctrl_c_stops_the_master_and_its_workers_at_once(tmp_path, slack, claude
 @pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"), reason="needs fork and /proc")
 def test_ctrl_c_while_the_workers_are_still_booting_stops_everything_cleanly(tmp_path, slack, claude,
                                                                             migrated_sqlite_url):
+    booting = slack.hold("auth.test", every=True)  # each worker's start-up waits here until the signal is sent
     bot = BotProcess(tmp_path, slack, claude, migrated_sqlite_url, own_group=True, threadfork_processes=2)
     try:
-        wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2, timeout=30)
-        assert not bot.healthy()  # still importing and migrating: the signal lands mid-boot
+        wait_until(lambda: len(worker_pids(bot.proc.pid)) == 2 and slack.calls_to("auth.test"), timeout=30)
+        assert not bot.healthy()  # a worker is inside its start-up: the signal lands mid-boot
         os.killpg(bot.proc.pid, signal.SIGINT)
+        booting.set()
         assert bot.proc.wait(timeout=30) == 0, bot.log.read_text()
         assert "failed to boot" not in bot.log.read_text()
     finally:

@@ -88,6 +88,7 @@ class FakeSlack(SlackWorld):
         self.tokens: list[str | None] = []  # the token each call carried, in order
         self._failures: dict[str, list[Failure]] = {}
         self._holds: dict[str, threading.Event] = {}
+        self._held_every: set[str] = set()
         self._lock = threading.Lock()
         self.server = BackgroundServer(SlackHandler, tls=tls)
         self.server.httpd.fake = self
@@ -128,7 +129,7 @@ class FakeSlack(SlackWorld):
         with self._lock:
             for record in (self.calls, self.responses, self.tokens, self.refusals):
                 record.clear()
-            for record in (self.counts, self._failures, self._holds):
+            for record in (self.counts, self._failures, self._holds, self._held_every):
                 record.clear()
         self.chat.clear()
         self.agents = Agents()
@@ -136,11 +137,14 @@ class FakeSlack(SlackWorld):
         self.files = self._new_files()
         self.rates = RateLimits()
 
-    def hold(self, method: str) -> threading.Event:
-        """The next call of `method` is done at once and answered once the returned event is set (10 s at most)."""
+    def hold(self, method: str, *, every: bool = False) -> threading.Event:
+        """The next call of `method` (with `every`, each call until the event is set) is done at once and
+        answered once the returned event is set (10 s at most)."""
         released = threading.Event()
         with self._lock:
             self._holds[method] = released
+            if every:
+                self._held_every.add(method)
         return released
 
     def clear_failures(self) -> None:
@@ -221,7 +225,7 @@ class FakeSlack(SlackWorld):
             return 429, RATELIMITED, {**headers, "Retry-After": str(wait)}
         answer = self._answer(method, self.rates.page_args(method, args), team, basic)
         with self._lock:
-            held = self._holds.pop(method, None)
+            held = self._holds.get(method) if method in self._held_every else self._holds.pop(method, None)
         if held:
             held.wait(10)
         if not answer.get("ok"):  # Slack's answer to a well-formed call: the caller's to handle, no bug
