@@ -24,7 +24,7 @@ from ...domain.model import (
     TurnStatus,
     Usage,
 )
-from .values import Adopted, Batch, Clock, Kept, Standing, StoredFile, Submitted
+from .values import Adopted, Batch, Clock, Kept, Opener, Standing, StoredFile, Submitted
 
 class Claims(Protocol):
     def claim(self, key: str) -> bool:
@@ -58,11 +58,12 @@ class Sessions(Protocol):
     def session(self, session_id: int) -> Session: ...
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
                     origin_ts: str | None = None, parent: Fork | None = None,
-                    defaults: ChannelSettings = ChannelSettings()) -> Fork:
+                    defaults: ChannelSettings = ChannelSettings(), opener: Opener | None = None) -> Fork:
         """A new open fork, numbered in the channel's one sequence, forked from the channel's
         conversation or from `parent` (a fork one level up); its fork point is that session's last
         turn, or with `origin_ts` its last turn posted at or before that message. It keeps, for good,
-        the settings in force: its parent fork's, or its channel's choices over `defaults`."""
+        the settings in force: its parent fork's, or its channel's choices over `defaults`. With an
+        `opener`, in the same transaction: leased to the opener, its topic (if any) their waiting turn of seq 1."""
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
     def fork(self, fork_id: int) -> Fork | None: ...
     def fork_by_number(self, channel: Channel, number: int) -> Fork | None: ...
@@ -314,7 +315,8 @@ class Spending(Protocol):
     def chosen(self, channel: Channel, thread_ts: str | None = None) -> Standing:
         """The channel's settings, its spend this UTC month and its conversation's session, if it has one — in
         the one read a turn makes (unless its delivery's keep read them: Inbox.keep_and_read); with
-        `thread_ts`, also the fork that thread is, if it is one (a thread's message reads both at once)."""
+        `thread_ts`, also the fork that thread is, if it is one (a thread's message reads both at once), or
+        else whether a fork of the channel is being opened (bot/domain/queue.py: being_opened)."""
     def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
         """Set `micros` aside on the channel's day, atomically across replicas, if its month's spend plus today's
         reservations is under `cap_micros`; None (nothing set aside) when it is not."""
