@@ -18,6 +18,7 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
 - `Departures`: workspaces that uninstalled the app, until their conversations are deleted;
+- `Memories`: channels', DMs' and workspaces' memory entries (bot/domain/memory.py);
 - `Pane`: the channel each person views while the bot's agent pane is open.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
@@ -41,6 +42,7 @@ from .store import (
     Files,
     ForkBudgets,
     Inbox,
+    Memories,
     Merges,
     Pane,
     PrivateForks,
