@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .model import Channel
+from .text import inert
 
 WORKSPACE = ""  # the channel id under which a workspace's own memory is kept
 DEFAULT_BUDGET = 2_000  # tokens a channel's memory may hold when its admins chose no other
@@ -135,4 +136,4 @@ def remembered_note(entry: MemoryEntry, by_claude: bool = False) -> str:
     who = "Claude" if by_claude else f"<@{entry.author_id}>"
     scope = "in your own memory of this channel" if entry.owner_id else "for this channel"
     source = f" (from fork #{entry.source_fork})" if entry.source_fork else ""
-    return f"🧠 {who} remembered {scope}{source}: “{entry.text}”"
+    return f"🧠 {who} remembered {scope}{source}: “{inert(entry.text, 600)}”"

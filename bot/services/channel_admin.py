@@ -22,18 +22,22 @@ from .access import NOT_ADMIN, Access
 from .commands import SlashCommand
 from .connections import Connections
 from .ports import Audience, Place, PrivateAnswers, Replies, Screens, Store
+from .remembering import Remembering
 
 log = logging.getLogger(__name__)
 
 ANSWER = re.compile(r"[0-9]{1,12}:[0-9a-f]{16}")  # a question's answer as `ask_to_forget` makes it
 QUESTION_LIFETIME = 15 * 60.0  # seconds a "Forget everything" button stays good for
-USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork forget` deletes "
-         "everything Threadfork stored for this channel (admins only; it asks first).")
+USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork memory` shows this "
+         "channel's memory, to edit or delete; `/threadfork forget` deletes everything Threadfork stored for this "
+         "channel (admins only; it asks first).")
 
 
 class ChannelAdmin:
     def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, screens: Screens, access: Access,
-                 defaults: ChannelSettings, choices: Choices, connections: Connections):
+                 defaults: ChannelSettings, choices: Choices, connections: Connections,
+                 remembering: Remembering | None = None):
+        self.remembering = remembering  # `/threadfork memory`
         self.store = store
         self.replies = replies
         self.answers = answers
@@ -50,6 +54,8 @@ class ChannelAdmin:
                 self.open_settings(command)
             elif verb == "forget":
                 self.ask_to_forget(command)
+            elif verb == "memory" and self.remembering is not None:
+                self.remembering.open(command.team_id, command.channel, command.user_id, command.trigger_id or "")
             else:
                 self.answers.tell(command.audience, USAGE)
         except ThreadforkError as error:  # Slack would not say who they are, or open the modal

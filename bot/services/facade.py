@@ -3,7 +3,7 @@
 Each attribute is one concern: `intake` (the durable inbox), `router` (people's messages),
 `commands` (slash commands), `gestures` (reactions, buttons, shortcuts, edits, App Home), `budgets`,
 `forks`, `reviews` (summaries approved before they merge), `adoption` (a thread mentioned into a fork),
-`conversation`, `lifecycle` (the sweep), `liveness` (claims kept alive by a heartbeat), `workspaces`
+`conversation`, `remembering` (channel memory), `lifecycle` (the sweep), `liveness` (claims kept alive by a heartbeat), `workspaces`
 (installs and uninstalls), `stopping` (Stop on an answer being written), `pane` (the agent pane: what
 people view, private forks, suggested prompts). Domain errors become a private answer to the person at the edge of each use
 case; nothing else changes when one is raised.
@@ -34,6 +34,7 @@ from .channel_admin import ChannelAdmin
 from .policy import Policies, Policy
 from .connections import Connections
 from .ports import BotUsers, Chat, Model, Secrets, Store
+from .remembering import Remembering
 from .reviews import Reviews
 from .pane import AgentPane
 from .routing import Router
@@ -95,12 +96,14 @@ class Services:
                                    self.intake, self.policies, self.workspaces, self.attachments, self.access)
         self.adoption = Adoption(store, chat.posts, chat.people, chat.shared, self.liveness, self.bot_user_id,
                                  self.policies.defaults, chat.agent)
+        self.remembering = Remembering(store, chat.memory, chat.answers, chat.people, self.policies, self.access)
         self.pane = AgentPane(store, chat.posts, chat.answers, chat.channels, chat.agent, self.access, self.policies)
         self.router = Router(store, chat.answers, chat.people, self.conversation, self.forks, self.budgets,
-                             self.attachments, self.adoption, self.bot_user_id, self.access, self.caps, self.pane)
+                             self.attachments, self.adoption, self.bot_user_id, self.access, self.caps, self.pane,
+                             self.remembering)
         self.commands = SlashCommands(store, chat.answers, chat.people, self.forks, policy, self.caps)
         self.channel_admin = ChannelAdmin(store, chat.replies, chat.answers, chat.screens, self.access,
-                                          channels.defaults, channels.choices, self.connections)
+                                          channels.defaults, channels.choices, self.connections, self.remembering)
         self.gestures = Gestures(store, chat.answers, chat.screens, chat.people, self.conversation, self.forks,
                                  self.bot_user_id, self.access, self.caps)
 
