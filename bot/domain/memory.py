@@ -97,7 +97,7 @@ def quoted(entry: MemoryEntry) -> str:
     who = f"{entry.author_name} (<@{entry.author_id}>)" if entry.author_name else f"<@{entry.author_id}>"
     where = "workspace" if entry.workspace else "yours only" if entry.owner_id else "channel"
     source = f", from fork #{entry.source_fork}" if entry.source_fork else ""
-    return f"- [{where}] {who}{source}: “{entry.text}”"
+    return f"- [{where}] {who}{source}: “{' '.join(entry.text.split())}”"
 
 
 def section(entries: Sequence[MemoryEntry]) -> str:

@@ -37,6 +37,7 @@ from ..infrastructure import metrics
 from .caps import SpendCaps
 from .connections import Connections
 from .liveness import Liveness
+from .memory_tool import MemoryTools
 from .model_inputs import model_input
 from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, Model, Place, PrivateAnswers, Replies,
                     Store)
@@ -60,7 +61,9 @@ class Conversation:
                  on_answered: OnAnswered | None = None, connections: Connections | None = None,
                  stopping: Stopping | None = None, agent: AgentSessions | None = None,
                  cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None,
-                 compact: Callable[[int], object] | None = None, caps: SpendCaps | None = None):
+                 compact: Callable[[int], object] | None = None, caps: SpendCaps | None = None,
+                 memory_tools: MemoryTools | None = None):
+        self.memory_tools = memory_tools  # Claude's memory tool, where a channel allows it
         self.liveness = liveness
         self.lease = liveness.ttl
         self.store = store  # the fork chain is read through its sessions
@@ -151,6 +154,8 @@ class Conversation:
                       reply.id)
         request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections,
                               cache=self.cache)
+        if self.memory_tools is not None:
+            request = self.memory_tools.equip(request, session, chosen, last.author_id)
         try:
             reserved = self.caps.admit(session, chosen, self.model.ceiling(request)) if self.caps else None
         except CapReached as capped:

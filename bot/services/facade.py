@@ -34,6 +34,7 @@ from .channel_admin import ChannelAdmin
 from .policy import Policies, Policy
 from .connections import Connections
 from .ports import BotUsers, Chat, Model, Secrets, Store
+from .memory_tool import MemoryTools
 from .remembering import Remembering
 from .reviews import Reviews
 from .pane import AgentPane
@@ -80,23 +81,24 @@ class Services:
         self.stopping = Stopping(store.stops, store.sessions, merge_policy=lambda c: self.policies.of(c).merge_policy,
                                  answers=chat.answers, watcher=watcher)
         self.caps = SpendCaps(store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
+        self.access = Access(store, chat.answers, chat.people, channels.lists)
+        self.remembering = Remembering(store, chat.memory, chat.answers, chat.people, self.policies, self.access)
         self.conversation = Conversation(store, chat.replies, chat.answers, model, self.liveness,
                                          on_answered=self._after_answer, connections=self.connections,
                                          on_released=lambda session: self.forks.answered(session),
                                          stopping=self.stopping, agent=chat.agent, cache=policy.cache_ttl,
-                                         compact=self.compactor.compact, caps=self.caps)
+                                         compact=self.compactor.compact, caps=self.caps,
+                                         memory_tools=MemoryTools(self.remembering, policy.channel.memory_tool))
         merging = Merging(store, chat.posts, model, self.liveness, self.connections, chat.agent, policy.cache_ttl)
         self.reviews = Reviews(store, chat.posts, chat.screens, chat.answers, self.policies, self.liveness, merging)
         self.forks = Forks(store, chat.posts, self.conversation, self.policies, merging, self.reviews,
                            chat.agent, self.caps)
         self.workspaces = workspaces or Workspaces(store, policy.retention_after_uninstall)
         self.attachments = Attachments(store, chat.shared, model, policy.max_file_bytes)
-        self.access = Access(store, chat.answers, chat.people, channels.lists)
         self.lifecycle = Lifecycle(store, chat.replies, chat.posts, self.conversation, self.forks, self.compactor,
                                    self.intake, self.policies, self.workspaces, self.attachments, self.access)
         self.adoption = Adoption(store, chat.posts, chat.people, chat.shared, self.liveness, self.bot_user_id,
                                  self.policies.defaults, chat.agent)
-        self.remembering = Remembering(store, chat.memory, chat.answers, chat.people, self.policies, self.access)
         self.pane = AgentPane(store, chat.posts, chat.answers, chat.channels, chat.agent, self.access, self.policies)
         self.router = Router(store, chat.answers, chat.people, self.conversation, self.forks, self.budgets,
                              self.attachments, self.adoption, self.bot_user_id, self.access, self.caps, self.pane,

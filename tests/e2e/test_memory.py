@@ -2,6 +2,7 @@
 every later request of the channel's conversation and of a new fork (inherit and fresh) carries the entry in its
 `system` content, quoted as data with its author; `/threadfork memory` lists it and deleting it there removes it
 from the next request; its Undo does the same; a channel's budget refuses an entry past it."""
+from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, wait_until
 from .test_channel_settings import admin, ask_parent, open_settings
 
@@ -117,3 +118,46 @@ def test_with_admins_as_writers_a_member_is_refused_and_an_admin_remembers(bot, 
     wait_until(lambda: [r for r in ephemerals(slack) if "admins may change its memory" in r.get("text", "")])
     assert not remembered(slack)
     remember(bot, slack, user=user)
+
+
+def memory_tool_on(bot, slack, mode="on"):
+    bot.submit_view(open_settings(bot, slack, admin(slack)), {"memory_tool": mode})
+
+
+def test_with_claudes_remembering_on_a_memory_create_is_performed_answered_and_noted(bot, slack, claude):
+    memory_tool_on(bot, slack)
+    create = {"command": "create", "path": "/memories/launch.md", "file_text": LAUNCH}
+    claude.script(Script(preface="I'll remember that.", memory=[create]), Script(text="Noted: 14 March."))
+    before = len(claude.requests)
+    bot.say("UALICE01", "we moved the launch to 14 March, keep that in mind", mention=True)
+    wait_until(lambda: len(claude.requests) >= before + 2, message="the answer going on after the tool")
+    bot.settled()
+    first, second = claude.requests[before:before + 2]
+    assert {"type": "memory_20250818", "name": "memory"} in first["tools"]
+    [use] = [b for b in claude.answers[before] if b["type"] == "tool_use"]
+    [result] = [b for b in second["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert result["tool_use_id"] == use["id"] and "created" in result["content"] and not result.get("is_error")
+    assert second["messages"][-2]["role"] == "assistant" and use in second["messages"][-2]["content"]
+    [note] = wait_until(lambda: remembered(slack), message="the remembered note")
+    assert "Claude" in note["text"] and LAUNCH in note["text"]
+    answer = [p for p in slack.posts(CHANNEL, top_level=True) if "Noted: 14 March." in p.get("text", "")]
+    assert answer and not claude.rejections
+    assert LAUNCH in system_text(ask_parent(bot, claude, "when?"))
+
+
+def test_with_ask_first_claudes_entry_waits_for_keep(bot, slack, claude):
+    memory_tool_on(bot, slack, "ask")
+    create = {"command": "create", "path": "/memories/owner.md", "file_text": "Bob owns billing"}
+    claude.script(Script(memory=[create]), Script(text="Will do."))
+    bot.say("UALICE01", "Bob owns billing now", mention=True)
+    [note] = wait_until(lambda: remembered(slack), message="the remembered note")
+    assert [e["text"]["text"] for e in note["blocks"][-1]["elements"]] == ["Keep", "Undo"]
+    bot.settled()
+    assert "Bob owns billing" not in system_text(ask_parent(bot, claude, "who owns billing?"))
+    bot.click("threadfork_memory_keep", note["blocks"][-1]["elements"][0]["value"], message_ts=note.ts)
+    wait_until(lambda: "kept" in slack.message(note.ts, CHANNEL)["text"], message="the note settled")
+    assert "Bob owns billing" in system_text(ask_parent(bot, claude, "who owns billing?"))
+
+
+def test_without_claudes_remembering_no_memory_tool_is_offered(bot, slack, claude):
+    assert "tools" not in ask_parent(bot, claude, "hello")
