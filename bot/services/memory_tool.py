@@ -15,15 +15,16 @@ from ..domain.memory import over_budget
 from ..domain.memory_files import Change, ToolError, perform
 from ..domain.model import Channel, Fork, Session
 from ..domain.settings import ChannelSettings
+from .ports import ChannelSettingsStore
 from .remembering import Remembering
 
 CLAUDE = "Claude"  # the author name of what Claude remembers (its author id: the person it was answering)
 
 
 class MemoryTools:
-    def __init__(self, remembering: Remembering, default_mode: str = "off"):
+    def __init__(self, remembering: Remembering, default_mode: str = "off", *, channel_settings: ChannelSettingsStore):
         self.remembering = remembering
-        self.store = remembering.store
+        self.channel_settings = channel_settings
         self.default_mode = default_mode  # THREADFORK_MEMORY_TOOL
 
     def equip(self, request: ModelInput, session: Session, chosen: ChannelSettings | None,
@@ -31,7 +32,7 @@ class MemoryTools:
         """The request with the memory tool offered, where the session's channel allows it."""
         home, owner = self.remembering.home_of(session.channel, session.fork)
         if chosen is None or session.fork is not None:  # a fork follows its channel's setting as it is now
-            chosen = self.store.channel_settings.of(home)
+            chosen = self.channel_settings.of(home)
         mode = chosen.memory_tool or self.default_mode
         if mode == "off":
             return request
@@ -51,7 +52,7 @@ class MemoryTool:
     ask: bool  # "ask first": new entries wait for Keep
 
     def __call__(self, command: dict) -> tuple[str, bool]:
-        memories = self.remembering.store.memories
+        memories = self.remembering.memories
         files = [e for e in memories.entries(self.home) if e.owner_id == self.owner]
         try:
             result, change = perform(command, files)
@@ -62,7 +63,7 @@ class MemoryTool:
         return result, False
 
     def _apply(self, change: Change, files) -> None:
-        memories = self.remembering.store.memories
+        memories = self.remembering.memories
         if change.kind == "create":
             self.remembering.write(self.home, change.text, self.asker, CLAUDE, self.owner, self.fork, None,
                                    pending=self.ask, path=change.path, by_claude=True)

@@ -17,7 +17,7 @@ from ..domain.memory import MemoryEntry, workspace_of
 from ..domain.model import Channel, Fork
 from .access import NOT_ADMIN, Access
 from .policy import Policies
-from .ports import Audience, MemoryNotes, People, Place, PrivateAnswers, Store
+from .ports import Audience, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +27,9 @@ GONE = "That memory entry is gone already."
 
 
 class Remembering:
-    def __init__(self, store: Store, notes: MemoryNotes, answers: PrivateAnswers, people: People,
-                 policies: Policies, access: Access):
-        self.store = store
+    def __init__(self, notes: MemoryNotes, answers: PrivateAnswers, people: People, policies: Policies,
+                 access: Access, *, memories: Memories, sessions: Sessions):
+        self.memories, self.sessions = memories, sessions
         self.notes = notes
         self.answers = answers
         self.people = people
@@ -59,7 +59,7 @@ class Remembering:
         """Add the entry if it fits the budget (else say why: to `audience`, or raise ValueError for Claude),
         then post its note where it was said."""
         budget = self.budget(home)
-        pool = [e for e in self.store.memories.entries(home) if e.owner_id == owner]  # a person's own: own budget
+        pool = [e for e in self.memories.entries(home) if e.owner_id == owner]  # a person's own: own budget
         why = memory.over_budget(pool, line, budget)
         if why:
             if audience is None:
@@ -67,7 +67,7 @@ class Remembering:
             self.answers.tell(audience, why)
             return None
         source = fork if fork is not None and not fork.private else None
-        entry = self.store.memories.add(home, line, author_id, author_name, owner_id=owner,
+        entry = self.memories.add(home, line, author_id, author_name, owner_id=owner,
                                         source_fork=source.number if source else None,
                                         source_ts=source.root_ts if source else None, path=path, pending=pending)
         where = Place(fork.channel_id, fork.root_ts, fork.team_id, None) if fork else \
@@ -85,7 +85,7 @@ class Remembering:
             return channel, None
         top = fork
         while top.nested:
-            top = self.store.sessions.fork(top.parent_id)
+            top = self.sessions.fork(top.parent_id)
         return top.home, top.owner_id if top.private else None
 
     def check_writer(self, home: Channel, user_id: str) -> None:
@@ -107,7 +107,7 @@ class Remembering:
         entry = self._writable(entry_id, audience)
         if entry is None:
             return
-        gone = self.store.memories.delete(entry_id)
+        gone = self.memories.delete(entry_id)
         if gone is not None and message_ts:
             self.notes.settle_remembered(audience.channel, message_ts,
                                          f"↩️ <@{audience.user_id}> undid “{gone.text}”: it is no longer remembered.")
@@ -115,12 +115,12 @@ class Remembering:
     def keep(self, entry_id: int, audience: Audience, message_ts: str | None) -> None:
         """Ask first's Keep: Claude's entry is seen from the next request on."""
         entry = self._writable(entry_id, audience)
-        if entry is not None and self.store.memories.keep(entry_id) and message_ts:
+        if entry is not None and self.memories.keep(entry_id) and message_ts:
             self.notes.settle_remembered(audience.channel, message_ts,
                                          f"🧠 <@{audience.user_id}> kept what Claude remembered: “{entry.text}”")
 
     def _writable(self, entry_id: int, audience: Audience) -> MemoryEntry | None:
-        entry = self.store.memories.entry(entry_id)
+        entry = self.memories.entry(entry_id)
         if entry is None or entry.channel.team_id != audience.team_id:
             self.answers.tell(audience, GONE)
             return None
@@ -140,11 +140,11 @@ class Remembering:
 
     def listed(self, channel: Channel, user_id: str) -> list[MemoryEntry]:
         """What the modal lists for a person: the workspace's, the channel's and their own entries of it."""
-        return [e for e in self.store.memories.seen_in(channel) if e.owner_id in (None, user_id)]
+        return [e for e in self.memories.seen_in(channel) if e.owner_id in (None, user_id)]
 
     def delete(self, entry_id: int, audience: Audience, view_id: str | None) -> None:
         if self._writable(entry_id, audience) is not None:
-            self.store.memories.delete(entry_id)
+            self.memories.delete(entry_id)
         if view_id:
             self.notes.refresh_memory(audience.team_id, view_id, audience.channel,
                                       self.listed(audience.channel, audience.user_id), self.budget(audience.channel))
@@ -164,12 +164,12 @@ class Remembering:
             line = memory.cleaned(text)
         except ValueError as refused:
             return str(refused)
-        others = [e for e in self.store.memories.entries(entry.channel) if e.owner_id == entry.owner_id
+        others = [e for e in self.memories.entries(entry.channel) if e.owner_id == entry.owner_id
                   and e.id != entry.id]
         why = memory.over_budget(others, line, self.budget(entry.channel))
         if why:
             return why
-        self.store.memories.edit(entry_id, text=line)
+        self.memories.edit(entry_id, text=line)
         if list_view_id:
             self.notes.refresh_memory(audience.team_id, list_view_id, audience.channel,
                                       self.listed(audience.channel, audience.user_id), self.budget(audience.channel))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from slack_bolt import App
 
 from ..domain.ids import row_id
-from ..services.facade import Services
+from ..services.catalog import Services
 from ..services.ports import Audience
 from . import memory_view
 from .intake import delivered, presser

@@ -30,7 +30,8 @@ methods: a service takes the few it uses.
 """
 from .chat import (CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, MemoryNotes, People, PrivateAnswers, Replies,
                    Screens, Shared)
-from .outside import Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
+from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
+from .memories import Memories
 from .store import (
     Adoptions,
     ChannelSettingsStore,
@@ -43,7 +44,6 @@ from .store import (
     Files,
     ForkBudgets,
     Inbox,
-    Memories,
     Merges,
     Pane,
     PrivateForks,
@@ -78,7 +78,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",
