@@ -192,6 +192,7 @@ class Fork:
     private_of: str | None = None
     merge_guidance: str = ""  # asked with its merge, for whoever writes the summary
     merge_taken: bool = False  # someone is carrying its merge out (else, merging, it waits for its answer)
+    created_at: datetime | None = None  # when it opened: memory saved before is in its prefix, later in a note
 
     @property
     def channel(self) -> Channel:

@@ -163,6 +163,7 @@ def to_fork(row) -> Fork:
         instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
         connectors=connector_list.loads(row.connectors), pruned_before_seq=row.pruned_before_seq or 0,
         private_of=row.private_of, merge_guidance=row.merge_guidance or "", merge_taken=row.merge_owner is not None,
+        created_at=row.created_at,
     )
 
 

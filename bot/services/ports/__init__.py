@@ -26,11 +26,13 @@ implementation: its result says whether this caller won. The SQL store (bot/stor
 in-memory one the unit tests use pass the same contract tests.
 
 Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`, `PrivateAnswers`,
-`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
+`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`, `MemoryNotes`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
 methods: a service takes the few it uses.
 """
-from .chat import CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
+from .chat import (CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, MemoryNotes, People, PrivateAnswers, Replies,
+                   Screens, Shared)
 from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
+from .memories import Memories
 from .kept import (
     ChannelSettingsStore,
     ConnectorTokens,
@@ -39,7 +41,6 @@ from .kept import (
     Erasure,
     Feedback,
     Files,
-    Memories,
     Spending,
 )
 from .store import (

@@ -88,7 +88,8 @@ class SessionRow:
                     draft_number=self.draft_number, drafted_seq=self.draft_seq, summary_edited_by=self.summary_edited_by,
                     instructions=self.instructions, model=self.model, tools=self.tools, connectors=self.connectors,
                     pruned_before_seq=self.pruned_before_seq, private_of=self.private_of,
-                    merge_guidance=self.merge_guidance or "", merge_taken=self.merge_owner is not None)
+                    merge_guidance=self.merge_guidance or "", merge_taken=self.merge_owner is not None,
+                    created_at=self.created_at)
 
     def draft(self) -> Draft | None:
         if self.draft_text is None:
