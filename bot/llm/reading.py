@@ -118,7 +118,9 @@ class Reading:
     def _start(self, index: int, block: dict) -> None:
         self.blocks[index] = dict(block)  # its text and input grow as deltas come
         kind = block.get("type")
-        if kind == "server_tool_use":
+        if kind in ("thinking", "redacted_thinking") and self.events:
+            self.events.thinking_started()  # nothing is shown of it; a long think is (channel_reply.py)
+        elif kind == "server_tool_use":
             self._tools[index] = (block["id"], block["name"], [])
         elif kind == "mcp_tool_use":
             server = self._shown(str(block.get("server_name") or "?"))

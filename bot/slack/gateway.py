@@ -23,12 +23,13 @@ from ..domain.text import neutralise
 from ..services.ports import Audience, Place, StopSignal, ThreadMessage
 from . import drafts, render, settings_view, threads, views
 from .agent_sessions import SessionCalls
+from .channel_reply import ChannelReply
 from .clients import Clients
 from .downloads import Downloads
 from .names import Names
 from .pacing import Pacing
 from .pooled import PooledWebhookClient
-from .reply import ChannelReply, ThreadReply
+from .reply import ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
 from .thinking import Reactions
 
