@@ -1,11 +1,13 @@
 """Thinking, as the API wants it: Claude Sonnet 5.5 thinks on a request without a `thinking` field; its signed
-thinking blocks go back byte for byte when a paused answer is continued, and never into later turns' text."""
+thinking blocks (and a connector's tool listing) go back byte for byte when a paused answer is continued, and
+never into later turns' text. While Claude thinks the person sees it, and Stop works, in a fork and at the top
+level alike."""
 import json
 import time
 
 from bot.domain.model import TurnStatus
 
-from ..fakes.anthropic_api import Script, Search
+from ..fakes.anthropic_api import McpCall, Script, Search
 from ..harness import CHANNEL, GENERAL, wait_until
 
 import pytest
@@ -49,6 +51,28 @@ def test_a_paused_answer_is_continued_with_every_thinking_block_and_its_signatur
     wait_until(lambda: len(claude.requests) == 4)
     later = json.dumps(claude.requests[3]["messages"])
     assert '"thinking"' not in later and "redacted_thinking" not in later  # earlier turns go back as their text
+
+
+@pytest.mark.settings(threadfork_connectors=json.dumps([{"name": "wiki", "url": "https://wiki.example/mcp"}]))
+def test_a_paused_answer_with_a_connectors_tool_listing_is_continued_holding_it_byte_for_byte(bot, slack, claude):
+    claude.script(Script(mcp=[McpCall("wiki", "search", {"q": "postgres 18"}, "PostgreSQL 18 adds async I/O.")],
+                         preface="Let me look.", stop_reason="pause_turn"),
+                  Script(text="Version 18 adds async I/O."))
+    bot.say("UALICE01", "what's new in postgres?", mention=True)
+    wait_until(lambda: len(claude.requests) == 2)
+    bot.settled()
+    [listing] = [b for b in claude.answers[0] if b["type"] == "mcp_tool_listing"]
+    assert listing["mcp_server_name"] == "wiki" and [t["name"] for t in listing["tools"]] == ["search"]
+    last = claude.requests[1]["messages"][-1]
+    assert last["role"] == "assistant"
+    [handed_back] = [b for b in last["content"] if b["type"] == "mcp_tool_listing"]
+    assert json.dumps(handed_back) == json.dumps(listing)  # unchanged, its keys in the order they came
+    assert not [b for b in claude.answers[1] if b["type"] == "mcp_tool_listing"]  # the API used it, asked no server
+    [answer] = slack.posts(CHANNEL, top_level=True)
+    assert answer.shown.startswith("Let me look.Version 18 adds async I/O.")
+    bot.say("UALICE01", "thanks", mention=True)
+    wait_until(lambda: len(claude.requests) == 3)
+    assert "mcp_tool_listing" not in json.dumps(claude.requests[2]["messages"])  # earlier turns go back as text
 
 
 def stop_buttons(slack, ts: str) -> list[dict]:
