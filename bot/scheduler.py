@@ -4,11 +4,15 @@ atomically in the store, so any number of replicas can run it."""
 from __future__ import annotations
 
 import logging
-from datetime import timezone
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import BaseScheduler
 
-from .services.facade import Services
+from .services.catalog import Services
 
 log = logging.getLogger(__name__)
 
@@ -39,3 +43,30 @@ def start_scheduler(services: Services, interval_seconds: float,
                       misfire_grace_time=max(1, int(interval_seconds)))
     log.info("sweep scheduled every %ss, heartbeat every %ss", interval_seconds, round(beat, 1))
     return scheduler
+
+
+class Delays:
+    """The use cases' Later port on the process's scheduler: a delayed call needs no thread of its own."""
+
+    def __init__(self, scheduler: BaseScheduler):
+        self.scheduler = scheduler
+
+    def after(self, seconds: float, call: Callable[[], None]) -> Callable[[], None]:
+        lock, cancelled = threading.Lock(), threading.Event()
+
+        def run() -> None:
+            with lock:  # a cancel that comes meanwhile waits until the call has finished
+                if not cancelled.is_set():
+                    call()
+
+        job = self.scheduler.add_job(run, "date", misfire_grace_time=None,
+                                     run_date=datetime.now(timezone.utc) + timedelta(seconds=seconds))
+
+        def cancel() -> None:
+            with lock:
+                cancelled.set()
+            try:
+                job.remove()
+            except JobLookupError:  # it ran, or the scheduler has stopped
+                pass
+        return cancel

@@ -33,6 +33,9 @@ class ChannelSettings:
     connectors: tuple[Connector, ...] | None = None  # () = none here; tokens are never part of settings
     monthly_spend_cap_usd: float | None = None  # 0: no cap here, whatever the default
     effort: str | None = None  # low | medium | high | default (the API's own): sent as output_config.effort
+    memory_budget: int | None = None  # tokens the channel's memory may hold; 0: no budget
+    memory_writers: str | None = None  # anyone | admins: who may write the channel's memory
+    memory_tool: str | None = None  # off | ask | on: Claude's memory tool (ask: each write kept or undone by people)
 
     def over(self, defaults: ChannelSettings) -> ChannelSettings:
         """These settings where set, the defaults elsewhere."""
@@ -55,6 +58,7 @@ BUILT_IN = ChannelSettings(
     merge_review=False,  # True: a merge gesture first posts a draft summary people approve, edit or redraft
     monthly_spend_cap_usd=0.0,  # 0: no cap
     effort="default",  # the API's own (high on Claude Sonnet 5.5): no output_config sent
+    memory_budget=2_000, memory_writers="anyone", memory_tool="off",  # bot/domain/memory.py
 )
 EFFORTS = ("default", "low", "medium", "high")
 
@@ -62,7 +66,9 @@ EFFORTS = ("default", "low", "medium", "high")
 LABELS = {"instructions": "instructions", "model": "model", "fork_token_budget": "fork token budget",
           "merge_policy": "merge policy", "enabled": "Threadfork here", "idle_reminder": "idle reminder",
           "expiry": "expiry", "tools": "tools", "merge_review": "summary review",
-          "connectors": "connectors", "monthly_spend_cap_usd": "monthly spend cap", "effort": "effort"}
+          "connectors": "connectors", "monthly_spend_cap_usd": "monthly spend cap", "effort": "effort",
+          "memory_budget": "memory budget", "memory_writers": "who may write memory",
+          "memory_tool": "Claude's memory tool"}
 
 
 def shown(name: str, value) -> str:
@@ -83,6 +89,10 @@ def shown(name: str, value) -> str:
         return f"${value:,.2f} a month (estimated spend)" if value else "no cap"
     if name == "effort":
         return "the API's default" if value in (None, "default") else value
+    if name == "memory_budget":
+        return f"{value:,} tokens" if value else "no budget"
+    if name == "memory_tool":
+        return {"off": "off", "ask": "ask first", "on": "on"}.get(value, str(value))
     return str(value)
 
 

@@ -23,7 +23,7 @@ from .reply import BaseReply
 
 if TYPE_CHECKING:
     from .gateway import SlackChat
-    from .thinking import Later
+    from .thinking import DelayedCall
 
 THINKING_NOTE = 1.5  # seconds Claude thinks with nothing shown before the answer's message says so
 THINKING_LINE = "_💭 Thinking…_"
@@ -37,7 +37,7 @@ class ChannelReply(BaseReply):
         self._shown_final: str | None = None  # the text shown finished when the answer ended (`ended`)
         self._lock = threading.RLock()  # the reading thread and the thinking note take turns on the message
         self._note_after = note_after
-        self._note: Later | None = None  # the "Thinking…" note's delayed call, once Claude began to think
+        self._note: DelayedCall | None = None  # the "Thinking…" note's delayed call, once Claude began to think
         self._noting = False  # the message says "Thinking…" (until words replace it)
         self._over = False  # finished or failed: no note from now on
 

@@ -17,7 +17,7 @@ from ..domain.ids import row_id
 from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
-from ..services.facade import Services
+from ..services.catalog import Services
 from ..services.ports import Audience
 from ..services.routing import IncomingMessage
 from .file_stubs import FileStubs, MessageFiles

@@ -4,7 +4,9 @@ It appears only if no text is visible after THINKING_DELAY (a fast answer never 
 costs no reactions.* calls), and goes as soon as the first words are visible. Slack calls run on a
 small pool (Reactions), never on the reply's thread; a removal is chained after its add, never before it.
 The same scheduler and pool time a reply's other delayed call (`later`): a top-level answer's "Thinking…"
-message, posted once Claude has thought for a while with nothing written (channel_reply.py).
+message, posted once Claude has thought for a while with nothing written (channel_reply.py). Unlike the use
+cases' Later port, its cancel never waits for a call under way: the reply cancels while holding the lock the
+call takes.
 """
 from __future__ import annotations
 
@@ -38,12 +40,12 @@ class Reactions:
         """The 👀 of one reply, on the message `ts` (None: no reaction)."""
         return Thinking(client, channel_id, ts, self)
 
-    def later(self, delay: float, call: Callable[[], None]) -> Later:
+    def later(self, delay: float, call: Callable[[], None]) -> DelayedCall:
         """`call` on the pool once `delay` seconds have passed (the scheduler only times it), unless cancelled."""
-        return Later(self, delay, call)
+        return DelayedCall(self, delay, call)
 
 
-class Later:
+class DelayedCall:
     def __init__(self, reactions: Reactions, delay: float, call: Callable[[], None]):
         self._calls = reactions.calls
         self._call = call

@@ -6,7 +6,7 @@ import pytest
 from bot.domain.settings import ChannelSettings, Choices, changes, parse_budget, read_form, system_prompt
 from bot.services.access import AccessLists
 from bot.services.commands import SlashCommand
-from bot.services.facade import ChannelOptions, Services
+from bot.app import ChannelOptions, wire_services
 from bot.services.policy import Policy
 from bot.services.ports import Audience, Chat
 from bot.services.routing import IncomingMessage
@@ -62,7 +62,7 @@ def test_instructions_come_after_threadforks_own_text_and_none_leave_it_as_it_is
 
 def channel_cases(**lists):
     cases = UseCases()
-    cases.services = Services(cases.store, Chat.all_in(cases.chat), cases.model, "UBOT0001", Policy(),
+    cases.services = wire_services(cases.store, Chat.all_in(cases.chat), cases.model, "UBOT0001", Policy(),
                               ChannelOptions(DEFAULTS, CHOICES, AccessLists(**{k: frozenset(v) for k, v in lists.items()})))
     return cases
 

@@ -18,6 +18,7 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
 - `Departures`: workspaces that uninstalled the app, until their conversations are deleted;
+- `Memories`: channels', DMs' and workspaces' memory entries (bot/domain/memory.py);
 - `Pane`: the channel each person views while the bot's agent pane is open.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
@@ -28,7 +29,7 @@ Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`
 methods: a service takes the few it uses.
 """
 from .chat import CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
-from .outside import Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
+from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
 from .store import (
     Adoptions,
     ChannelSettingsStore,
@@ -41,6 +42,7 @@ from .store import (
     Files,
     ForkBudgets,
     Inbox,
+    Memories,
     Merges,
     Pane,
     PrivateForks,
@@ -75,7 +77,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",

@@ -63,3 +63,11 @@ class Secrets(Protocol):
         """The token sealed; raises NoSecretKey (its message says what to set) without a key."""
     def open(self, sealed: str) -> str | None:
         """The token again; None when it can't be opened (no key, another key)."""
+
+
+class Later(Protocol):
+    """Calls made after a delay, on a timer the composition root owns (no thread of the use case's own)."""
+
+    def after(self, seconds: float, call: Callable[[], None]) -> Callable[[], None]:
+        """Run `call` once `seconds` from now; returns a cancel that keeps it from starting, or waits until it
+        has finished when it started already."""

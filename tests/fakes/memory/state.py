@@ -153,6 +153,7 @@ class Memory:
     viewing: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (team, user) → channel in view
     spend: dict[tuple[Channel, str], Spent] = field(default_factory=dict)  # (channel, UTC day) → figures
     reserved: dict[tuple[Channel, str], int] = field(default_factory=dict)  # (channel, UTC day) → set aside
+    memory_entries: dict[int, object] = field(default_factory=dict)  # id → MemoryEntry (bot/domain/memory.py)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
