@@ -161,7 +161,8 @@ def to_fork(row) -> Fork:
         draft=to_draft(row), draft_number=row.draft_number or 0, drafted_seq=row.draft_seq,
         summary_edited_by=row.summary_edited_by,
         instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
-        connectors=connector_list.loads(row.connectors), effort=row.effort, pruned_before_seq=row.pruned_before_seq or 0,
+        connectors=connector_list.loads(row.connectors), effort=row.effort,
+        pruned_before_seq=row.pruned_before_seq or 0,
         private_of=row.private_of, merge_guidance=row.merge_guidance or "", merge_taken=row.merge_owner is not None,
     )
 

@@ -1,7 +1,8 @@
 """a fork's effort: kept from its fork point with its other settings (DESIGN invariant 9)
 
-A fork (a row of `sessions`) opened from now on keeps the effort in force when it opened (its channel's choice, else
-THREADFORK_EFFORT); NULL for forks opened before, which answer at their channel's effort as it is now.
+A fork (a row of `sessions`) opened from now on keeps the effort in force when it opened (its channel's
+choice, else THREADFORK_EFFORT); NULL for forks opened before, which answer at their channel's effort as
+it is now.
 
 Revision ID: 0018
 Revises: 0017
