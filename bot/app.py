@@ -1,7 +1,7 @@
 """The one composition root: settings in, a ready Bolt app with its services out.
 
 `build` makes everything once, in order, and patches nothing afterwards: the store, Slack's clients and
-ports, Claude, every pool, timer and scheduler of the process (stopped by bot/runtime.py `stop`), the Bolt
+ports, Claude, every pool, timer and scheduler of the process (stopped by bot/entrypoints/runtime.py `stop`), the Bolt
 app, then the use cases (`wire_services`: each given the store's ports its constructor names, and the
 services it needs, already made) and the listeners. Nothing is built at import time. Tests pass their own
 settings (and may pass a clock) and get exactly the production object graph, talking to whatever
@@ -26,10 +26,10 @@ from slack_sdk.web import SlackResponse
 
 from .config import TOOLS, Settings
 from .domain.settings import Choices
-from .drain import DrainableExecutor
+from .infrastructure.drain import DrainableExecutor
 from .infrastructure.logs import about_request
 from .llm.claude import Claude
-from .scheduler import Delays, new_scheduler
+from .infrastructure.scheduler import Delays, new_scheduler
 from .secrets import Vault
 from .domain.settings import ChannelSettings
 from .services.access import Access, AccessLists
@@ -48,11 +48,13 @@ from .services.gestures import Gestures
 from .services.intake import Deliveries, Intake
 from .services.lifecycle import Lifecycle
 from .services.liveness import Liveness
+from .services.memory_tool import MemoryTools
 from .services.merging import Merging
 from .services.model_inputs import ModelInputs
 from .services.pane import AgentPane
 from .services.policy import Policies, Policy
 from .services.ports import BotUsers, Chat, Clock, Later, Model, Secrets, Store
+from .services.remembering import Remembering
 from .services.reviews import Reviews
 from .services.routing import Router
 from .services.stopping import Stopping
@@ -70,7 +72,7 @@ from .slack.pacing import Pacing
 from .slack.pooled import connection_pool
 from .slack.thinking import Reactions
 from .store import Database, open_store, utcnow
-from .tls import tls_context
+from .infrastructure.tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +94,7 @@ class Wiring:
     store: Store
     db: Database
     executor: DrainableExecutor
-    scheduler: BackgroundScheduler  # the sweep (started by bot/runtime.py) and every delayed call
+    scheduler: BackgroundScheduler  # the sweep (started by bot/entrypoints/runtime.py) and every delayed call
     side_calls: tuple[DrainableExecutor, ...] = field(default=())  # best-effort Slack calls off the answer's path
     watcher: DrainableExecutor | None = None  # Stop's watcher (bot/services/stopping.py), its one thread
 
@@ -151,7 +153,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     workspaces = made(Workspaces, store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
-    # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the
+    # HTTP requests are verified before Bolt sees them (bot/entrypoints/wsgi.py: Bolt's own check would log the
     # body of a forged request); Socket Mode needs no signature
     if settings.many_workspaces:
         installations = installs.installation_store(settings, db.engine)  # the install flow and uninstalls write
@@ -211,14 +213,16 @@ def wire_services(store: Store, chat: Chat, model: Model, bot_user_id: str | Non
     caps = made(SpendCaps, store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
     inputs = made(ModelInputs, store)
     merging = made(Merging, store, inputs, chat.posts, model, liveness, connections, chat.agent, policy.cache_ttl)
+    access = made(Access, store, chat.answers, chat.people, channels.lists)
+    remembering = made(Remembering, store, chat.memory, chat.answers, chat.people, policies, access)
     conversation = made(Conversation, store, inputs, chat.replies, chat.answers, model, liveness, stopping,
                         budgets=budgets, connections=connections, agent=chat.agent, cache=policy.cache_ttl,
-                        on_released=merging.answered, compactor=compactor, caps=caps)
+                        on_released=merging.answered, compactor=compactor, caps=caps,
+                        memory_tools=made(MemoryTools, store, remembering, policy.channel.memory_tool))
     reviews = made(Reviews, store, chat.posts, chat.screens, chat.answers, policies, liveness, merging)
     forks = made(Forks, store, chat.posts, conversation, policies, merging, reviews, chat.agent, caps)
     workspaces = workspaces or made(Workspaces, store, policy.retention_after_uninstall)
     attachments = made(Attachments, store, chat.shared, model, policy.max_file_bytes)
-    access = made(Access, store, chat.answers, chat.people, channels.lists)
     lifecycle = made(Lifecycle, store, chat.replies, chat.posts, conversation, forks, merging, compactor, intake,
                      policies, workspaces, attachments, access)
     adoption = made(Adoption, store, chat.posts, chat.people, chat.shared, liveness, bot_users, channels.defaults,
@@ -229,12 +233,13 @@ def wire_services(store: Store, chat: Chat, model: Model, bot_user_id: str | Non
         conversation=conversation, budgets=budgets, reviews=reviews, forks=forks, workspaces=workspaces,
         attachments=attachments, access=access, lifecycle=lifecycle, adoption=adoption, pane=pane,
         router=made(Router, store, chat.answers, chat.people, conversation, forks, budgets, attachments, adoption,
-                    bot_users, access, caps, pane),
+                    bot_users, access, caps, pane, remembering),
         commands=made(SlashCommands, store, chat.answers, chat.people, forks, policy, caps),
         channel_admin=made(ChannelAdmin, store, chat.replies, chat.answers, chat.screens, access, channels.defaults,
-                           channels.choices, connections),
+                           channels.choices, connections, remembering),
         gestures=made(Gestures, store, chat.answers, chat.screens, chat.people, conversation, forks, bot_users,
-                      access, caps))
+                      access, caps),
+        remembering=remembering)
 
 
 def made(make: Callable, store: Store, *args, **kwargs):

@@ -1,6 +1,7 @@
 """What the use cases need from the outside world, as protocols the adapters implement.
 
-The store is split by concern, one protocol each, bundled in `Store`:
+The store is split by concern, one protocol each (store.py: conversations; kept.py: what a channel keeps
+beside them), bundled in `Store`:
 - `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
 - `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
 - `Sessions`: channel parents and forks, created and found by id, number or any Slack message of a fork;
@@ -25,30 +26,33 @@ implementation: its result says whether this caller won. The SQL store (bot/stor
 in-memory one the unit tests use pass the same contract tests.
 
 Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`, `PrivateAnswers`,
-`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
+`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`, `MemoryNotes`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
 methods: a service takes the few it uses.
 """
-from .chat import CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
+from .chat import (CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, MemoryNotes, People, PrivateAnswers, Replies,
+                   Screens, Shared)
 from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
-from .store import (
-    Adoptions,
+from .memories import Memories
+from .kept import (
     ChannelSettingsStore,
-    Claims,
     ConnectorTokens,
     ConnectorUse,
     Departures,
     Erasure,
     Feedback,
     Files,
+    Spending,
+)
+from .store import (
+    Adoptions,
+    Claims,
     ForkBudgets,
     Inbox,
-    Memories,
     Merges,
     Pane,
     PrivateForks,
     Reviews,
     Sessions,
-    Spending,
     Stops,
     Store,
     TurnEdits,
@@ -78,7 +82,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "Later", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Opener", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Opener", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",
