@@ -113,10 +113,13 @@ class SqlSpending:
                 return standing
             keys = {"team_id": channel.team_id, "channel_id": channel.id}
             row = conn.execute(FORK_BY_MESSAGE, {**keys, "ts": thread_ts}).first()
-            if row is not None:
-                return replace(standing, fork=to_fork(row))
-            opening = conn.execute(OPENING, {**keys, "now": now}).first() is not None
-        return replace(standing, opening=opening)
+            opening = False
+            if row is None:
+                # each statement sees what was committed when it began (PostgreSQL): a root recorded between the
+                # look above and this one ends its opening, and is found by looking again
+                opening = conn.execute(OPENING, {**keys, "now": now}).first() is not None
+                row = None if opening else conn.execute(FORK_BY_MESSAGE, {**keys, "ts": thread_ts}).first()
+        return replace(standing, fork=to_fork(row) if row else None, opening=opening)
 
     def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
         now = self.db.now()
