@@ -1,0 +1,94 @@
+"""`python -m bench.trace`: the modules of the bot one mention runs through, from the signed POST to the
+answer's last Slack call (issue 36's walk; docs/architecture.md's "Life of a message" follows it).
+
+The bot runs as it runs in HTTP mode (`python -m bot` under gunicorn, one worker) against the test suite's
+fake Slack and fake Anthropic, inside bench/traced.py's profiler. One mention warms it up (imports, caches);
+the next is traced: every bot/ file a function of which was called between the moment its signed request is
+sent and the moment the fake Slack received the answer's last call counts, except calls of the scheduler's
+heartbeat (which renews claims every few seconds whatever the bot does). Prints the count and, with
+--list, the files in the order they were first entered, each with the thread's root call that entered it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from sqlalchemy import create_engine
+
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.slack_api import FakeSlack
+from tests.harness import answering, wait_until
+from tests.processes import BotProcess, bot_env
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_THE_MESSAGE = ("services/catalog.py:heartbeat",)  # the scheduler's beat, on its own clock
+
+
+def trace() -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="threadfork-trace-"))
+    slack, claude = FakeSlack().start(), FakeAnthropic().start()
+    database_url = f"sqlite:///{tmp / 'trace.db'}"
+    env = bot_env(slack, claude, database_url, log_level="WARNING", threadfork_sweep_interval="1h",
+                  threadfork_processes=1)
+    env["THREADFORK_TRACE_TO"] = str(tmp)
+    bot = BotProcess(tmp, name="traced", module="bench.traced", env=env)
+    db = create_engine(database_url)
+    try:
+        bot.wait_healthy(timeout=180)
+        _mention(bot, slack, claude, db, "C0WARMUP01", "hello")
+        started, ended = _mention(bot, slack, claude, db, "C0TRACED01", "what is a fork?")
+        time.sleep(0.5)  # the profiler's writer flushes every 50 ms
+        events = [line.split("\t") for path in tmp.glob("trace-*.tsv") for line in path.read_text().splitlines()]
+    finally:
+        bot.stop()
+        db.dispose()
+        slack.stop()
+        claude.stop()
+    first: dict[str, tuple[float, str]] = {}
+    for path, at, root in sorted(events, key=lambda e: float(e[1])):
+        if started <= float(at) <= ended and root not in NOT_THE_MESSAGE and path not in first:
+            first[path] = (float(at) - started, root)
+    modules = sorted(p.relative_to(ROOT / "bot").as_posix() for p in (ROOT / "bot").rglob("*.py"))
+    return {"seconds": round(ended - started, 3), "entered": len(first), "modules": len(modules),
+            "files": [{"file": f, "ms": round(at * 1000, 1), "root": root} for f, (at, root) in first.items()]}
+
+
+def _mention(bot: BotProcess, slack: FakeSlack, claude: FakeAnthropic, db, channel: str, text: str):
+    """A mention at the channel's top level, signed as Slack signs it; (when it was sent, when the fake
+    Slack received the answer's last call)."""
+    team, ts = slack.team(None), f"{time.time():.6f}"
+    event = {"type": "app_mention", "channel": channel, "user": "UTRACE01", "text": f"<@{team.bot_user_id}> {text}",
+             "ts": ts, "event_ts": ts, "team": team.id}
+    body = json.dumps({"type": "event_callback", "event_id": f"EvT{ts}", "team_id": team.id, "api_app_id": "A0TRACE",
+                       "event": event, "event_time": int(time.time()),
+                       "authorizations": [{"team_id": team.id, "is_bot": True, "is_enterprise_install": False}]})
+    request = bot.signed(body.encode(), "application/json")
+    requests, calls = len(claude.requests), len(slack.calls)
+    started = time.monotonic()
+    assert bot.send(request) == 200
+    wait_until(lambda: len(claude.requests) > requests, timeout=60, message="the model request")
+    wait_until(lambda: not answering(db), timeout=60, interval=0.05, message="the answer")
+    time.sleep(1.0)  # what follows the answer off its path (a reaction, a status) has its time
+    return started, max(c.at for c in slack.calls[calls:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.trace", description=__doc__.splitlines()[0])
+    parser.add_argument("--list", action="store_true", help="name each file entered, in order")
+    parser.add_argument("--json", type=Path, help="write the result there too")
+    args = parser.parse_args()
+    result = trace()
+    print(f"one mention, signed POST → last Slack call ({result['seconds']} s): "
+          f"{result['entered']} of the bot's {result['modules']} modules")
+    if args.list:
+        for row in result["files"]:
+            print(f"  {row['ms']:8.1f} ms  {row['file']:<36} ({row['root']})")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
