@@ -6,7 +6,7 @@ fake Slack and fake Anthropic, inside bench/traced.py's profiler. One mention wa
 the next is traced: every bot/ file a function of which was called between the moment its signed request is
 sent and the moment the fake Slack received the answer's last call counts, except calls of the scheduler's
 heartbeat (which renews claims every few seconds whatever the bot does). Prints the count and, with
---list, the files in the order they were first entered, each with the thread's root call that entered it.
+--list, the files in the order they were first entered, each with the functions called in it.
 """
 from __future__ import annotations
 
@@ -48,12 +48,16 @@ def trace() -> dict:
         slack.stop()
         claude.stop()
     first: dict[str, tuple[float, str]] = {}
-    for path, at, root in sorted(events, key=lambda e: float(e[1])):
-        if started <= float(at) <= ended and root not in NOT_THE_MESSAGE and path not in first:
-            first[path] = (float(at) - started, root)
+    called: dict[str, list[str]] = {}
+    for path, name, at, root in sorted(events, key=lambda e: float(e[2])):
+        if started <= float(at) <= ended and root not in NOT_THE_MESSAGE:
+            first.setdefault(path, (float(at) - started, root))
+            if name not in called.setdefault(path, []):
+                called[path].append(name)
     modules = sorted(p.relative_to(ROOT / "bot").as_posix() for p in (ROOT / "bot").rglob("*.py"))
     return {"seconds": round(ended - started, 3), "entered": len(first), "modules": len(modules),
-            "files": [{"file": f, "ms": round(at * 1000, 1), "root": root} for f, (at, root) in first.items()]}
+            "files": [{"file": f, "ms": round(at * 1000, 1), "root": root, "functions": called[f]}
+                      for f, (at, root) in first.items()]}
 
 
 def _mention(bot: BotProcess, slack: FakeSlack, claude: FakeAnthropic, db, channel: str, text: str):
@@ -85,7 +89,7 @@ def main() -> None:
           f"{result['entered']} of the bot's {result['modules']} modules")
     if args.list:
         for row in result["files"]:
-            print(f"  {row['ms']:8.1f} ms  {row['file']:<36} ({row['root']})")
+            print(f"  {row['ms']:8.1f} ms  {row['file']:<32} {', '.join(row['functions'])[:90]}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

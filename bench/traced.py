@@ -1,6 +1,6 @@
 """`python -m bench.traced`: `python -m bot`, unchanged, with a profiler in its process (bench/trace.py runs it).
 
-Every call of a function under bot/ is recorded — its file, when (time.monotonic, which every process of
+Every call of a function under bot/ is recorded — its file and name, when (time.monotonic, which every process of
 the machine shares) and the outermost bot/ function of the thread's call stack then (its root: what
 the thread was doing for the bot) — and written by a thread of the wrapper's own to THREADFORK_TRACE_TO, a
 folder, one file per process (gunicorn's worker is forked: it gets a file of its own). The bot holds no
@@ -19,7 +19,7 @@ from importlib.util import find_spec
 BOT = os.path.dirname(find_spec("bot").origin) + os.sep
 FOLDER = os.environ.pop("THREADFORK_TRACE_TO")
 
-_events: deque[tuple[str, float, str]] = deque()
+_events: deque[tuple[str, str, float, str]] = deque()
 _stack = threading.local()
 
 
@@ -36,7 +36,7 @@ def _profile(frame, event: str, arg) -> None:
     if depth == 0:
         _stack.root = f"{path[len(BOT):]}:{frame.f_code.co_name}"
     _stack.depth = depth + 1
-    _events.append((path[len(BOT):], time.monotonic(), _stack.root))
+    _events.append((path[len(BOT):], frame.f_code.co_name, time.monotonic(), _stack.root))
 
 
 def _write_forever() -> None:
@@ -44,8 +44,8 @@ def _write_forever() -> None:
         while True:
             time.sleep(0.05)
             while _events:
-                path, at, root = _events.popleft()
-                out.write(f"{path}\t{at:.6f}\t{root}\n")
+                path, name, at, root = _events.popleft()
+                out.write(f"{path}\t{name}\t{at:.6f}\t{root}\n")
 
 
 def _start_writer() -> None:
