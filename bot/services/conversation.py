@@ -37,7 +37,7 @@ from ..infrastructure import metrics
 from .budgets import Budgets
 from .caps import SpendCaps
 from .compaction import Compactor
-from .connections import Connections
+from .model_inputs import Connections
 from .liveness import Liveness
 from .model_inputs import ModelInputs
 from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Place,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..domain.commands import strip_mention
 from ..domain.errors import ChatUnavailable, ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus
-from ..domain.shared import SharedMessage, with_shared
+from ..domain.text import SharedMessage, with_shared
 from ..infrastructure import metrics
 from .access import Access
 from .caps import SpendCaps

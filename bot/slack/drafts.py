@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from ..domain import text as safe
-from ..domain.ids import is_slack_id, row_id
+from ..domain.text import is_slack_id, row_id
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Draft, Fork
 from ..domain.text import NameOf

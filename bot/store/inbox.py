@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel
 from ..services.ports import Kept, Standing
-from .database import Database
+from .engine import Database
 from .spend import read_standing
 from .tables import inbox
 

@@ -36,7 +36,7 @@ def test_a_store_written_before_workspace_keys_upgrades_with_its_forks_messages_
     from sqlalchemy import text
 
     from bot.domain.model import Channel
-    from bot.store.migrate import alembic_config
+    from bot.store.engine import alembic_config
 
     db, store = open_store(database_url)
     with db.engine.begin() as conn:
@@ -174,7 +174,7 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
     from sqlalchemy import text
 
     from bot.domain.model import Channel
-    from bot.store.migrate import alembic_config
+    from bot.store.engine import alembic_config
 
     db, store = open_store(sqlite_url)
     with db.engine.begin() as conn:
@@ -199,7 +199,7 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
 def test_sqlite_writes_hold_the_write_lock_from_their_begin_and_reads_never_wait_for_it(tmp_path):
     import sqlite3
 
-    from bot.store.database import Database
+    from bot.store.engine import Database
 
     database = tmp_path / "locks.db"
     db = Database(make_engine(f"sqlite:///{database}"))
