@@ -1,7 +1,7 @@
 """The one composition root: settings in, a ready Bolt app with its services out.
 
 `build` makes everything once, in order, and patches nothing afterwards: the store, Slack's clients and
-ports, Claude, every pool, timer and scheduler of the process (stopped by bot/runtime.py `stop`), the Bolt
+ports, Claude, every pool, timer and scheduler of the process (stopped by bot/entrypoints/runtime.py `stop`), the Bolt
 app, then the use cases (`wire_services`: each given the store's ports its constructor names, and the
 services it needs, already made) and the listeners. Nothing is built at import time. Tests pass their own
 settings (and may pass a clock) and get exactly the production object graph, talking to whatever
@@ -26,10 +26,10 @@ from slack_sdk.web import SlackResponse
 
 from .config import TOOLS, Settings
 from .domain.settings import Choices
-from .drain import DrainableExecutor
+from .infrastructure.drain import DrainableExecutor
 from .infrastructure.logs import about_request
 from .llm.claude import Claude
-from .scheduler import Delays, new_scheduler
+from .infrastructure.scheduler import Delays, new_scheduler
 from .secrets import Vault
 from .domain.settings import ChannelSettings
 from .services.access import Access, AccessLists
@@ -72,7 +72,7 @@ from .slack.pacing import Pacing
 from .slack.pooled import connection_pool
 from .slack.thinking import Reactions
 from .store import Database, open_store, utcnow
-from .tls import tls_context
+from .infrastructure.tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Wiring:
     store: Store
     db: Database
     executor: DrainableExecutor
-    scheduler: BackgroundScheduler  # the sweep (started by bot/runtime.py) and every delayed call
+    scheduler: BackgroundScheduler  # the sweep (started by bot/entrypoints/runtime.py) and every delayed call
     side_calls: tuple[DrainableExecutor, ...] = field(default=())  # best-effort Slack calls off the answer's path
     watcher: DrainableExecutor | None = None  # Stop's watcher (bot/services/stopping.py), its one thread
 
@@ -153,7 +153,7 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     workspaces = made(Workspaces, store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
-    # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the
+    # HTTP requests are verified before Bolt sees them (bot/entrypoints/wsgi.py: Bolt's own check would log the
     # body of a forged request); Socket Mode needs no signature
     if settings.many_workspaces:
         installations = installs.installation_store(settings, db.engine)  # the install flow and uninstalls write

@@ -23,7 +23,7 @@ THINKING_DELAY = 0.5  # seconds without visible text before the reaction appears
 
 
 class Reactions:
-    """What every reply's 👀 runs on, made and stopped by the composition root (bot/app.py, bot/runtime.py):
+    """What every reply's 👀 runs on, made and stopped by the composition root (bot/app.py, bot/entrypoints/runtime.py):
     the process's scheduler times the delay (hundreds of replies, no thread apiece), `calls` sends them."""
 
     def __init__(self, timer: BaseScheduler, calls: Executor, delay: float = THINKING_DELAY):

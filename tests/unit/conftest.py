@@ -6,7 +6,7 @@ import pytest
 from bot.domain.model import Channel, ForkStatus
 from bot.services.commands import SlashCommand
 from bot.app import wire_services
-from bot.scheduler import Delays, new_scheduler
+from bot.infrastructure.scheduler import Delays, new_scheduler
 from bot.eval.recording import RecordingChat
 from bot.services.policy import Policy
 from bot.services.ports import Chat

@@ -90,7 +90,7 @@ def test_the_rule_sees_a_pool_made_at_import_and_not_one_made_in_a_function():
 
 
 def test_no_module_makes_a_thread_pool_timer_or_thread_at_import():
-    """Each is made by the composition root (bot/app.py build, bot/runtime.py start) and stopped by runtime.stop."""
+    """Each is made by the composition root (bot/app.py build, bot/entrypoints/runtime.py start) and stopped by runtime.stop."""
     import bot
 
     files = list(Path(bot.__file__).parent.rglob("*.py"))

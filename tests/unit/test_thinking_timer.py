@@ -4,8 +4,8 @@ and removed only after its add."""
 import threading
 import time
 
-from bot.drain import DrainableExecutor
-from bot.scheduler import new_scheduler
+from bot.infrastructure.drain import DrainableExecutor
+from bot.infrastructure.scheduler import new_scheduler
 from bot.slack.thinking import THINKING, Reactions
 
 

@@ -1,6 +1,7 @@
 """What the use cases need from the outside world, as protocols the adapters implement.
 
-The store is split by concern, one protocol each, bundled in `Store`:
+The store is split by concern, one protocol each (store.py: conversations; kept.py: what a channel keeps
+beside them), bundled in `Store`:
 - `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
 - `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
 - `Sessions`: channel parents and forks, created and found by id, number or any Slack message of a fork;
@@ -31,17 +32,20 @@ methods: a service takes the few it uses.
 from .chat import (CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, MemoryNotes, People, PrivateAnswers, Replies,
                    Screens, Shared)
 from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
-from .memories import Memories
-from .store import (
-    Adoptions,
+from .kept import (
     ChannelSettingsStore,
-    Claims,
     ConnectorTokens,
     ConnectorUse,
     Departures,
     Erasure,
     Feedback,
     Files,
+    Memories,
+    Spending,
+)
+from .store import (
+    Adoptions,
+    Claims,
     ForkBudgets,
     Inbox,
     Merges,
@@ -49,7 +53,6 @@ from .store import (
     PrivateForks,
     Reviews,
     Sessions,
-    Spending,
     Stops,
     Store,
     TurnEdits,
@@ -78,7 +81,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "Later", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MemoryNotes", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",

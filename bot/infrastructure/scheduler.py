@@ -6,21 +6,34 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Protocol
 from datetime import datetime, timedelta, timezone
 
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
-from .services.catalog import Services
 
 log = logging.getLogger(__name__)
 
 SWEEP_JOB = "threadfork-sweep"
 
 
+class Leased(Protocol):
+    ttl: float  # seconds a claim lives past its last renewal
+
+
+class Jobs(Protocol):
+    """What the scheduler runs: bot/services/catalog.py's Services."""
+
+    liveness: Leased
+
+    def sweep(self) -> None: ...
+    def heartbeat(self) -> None: ...
+
+
 def new_scheduler() -> BackgroundScheduler:
-    """The process's one scheduler, started (its thread and its job pool); bot/runtime.py's stop shuts it down."""
+    """The process's one scheduler, started (its thread and its job pool); bot/entrypoints/runtime.py's stop shuts it down."""
     scheduler = BackgroundScheduler(daemon=True, timezone=timezone.utc,
                                     job_defaults={"coalesce": True, "max_instances": 1})
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every run at INFO
@@ -28,7 +41,7 @@ def new_scheduler() -> BackgroundScheduler:
     return scheduler
 
 
-def start_scheduler(services: Services, interval_seconds: float,
+def start_scheduler(services: Jobs, interval_seconds: float,
                     scheduler: BackgroundScheduler | None = None) -> BackgroundScheduler:
     """The sweep every `interval_seconds`, and the heartbeat that keeps this process's claims alive
     every third of the lease (its own job, so a long sweep never delays it), on `scheduler` (a new one if None)."""
