@@ -161,3 +161,13 @@ def test_with_ask_first_claudes_entry_waits_for_keep(bot, slack, claude):
 
 def test_without_claudes_remembering_no_memory_tool_is_offered(bot, slack, claude):
     assert "tools" not in ask_parent(bot, claude, "hello")
+
+
+def test_context_counts_the_memorys_tokens_and_app_home_shows_each_channels_memory_size(bot, slack, claude):
+    remember(bot, slack, "x" * 400)
+    bot.slash("/context")
+    [shown] = wait_until(lambda: [r for r in slack.responses if "*Memory*" in r.get("text", "")])
+    assert "~100 tokens of its 2,000-token budget in 1 entry" in shown["text"]
+    bot.open_dm("UALICE01", dm="D0HOME001", tab="home")
+    [publish] = wait_until(lambda: slack.calls_to("views.publish"), message="the Home tab")
+    assert f"<#{CHANNEL}>: ~100 tokens" in str(publish["view"]["blocks"])
