@@ -48,11 +48,13 @@ from .services.gestures import Gestures
 from .services.intake import Deliveries, Intake
 from .services.lifecycle import Lifecycle
 from .services.liveness import Liveness
+from .services.memory_tool import MemoryTools
 from .services.merging import Merging
 from .services.model_inputs import ModelInputs
 from .services.pane import AgentPane
 from .services.policy import Policies, Policy
 from .services.ports import BotUsers, Chat, Clock, Later, Model, Secrets, Store
+from .services.remembering import Remembering
 from .services.reviews import Reviews
 from .services.routing import Router
 from .services.stopping import Stopping
@@ -211,14 +213,16 @@ def wire_services(store: Store, chat: Chat, model: Model, bot_user_id: str | Non
     caps = made(SpendCaps, store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
     inputs = made(ModelInputs, store)
     merging = made(Merging, store, inputs, chat.posts, model, liveness, connections, chat.agent, policy.cache_ttl)
+    access = made(Access, store, chat.answers, chat.people, channels.lists)
+    remembering = made(Remembering, store, chat.memory, chat.answers, chat.people, policies, access)
     conversation = made(Conversation, store, inputs, chat.replies, chat.answers, model, liveness, stopping,
                         budgets=budgets, connections=connections, agent=chat.agent, cache=policy.cache_ttl,
-                        on_released=merging.answered, compactor=compactor, caps=caps)
+                        on_released=merging.answered, compactor=compactor, caps=caps,
+                        memory_tools=made(MemoryTools, store, remembering, policy.channel.memory_tool))
     reviews = made(Reviews, store, chat.posts, chat.screens, chat.answers, policies, liveness, merging)
     forks = made(Forks, store, chat.posts, conversation, policies, merging, reviews, chat.agent, caps)
     workspaces = workspaces or made(Workspaces, store, policy.retention_after_uninstall)
     attachments = made(Attachments, store, chat.shared, model, policy.max_file_bytes)
-    access = made(Access, store, chat.answers, chat.people, channels.lists)
     lifecycle = made(Lifecycle, store, chat.replies, chat.posts, conversation, forks, merging, compactor, intake,
                      policies, workspaces, attachments, access)
     adoption = made(Adoption, store, chat.posts, chat.people, chat.shared, liveness, bot_users, channels.defaults,
@@ -229,12 +233,13 @@ def wire_services(store: Store, chat: Chat, model: Model, bot_user_id: str | Non
         conversation=conversation, budgets=budgets, reviews=reviews, forks=forks, workspaces=workspaces,
         attachments=attachments, access=access, lifecycle=lifecycle, adoption=adoption, pane=pane,
         router=made(Router, store, chat.answers, chat.people, conversation, forks, budgets, attachments, adoption,
-                    bot_users, access, caps, pane),
+                    bot_users, access, caps, pane, remembering),
         commands=made(SlashCommands, store, chat.answers, chat.people, forks, policy, caps),
         channel_admin=made(ChannelAdmin, store, chat.replies, chat.answers, chat.screens, access, channels.defaults,
-                           channels.choices, connections),
+                           channels.choices, connections, remembering),
         gestures=made(Gestures, store, chat.answers, chat.screens, chat.people, conversation, forks, bot_users,
-                      access, caps))
+                      access, caps),
+        remembering=remembering)
 
 
 def made(make: Callable, store: Store, *args, **kwargs):

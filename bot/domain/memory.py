@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .model import Channel
+from .text import inert
 
 WORKSPACE = ""  # the channel id under which a workspace's own memory is kept
 DEFAULT_BUDGET = 2_000  # tokens a channel's memory may hold when its admins chose no other
@@ -96,7 +97,7 @@ def quoted(entry: MemoryEntry) -> str:
     who = f"{entry.author_name} (<@{entry.author_id}>)" if entry.author_name else f"<@{entry.author_id}>"
     where = "workspace" if entry.workspace else "yours only" if entry.owner_id else "channel"
     source = f", from fork #{entry.source_fork}" if entry.source_fork else ""
-    return f"- [{where}] {who}{source}: “{entry.text}”"
+    return f"- [{where}] {who}{source}: “{' '.join(entry.text.split())}”"
 
 
 def section(entries: Sequence[MemoryEntry]) -> str:
@@ -135,4 +136,4 @@ def remembered_note(entry: MemoryEntry, by_claude: bool = False) -> str:
     who = "Claude" if by_claude else f"<@{entry.author_id}>"
     scope = "in your own memory of this channel" if entry.owner_id else "for this channel"
     source = f" (from fork #{entry.source_fork})" if entry.source_fork else ""
-    return f"🧠 {who} remembered {scope}{source}: “{entry.text}”"
+    return f"🧠 {who} remembered {scope}{source}: “{inert(entry.text, 600)}”"

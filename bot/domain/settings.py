@@ -198,6 +198,9 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
     take("merge_review", lambda v: _switch(_text(v)))
     take("monthly_spend_cap_usd", lambda v: parse_cap(_text(v)))
     take("effort", lambda v: _one_of(_text(v), EFFORTS, "effort"))
+    take("memory_budget", lambda v: parse_budget(_text(v)))
+    take("memory_writers", lambda v: _one_of(_text(v), ("anyone", "admins"), "memory writers"))
+    take("memory_tool", lambda v: _one_of(_text(v), ("off", "ask", "on"), "memory tool"))
     asked = replace(current, **chosen)
     if not errors and ({"idle_reminder", "expiry"} & chosen.keys()) and asked.idle_reminder >= asked.expiry:
         errors["idle_reminder"] = "The reminder must come before the expiry, or it would never be sent."
@@ -217,7 +220,7 @@ def form_value(name: str, value) -> FormValue:
         return "on" if value else "off"
     if name == "tools":
         return list(value or ())
-    if name == "fork_token_budget":
+    if name in ("fork_token_budget", "memory_budget"):
         return str(value) if value else None
     if name == "monthly_spend_cap_usd":  # dollars as typed: 1000000, 12345.67, 12.5 (never 1e+06)
         return f"{value:.2f}".rstrip("0").rstrip(".") if value else None

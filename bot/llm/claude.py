@@ -23,6 +23,7 @@ from anthropic.types import Message
 
 from ..domain.context import ModelInput, cache_control
 from ..domain.errors import ModelUnavailable
+from ..domain.memory_files import MEMORY_TOOL
 from ..domain.model import Usage
 from ..domain.pricing import takes_effort
 from ..domain.spend import ceiling
@@ -94,11 +95,12 @@ class RequestEncoder:
         self.tools = tools or None  # no `tools` key at all without tools
         self.tool_max_uses = tool_max_uses  # for a channel's own choice of tools
 
-    def request(self, model_input: ModelInput, answer_so_far: list[dict] | None = None) -> dict:
+    def request(self, model_input: ModelInput, continuation: list[dict] | None = None) -> dict:
         """The body; a channel's own model, tools and effort in `model_input` win over the configured ones.
-        `answer_so_far`: a paused answer's content blocks, handed back as they came (thinking signed)."""
+        `continuation`: the answer so far, as messages after the input's — the assistant's content blocks handed
+        back as they came (thinking signed), and the memory tool's results after its calls."""
         tools = self.tools if model_input.tools is None else server_tools(model_input.tools, self.tool_max_uses)
-        tools = [*(tools or ()), *mcp_toolsets(model_input)]
+        tools = [*(tools or ()), *mcp_toolsets(model_input), *([MEMORY_TOOL] if model_input.memory else [])]
         model = model_input.model or self.model
         request = {"model": model, "max_tokens": self.max_tokens, "stream": True,
                    **output_config(model, model_input.effort or self.effort), "system": _system(model_input)}
@@ -106,19 +108,17 @@ class RequestEncoder:
             request["tools"] = tools
         if model_input.connectors:
             request["mcp_servers"] = mcp_servers(model_input)
-        messages = model_input.messages()
-        if answer_so_far is not None:
-            messages.append({"role": "assistant", "content": answer_so_far})
-        request["messages"] = messages
+        request["messages"] = model_input.messages() + list(continuation or ())
         return request
 
-    def encode(self, model_input: ModelInput, answer_so_far: list[dict] | None = None) -> bytes:
-        return orjson.dumps(self.request(model_input, answer_so_far))
+    def encode(self, model_input: ModelInput, continuation: list[dict] | None = None) -> bytes:
+        return orjson.dumps(self.request(model_input, continuation))
 
 
 log = logging.getLogger(__name__)
 
-MAX_RESUMES = 3
+MAX_RESUMES = 3  # a paused turn handed back at most this often
+MAX_ROUNDS = 8  # calls one answer may take in all: resumes, and the memory tool's calls answered
 
 
 class _NoRequestBodies(logging.Filter):
@@ -165,12 +165,23 @@ class Claude:
     def _answer(self, body: bytes, reading: Reading, model_input: ModelInput, stop: StopSignal | None) -> None:
         # the body holds connectors' tokens: it is never logged, kept or put in an error
         headers = {"anthropic-beta": MCP_BETA} if model_input.connectors else {}
+        continuation: list[dict] = []  # the answer so far, as messages after the input's
         try:
             self._stream(body, reading, headers, stop)
-            for _ in range(MAX_RESUMES):  # a long research turn pauses; handing it back resumes it
-                if reading.stop_reason != "pause_turn" or _stopped(stop):
+            resumes = 0
+            for _ in range(MAX_ROUNDS):
+                if _stopped(stop):
                     break
-                self._stream(self.encoder.encode(model_input, reading.resume()), reading, headers, stop)
+                if reading.stop_reason == "pause_turn" and resumes < MAX_RESUMES:  # a long research turn
+                    resumes += 1
+                    _handed_back(continuation, reading.resume())
+                elif reading.stop_reason == "tool_use" and model_input.memory and reading.client_calls():
+                    calls = reading.client_calls()  # the memory tool's: done here, answered, and the answer goes on
+                    _handed_back(continuation, reading.resume())
+                    continuation.append({"role": "user", "content": [_tool_result(model_input, c) for c in calls]})
+                else:
+                    break
+                self._stream(self.encoder.encode(model_input, continuation), reading, headers, stop)
         except anthropic.APIStatusError as error:
             raise _status_error(error, model_input.model or self.model) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
@@ -221,6 +232,28 @@ class Claude:
                 raise _status_error(error) from None
         except (anthropic.APITimeoutError, anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude's file store could not be reached") from None
+
+
+def _handed_back(continuation: list[dict], content: list[dict]) -> None:
+    """A round's content after the answer so far: a paused round's continues the assistant's last message."""
+    if continuation and continuation[-1]["role"] == "assistant":
+        continuation[-1]["content"] += content
+    else:
+        continuation.append({"role": "assistant", "content": content})
+
+
+def _tool_result(model_input: ModelInput, call: dict) -> dict:
+    """A client tool use answered: the memory tool's result (any other tool is refused, as none is offered)."""
+    if call.get("name") == "memory" and model_input.memory:
+        try:
+            text, failed = model_input.memory(call.get("input") or {})
+        except Exception:
+            log.exception("the memory tool failed")
+            text, failed = "The memory could not be changed just now.", True
+    else:
+        text, failed = f"No tool named {call.get('name')} is available.", True
+    result = {"type": "tool_result", "tool_use_id": call["id"], "content": text}
+    return {**result, "is_error": True} if failed else result
 
 
 def _stopped(stop: StopSignal | None) -> bool:

@@ -5,7 +5,8 @@ makes them, in order; nothing here makes anything.
 (reactions, buttons, shortcuts, edits, App Home), `budgets`, `forks`, `reviews` (summaries approved before
 they merge), `adoption` (a thread mentioned into a fork), `conversation`, `lifecycle` (the sweep), `liveness`
 (claims kept alive by a heartbeat), `workspaces` (installs and uninstalls), `stopping` (Stop on an answer
-being written), `pane` (the agent pane: what people view, private forks, suggested prompts). Domain errors
+being written), `pane` (the agent pane: what people view, private forks, suggested prompts), `remembering`
+(channel memory). Domain errors
 become a private answer to the person at the edge of each use case; nothing else changes when one is raised.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .liveness import Liveness
 from .pane import AgentPane
 from .policy import Policies
 from .ports import BotUsers, Chat
+from .remembering import Remembering
 from .reviews import Reviews
 from .routing import Router
 from .stopping import Stopping
@@ -55,6 +57,7 @@ class Services:
     commands: SlashCommands
     channel_admin: ChannelAdmin
     gestures: Gestures
+    remembering: Remembering  # channel memory: `remember`, its notes' buttons, `/threadfork memory`
 
     def sweep(self) -> None:
         """Reminders, expiry, compaction and crash recovery; the scheduler runs it periodically."""

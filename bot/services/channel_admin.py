@@ -23,20 +23,24 @@ from .commands import SlashCommand
 from .model_inputs import Connections
 from .ports import (Audience, ChannelSettingsStore, Claims, Clock, ConnectorTokens, Erasure, Place, PrivateAnswers,
                     Replies, Screens)
+from .remembering import Remembering
 
 log = logging.getLogger(__name__)
 
 ANSWER = re.compile(r"[0-9]{1,12}:[0-9a-f]{16}")  # a question's answer as `ask_to_forget` makes it
 QUESTION_LIFETIME = 15 * 60.0  # seconds a "Forget everything" button stays good for
-USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork forget` deletes "
-         "everything Threadfork stored for this channel (admins only; it asks first).")
+USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork memory` shows this "
+         "channel's memory, to edit or delete; `/threadfork forget` deletes everything Threadfork stored for this "
+         "channel (admins only; it asks first).")
 
 
 class ChannelAdmin:
     def __init__(self, replies: Replies, answers: PrivateAnswers, screens: Screens, access: Access,
                  defaults: ChannelSettings, choices: Choices, connections: Connections,
+                 remembering: Remembering | None = None,
                  *, claims: Claims, channel_settings: ChannelSettingsStore, connector_tokens: ConnectorTokens,
-                    erasure: Erasure, clock: Clock):
+                 erasure: Erasure, clock: Clock):
+        self.remembering = remembering  # `/threadfork memory`
         self.claims = claims
         self.channel_settings = channel_settings
         self.connector_tokens = connector_tokens
@@ -57,6 +61,8 @@ class ChannelAdmin:
                 self.open_settings(command)
             elif verb == "forget":
                 self.ask_to_forget(command)
+            elif verb == "memory" and self.remembering is not None:
+                self.remembering.open(command.team_id, command.channel, command.user_id, command.trigger_id or "")
             else:
                 self.answers.tell(command.audience, USAGE)
         except ThreadforkError as error:  # Slack would not say who they are, or open the modal

@@ -39,6 +39,7 @@ from .caps import SpendCaps
 from .compaction import Compactor
 from .model_inputs import Connections
 from .liveness import Liveness
+from .memory_tool import MemoryTools
 from .model_inputs import ModelInputs
 from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Place,
                     PrivateAnswers, Replies, Spending, TurnQueue)
@@ -63,7 +64,9 @@ class Conversation:
                  agent: AgentSessions | None = None,
                  cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None,
                  compactor: Compactor | None = None, caps: SpendCaps | None = None,
+                 memory_tools: MemoryTools | None = None,
                  *, turns: TurnQueue, connector_use: ConnectorUse, spending: Spending):
+        self.memory_tools = memory_tools  # Claude's memory tool, where a channel allows it
         self.liveness = liveness
         self.lease = liveness.ttl
         self.turns, self.connector_use, self.spending = turns, connector_use, spending
@@ -154,6 +157,8 @@ class Conversation:
                       reply.id)
         request = self.inputs.of_session(session, history=batch.history, chosen=chosen, connections=self.connections,
                                          cache=self.cache)
+        if self.memory_tools is not None:
+            request = self.memory_tools.equip(request, session, chosen, last.author_id)
         try:
             reserved = self.caps.admit(session, chosen, self.model.ceiling(request)) if self.caps else None
         except CapReached as capped:

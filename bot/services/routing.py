@@ -24,7 +24,7 @@ other in-thread commands go on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
@@ -46,6 +46,7 @@ from .policy import not_theirs
 from .ports import (Audience, BotUsers, Claims, Clock, People, PrivateAnswers, Sessions, SharedFile, Spending, Standing,
                     TurnQueue)
 from .refusals import refuse
+from .remembering import Remembering
 
 NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention me here with a question and "
               "it becomes one.")
@@ -82,9 +83,10 @@ class IncomingMessage:
 class Router:
     def __init__(self, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
                  budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access,
-                 caps: SpendCaps, pane: AgentPane | None = None,
+                 caps: SpendCaps, pane: AgentPane | None = None, remembering: Remembering | None = None,
                  *, claims: Claims, sessions: Sessions, turns: TurnQueue, spending: Spending, clock: Clock):
         self.access = access
+        self.remembering = remembering
         self.caps = caps
         self.pane = pane
         self.attachments = attachments
@@ -121,6 +123,8 @@ class Router:
         try:
             if fork is not None:
                 self._in_fork(fork, message, text, mentioned, audience, key, chosen, cap, capped)
+            elif self._remembered(message, text, mentioned, audience, key):
+                return
             elif foreign_thread:
                 self._adopt(message, text, audience, key, capped)
             elif text or message.files:
@@ -130,6 +134,20 @@ class Router:
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
+
+    def _remembered(self, message: IncomingMessage, text: str, mentioned: bool, audience: Audience, key: str,
+                    fork: Fork | None = None) -> bool:
+        """`remember <text>` (mentioned, or in a DM): the channel's (the fork's) memory, no model call; True when
+        it was one. In a thread that is no fork, it is the channel's memory (the thread is not adopted)."""
+        if self.remembering is None or message.shared or not (mentioned or message.channel_type == "im"):
+            return False
+        command = parse_thread_command(text)
+        if command is None or command.verb != "remember":
+            return False
+        if self.claims.claim(key):
+            self.remembering.remember(message.channel, message.user_id, command.guidance,
+                                      replace(audience, thread_ts=None) if fork is None else audience, fork)
+        return True
 
     def _once_opened(self, message: IncomingMessage, standing: Standing) -> Standing:
         """A thread's message that names no fork while a fork of its channel is opening: Slack shows a root before
@@ -194,6 +212,8 @@ class Router:
         if fork.private and message.user_id != fork.owner_id:  # its thread is in the owner's DM: nobody else's
             if self.claims.claim(key):
                 self.answers.tell(audience, not_theirs(fork, "talk in it"))
+            return
+        if self._remembered(message, text, mentioned, audience, key, fork):
             return
         command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files

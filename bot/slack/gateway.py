@@ -31,17 +31,19 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from ..domain.errors import ChatUnavailable
+from ..domain.memory import MemoryEntry
 from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ..domain.settings import ChannelSettings, Choices
 from ..domain.spend import Spent
 from ..domain.text import NameOf, neutralise, storable
 from ..services.ports import Audience, Place, StopSignal, ThreadMessage
-from . import drafts, render, settings_view, threads, views
+from . import drafts, memory_view, render, settings_view, threads, views
 from .agent_sessions import SessionCalls
+from .channel_reply import ChannelReply
 from .clients import FAILURES, Clients, PooledWebhookClient, failure_code, retry_handlers
 from .downloads import Downloads
 from .paging import Pacing
-from .reply import ChannelReply, ThreadReply
+from .reply import ThreadReply
 from .thinking import Reactions
 
 
@@ -268,8 +270,9 @@ class SlackChat:
         self.tell(audience, f"{reason}\n{views.open_forks_text(open_forks)}")
 
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
-                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> None:
-        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy, spend))
+                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None,
+                     memory: dict[str, int] | None = None) -> None:
+        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy, spend, memory))
 
     def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
         text, blocks = render.children_refusal(reason, children)
@@ -303,6 +306,26 @@ class SlackChat:
             self._respond(audience.response_url, text=text, replace_original=True)
         else:
             self.tell(audience, text)
+
+    def post_remembered(self, place: Place, text: str, entry_id: int, ask: bool) -> str:
+        response = self.call(place.team_id, "chat_postMessage", channel=place.channel_id, thread_ts=place.thread_ts,
+                             text=text, blocks=memory_view.note_blocks(text, entry_id, ask))
+        return response["ts"]
+
+    def settle_remembered(self, channel: Channel, ts: str, text: str) -> None:
+        self.call(channel.team_id, "chat_update", channel=channel.id, ts=ts, text=text,
+                  blocks=[render.section(text[:2_900])])
+
+    def open_memory(self, team_id: str, trigger_id: str, channel: Channel, entries: list[MemoryEntry],
+                    budget: int) -> None:
+        self.call(team_id, "views_open", trigger_id=trigger_id, view=memory_view.memory_view(channel, entries, budget))
+
+    def refresh_memory(self, team_id: str, view_id: str, channel: Channel, entries: list[MemoryEntry],
+                       budget: int) -> None:
+        self.call(team_id, "views_update", view_id=view_id, view=memory_view.memory_view(channel, entries, budget))
+
+    def open_memory_editor(self, team_id: str, trigger_id: str, entry: MemoryEntry) -> None:
+        self.call(team_id, "views_push", trigger_id=trigger_id, view=memory_view.editor_view(entry))
 
     def _respond(self, response_url: str, **body) -> None:
         pool = self.clients.pool

@@ -30,6 +30,7 @@ from ..services.commands import SlashCommand
 from ..services.ports import Audience
 from ..services.routing import IncomingMessage
 from .intake import HUMAN_SUBTYPES, Door, answer_at_once, delivered, from_person, presser
+from .memory_listeners import register_memory
 from .render import (ABANDON_ACTION, CARRY_ON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION,
                      MERGE_THIS_FORK, STOP_ACTION)
 from .review_listeners import register_reviews
@@ -90,6 +91,7 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
 
     register_reviews(app, services)
     register_settings(app, services)
+    register_memory(app, services)
     register_agent(app, services)
 
     @app.action(FEEDBACK_ACTION)

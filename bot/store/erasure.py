@@ -73,6 +73,8 @@ class SqlErasure:
             for session_id, cut in cuts:
                 removed += _remove_prefix(conn, session_id, cut)
             _drop_old_topics(conn, before)
+            # memory outlives the turns it came from, not the retention itself: an entry older than it goes
+            conn.execute(delete(memory_entries).where(memory_entries.c.created_at < before))
             return removed
 
     def drop_unused_files(self, kept_before: datetime) -> list[str]:

@@ -1,8 +1,10 @@
 """The store contract for memory, on the in-memory store, SQLite and PostgreSQL: entries per channel and per
 workspace, personal ones of a private fork, deletes that happen once and for real, sizes for App Home, and
 forgetting a channel or a workspace takes its memory with it."""
+from datetime import timedelta
+
 from bot.domain.memory import WORKSPACE, workspace_of
-from bot.domain.model import Channel
+from bot.domain.model import Channel, Role, TurnStatus
 from bot.domain.settings import ChannelSettings
 
 GENERAL = Channel("T1", "C1")
@@ -68,10 +70,14 @@ def test_forgetting_a_channel_takes_its_memory_and_forgetting_the_workspace_take
     assert [e.text for e in store.memories.entries(Channel("T2", "C1"))] == ["another workspace"]
 
 
-def test_the_retention_policy_keeps_memory_which_outlives_turns(store, clock):
+def test_memory_outlives_the_turns_it_came_from_but_not_the_retention_policy_itself(store, clock):
+    parent = store.sessions.parent_id(GENERAL)
+    store.turns.append_turn(parent, Role.USER, "old words", TurnStatus.ANSWERED, author_id="U1")
+    store.memories.add(GENERAL, "too old", "U1", "Ada")
+    clock.advance(days=10)
     store.memories.add(GENERAL, "lasting", "U1", "Ada")
-    clock.advance(days=365)
-    store.erasure.prune(clock())
+    store.erasure.prune(clock() - timedelta(days=5))
+    assert store.turns.turns(parent) == []
     assert [e.text for e in store.memories.entries(GENERAL)] == ["lasting"]
 
 

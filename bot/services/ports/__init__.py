@@ -26,10 +26,11 @@ implementation: its result says whether this caller won. The SQL store (bot/stor
 in-memory one the unit tests use pass the same contract tests.
 
 Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`, `PrivateAnswers`,
-`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
+`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`, `MemoryNotes`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
 methods: a service takes the few it uses.
 """
-from .chat import CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
+from .chat import (CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, MemoryNotes, People, PrivateAnswers, Replies,
+                   Screens, Shared)
 from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
 from .kept import (
     ChannelSettingsStore,
@@ -80,7 +81,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MemoryNotes", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",

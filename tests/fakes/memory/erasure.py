@@ -72,6 +72,7 @@ class MemoryErasure:
                         session.draft_text = session.draft_seq = None  # it speaks of the turns just deleted
             for fork in self.m.forks(lambda s: s.topic != "", lambda s: s.created_at < before):
                 fork.topic = ""  # people's words, as old as the fork
+            self.m.memory_entries = {i: e for i, e in self.m.memory_entries.items() if e.created_at >= before}
             return removed
 
     def _delete(self, condition: Callable[[SessionRow], bool]) -> tuple[int, int]:
