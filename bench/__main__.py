@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, text
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
-from . import against, day, rounds
+from . import against, burst, day, rounds
 from .measure import machine
 from .report import DAY_MARKS, day_table, replace_marked, targets, update_readme, versus
 from .rig import Rig, progress
@@ -106,14 +106,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and 50 concurrent replies")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL figures")
-    parser.add_argument("--only", choices=["day", "load"],
+    parser.add_argument("--no-sqlite", action="store_true", help="with --only burst: skip SQLite")
+    parser.add_argument("--only", choices=["day", "load", "burst"],
                         help="one figure alone: `day` is figure 11, a team's day priced; `load` is figure 4 against "
-                             "the baseline, round by round")
+                             "the baseline, round by round; `burst` is figure 3's burst acks on SQLite and "
+                             "PostgreSQL (with --against: side by side with those revisions)")
     parser.add_argument("--against", nargs="+", metavar="REV",
                         help="figure 1 alone, this checkout side by side with these git revisions (SQLite)")
     parser.add_argument("--rounds", type=int,
-                        help="with --only load: how many rounds (default 5); with --against: 60")
+                        help="with --only load or burst: how many rounds (default 5); with --against: 60")
     args = parser.parse_args()
+    if args.only == "burst":
+        pg = None if args.no_postgres else PG_URL
+        print(burst.table(burst.run(ROOT, args.against or [], args.rounds or 5, pg, args.quick, not args.no_sqlite)))
+        return 0
     if args.against:
         results = against.run(ROOT, args.against, args.rounds or 60)
         print(against.table(results, ["this", *args.against]))

@@ -31,14 +31,17 @@ def progress(text: str) -> None:
 
 class Rig:
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, tmp: Path, database_url: str, name: str,
-                 module: str = "bot", processes: int = 1, **more):
-        """`more`: further settings of the bot (lower-case names, as THREADFORK_CACHE_TTL → threadfork_cache_ttl)."""
+                 module: str = "bot", processes: int = 1, path: Path | None = None, **more):
+        """`more`: further settings of the bot (lower-case names, as THREADFORK_CACHE_TTL → threadfork_cache_ttl);
+        `path`: the checkout whose bot runs (default: this one)."""
         self.slack, self.claude, self.database_url, self.module = slack, claude, database_url, module
         self.tokens = tmp / f"{name}-tokens.json"  # the baseline's tokens of the workspaces added
         self.tokens.write_text("{}")
         settings = {"threadfork_sweep_interval": "1h", "threadfork_processes": processes} if module == "bot" else {}
         settings.update(more)
         env = bot_env(slack, claude, database_url, log_level="WARNING", **settings)
+        if path is not None:
+            env["PYTHONPATH"] = str(path)
         if module == "bot":  # many workspaces: Slack's OAuth install, one per workspace
             del env["SLACK_BOT_TOKEN"]
             env.update(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET)
