@@ -86,13 +86,22 @@ def emptied(url: str, suffix: str) -> str:
     return mine.render_as_string(hide_password=False)
 
 
+def cpu(loads: list[dict]) -> str:
+    """The bot's CPU per reply under the load, and its database's (PostgreSQL's backends), medians of the rounds."""
+    bot = statistics.median(load["cpu"] / load["count"] * 1000 for load in loads)
+    if loads[0].get("database_cpu") is None:
+        return f"{bot:.1f} ms"
+    database = statistics.median(load["database_cpu"] / load["count"] * 1000 for load in loads)
+    return f"{bot:.1f} + {database:.1f} ms"
+
+
 def table(results: dict) -> str:
-    lines = ["| checkout | database | burst ack p99 each round | median p99 | median of the medians | wall, median |",
-             "|---|---|---|---:|---:|---:|"]
+    lines = ["| checkout | database | burst ack p99 each round | median p99 | median of the medians | wall, median "
+             "| CPU per reply, bot + database |", "|---|---|---|---:|---:|---:|---:|"]
     for (name, label), loads in results.items():
         p99s = [percentile(load["burst"], 99) for load in loads]
         medians = [statistics.median(load["burst"]) for load in loads]
         lines.append(f"| {name} | {label} | {' / '.join(f'{p:.0f}' for p in p99s)} ms | "
                      f"{statistics.median(p99s):.0f} ms | {statistics.median(medians):.0f} ms | "
-                     f"{statistics.median(load['wall'] for load in loads):.2f} s |")
+                     f"{statistics.median(load['wall'] for load in loads):.2f} s | {cpu(loads)} |")
     return "\n".join(lines)

@@ -14,12 +14,15 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import CLIENT_ID, CLIENT_SECRET, TEAM_ID, FakeSlack, Team
 from tests.fakes.slack_browser import install
 from tests.harness import wait_until
 from tests.processes import BotProcess, bot_env
 
+from .database_cpu import DatabaseCpu
 from .measure import cpu_seconds, pids
 
 _ts = itertools.count(1)
@@ -71,6 +74,14 @@ class Rig:
 
     def stop(self) -> None:
         self.bot.stop()
+
+    def database_cpu(self) -> DatabaseCpu | None:
+        """What PostgreSQL's backends spend for this bot's database (None on SQLite, or a server elsewhere)."""
+        url = make_url(self.database_url) if self.database_url else None
+        if url is None or url.get_backend_name() != "postgresql":
+            return None
+        watch = DatabaseCpu(url.database)
+        return watch if watch.available else None
 
     def cpu(self) -> float:
         """CPU seconds the bot's processes have used so far."""
