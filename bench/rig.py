@@ -34,9 +34,11 @@ def progress(text: str) -> None:
 
 class Rig:
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, tmp: Path, database_url: str, name: str,
-                 module: str = "bot", processes: int = 1, path: Path | None = None, **more):
+                 module: str = "bot", processes: int = 1, path: Path | None = None, install_default: bool = True,
+                 **more):
         """`more`: further settings of the bot (lower-case names, as THREADFORK_CACHE_TTL → threadfork_cache_ttl);
-        `path`: the checkout whose bot runs (default: this one)."""
+        `path`: the checkout whose bot runs (default: this one); `install_default`: False for a replica of a bot
+        whose database already holds the default workspace's installation."""
         self.slack, self.claude, self.database_url, self.module = slack, claude, database_url, module
         self.tokens = tmp / f"{name}-tokens.json"  # the baseline's tokens of the workspaces added
         self.tokens.write_text("{}")
@@ -57,7 +59,7 @@ class Rig:
             self.bot.stop()
             raise
         self.default = slack.team(None)
-        if module == "bot":
+        if module == "bot" and install_default:
             install(self.bot.url, slack, self.default)
 
     def workspaces(self, count: int) -> list[Team]:
