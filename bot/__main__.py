@@ -1,4 +1,4 @@
-"""`python -m bot`: Socket Mode (bot/socket_mode.py) when SLACK_APP_TOKEN is set, else HTTP on HOST:PORT
+"""`python -m bot`: Socket Mode (bot/entrypoints/socket_mode.py) when SLACK_APP_TOKEN is set, else HTTP on HOST:PORT
 under gunicorn (THREADFORK_PROCESSES worker processes). `python -m bot check`: the settings checked whole,
 every problem named, nothing started. Exit codes: 2 for bad settings (every one named at once; a model
 Anthropic's Models API does not know included), 3 when the bot cannot start (bad Slack token, unusable
@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Threadfork cannot start: {error}", file=sys.stderr)
         return 2
     if settings.socket_mode:
-        from .runtime import start
-        from .socket_mode import serve
+        from .entrypoints.runtime import start
+        from .entrypoints.socket_mode import serve
 
         running = start(settings)  # exits 3, saying why, when it cannot start
         if settings.threadfork_health_port:
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         log.info("starting in Socket Mode")
         serve(running, settings.slack_app_token.get_secret_value())  # exits 0 after SIGTERM, drained
         return 0
-    from .server import serve
+    from .entrypoints.server import serve
 
     serve(settings)  # gunicorn's master exits the process itself, also in every worker it forks
     return 0
@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _serve_health(running, host: str, port: int) -> None:
     """Socket Mode's /healthz and /metrics; a port that cannot be had stops the start (exit 3)."""
-    from .infrastructure.health import serve_health
-    from .runtime import STARTUP_FAILED
+    from .entrypoints.health import serve_health
+    from .entrypoints.runtime import STARTUP_FAILED
 
     try:
         serve_health(running.wiring, host, port)

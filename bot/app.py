@@ -1,12 +1,19 @@
-"""The one wiring function: settings in, a ready Bolt app with its services out.
+"""The one composition root: settings in, a ready Bolt app with its services out.
 
-Nothing is built at import time. Tests pass their own settings (and may pass a clock) and get
-exactly the production object graph, talking to whatever SLACK_API_URL and ANTHROPIC_BASE_URL say.
+`build` makes everything once, in order, and patches nothing afterwards: the store, Slack's clients and
+ports, Claude, every pool, timer and scheduler of the process (stopped by bot/entrypoints/runtime.py `stop`), the Bolt
+app, then the use cases (`wire_services`: each given the store's ports its constructor names, and the
+services it needs, already made) and the listeners. Nothing is built at import time. Tests pass their own
+settings (and may pass a clock) and get exactly the production object graph, talking to whatever
+SLACK_API_URL and ANTHROPIC_BASE_URL say; the unit tests and the eval call `wire_services` over fakes.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -19,15 +26,38 @@ from slack_sdk.web import SlackResponse
 
 from .config import TOOLS, Settings
 from .domain.settings import Choices
-from .drain import DrainableExecutor
+from .infrastructure.drain import DrainableExecutor
 from .infrastructure.logs import about_request
 from .llm.claude import Claude
-from .scheduler import new_scheduler
+from .infrastructure.scheduler import Delays, new_scheduler
 from .secrets import Vault
-from .services.access import AccessLists
-from .services.facade import ChannelOptions, Services
-from .services.policy import Policy
-from .services.ports import Chat, Clock, Store
+from .domain.settings import ChannelSettings
+from .services.access import Access, AccessLists
+from .services.adoption import Adoption
+from .services.attachments import Attachments
+from .services.budgets import Budgets
+from .services.caps import SpendCaps
+from .services.catalog import Services
+from .services.channel_admin import ChannelAdmin
+from .services.commands import SlashCommands
+from .services.compaction import Compactor
+from .services.connections import Connections
+from .services.conversation import Conversation
+from .services.forks import Forks
+from .services.gestures import Gestures
+from .services.intake import Deliveries, Intake
+from .services.lifecycle import Lifecycle
+from .services.liveness import Liveness
+from .services.memory_tool import MemoryTools
+from .services.merging import Merging
+from .services.model_inputs import ModelInputs
+from .services.pane import AgentPane
+from .services.policy import Policies, Policy
+from .services.ports import BotUsers, Chat, Clock, Later, Model, Secrets, Store
+from .services.remembering import Remembering
+from .services.reviews import Reviews
+from .services.routing import Router
+from .services.stopping import Stopping
 from .services.workspaces import Workspaces
 from .slack import installs
 from .slack.agent_sessions import SessionCalls
@@ -42,7 +72,7 @@ from .slack.pacing import Pacing
 from .slack.pooled import connection_pool
 from .slack.thinking import Reactions
 from .store import Database, open_store, utcnow
-from .tls import tls_context
+from .infrastructure.tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +94,7 @@ class Wiring:
     store: Store
     db: Database
     executor: DrainableExecutor
-    scheduler: BackgroundScheduler  # the sweep (started by bot/runtime.py) and every delayed call
+    scheduler: BackgroundScheduler  # the sweep (started by bot/entrypoints/runtime.py) and every delayed call
     side_calls: tuple[DrainableExecutor, ...] = field(default=())  # best-effort Slack calls off the answer's path
     watcher: DrainableExecutor | None = None  # Stop's watcher (bot/services/stopping.py), its one thread
 
@@ -120,18 +150,18 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
     chat = replace(Chat.all_in(SlackChat(clients, downloads, sessions, pacing,
                                          reactions=Reactions(scheduler, reaction_calls))),
                    agent=sessions, channels=ChannelFacts(clients))
-    workspaces = Workspaces(store, policy.retention_after_uninstall)
+    workspaces = made(Workspaces, store, policy.retention_after_uninstall)
     # long model calls hold a worker each; ~200 replies must stream at once
     executor = DrainableExecutor(max_workers=settings.threadfork_workers, thread_name_prefix="threadfork")
-    # HTTP requests are verified before Bolt sees them (bot/wsgi.py: Bolt's own check would log the
+    # HTTP requests are verified before Bolt sees them (bot/entrypoints/wsgi.py: Bolt's own check would log the
     # body of a forged request); Socket Mode needs no signature
     if settings.many_workspaces:
         installations = installs.installation_store(settings, db.engine)  # the install flow and uninstalls write
         app = _installable_app(settings, client, clients, db, installations, workspaces, executor)
     else:
         installations, app = None, _one_workspace_app(client, who, executor)
-    services = Services(store, chat, claude, bot_user_id=clients.bot_user_id, policy=policy, channels=channels,
-                        workspaces=workspaces, deliveries=BoltDeliveries(app, chat.answers), watcher=watcher)
+    services = wire_services(store, chat, claude, clients.bot_user_id, policy, channels, workspaces,
+                             BoltDeliveries(app, chat.answers), watcher, Delays(scheduler))
     app.use(about_request)  # log lines name the team and channel they are about
     register(app, services, FileStubs(clients))
     installs.register_departures(app, installations, services, clients)  # before the catch-alls: see installs.py
@@ -144,6 +174,80 @@ def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:
         log.info("Threadfork ready as %s (model %s)", identity, settings.threadfork_model)
     return Wiring(settings, app, services, store, db, executor, scheduler, (session_calls, reaction_calls),
                   watcher)
+
+
+@dataclass(frozen=True)
+class ChannelOptions:
+    """What `/threadfork` offers and starts from, and the allow-lists (from Settings at wiring time)."""
+
+    defaults: ChannelSettings
+    choices: Choices
+    lists: AccessLists = AccessLists()
+    secrets: Secrets | None = None  # seals connectors' tokens (THREADFORK_SECRET_KEY)
+    connector_tokens: Mapping[str, str] = field(default_factory=dict)  # THREADFORK_CONNECTORS' tokens, by name
+
+
+def wire_services(store: Store, chat: Chat, model: Model, bot_user_id: str | None | BotUsers,
+                  policy: Policy = Policy(), channels: ChannelOptions | None = None,
+                  workspaces: Workspaces | None = None, deliveries: Deliveries | None = None,
+                  watcher: Executor | None = None, later: Later | None = None) -> Services:
+    """The use cases, each made once, after everything it uses. `chat`: Slack's ports (each service is given
+    the ones it uses); `bot_user_id`: the bot's user id, or (many workspaces) a function of the team giving it;
+    `channels`: what channels may choose and who may use Threadfork (default: everyone, one model);
+    `workspaces`: installs and departures (the OAuth flow needs it before the Slack app exists); `deliveries`:
+    the Slack app's replay of kept deliveries (none: the sweep replays nothing, as in the unit tests and the
+    eval); `watcher`: the thread Stop's watcher runs on (none: a stop is obeyed only where it lands); `later`:
+    the timer of delayed calls (none: an adopted thread read slowly is not told so)."""
+    # without them: the model and tools the Model port was configured with (None), nothing to choose
+    channels = channels or ChannelOptions(policy.channel, Choices((), ()))
+    bot_users: BotUsers = bot_user_id if callable(bot_user_id) else (lambda team_id: bot_user_id)
+    policies = made(Policies, store, policy, channels.defaults)  # each channel's: its settings over `policy`
+    liveness = made(Liveness, store, policy.lease)
+    intake = made(Intake, store, liveness, deliveries)
+    compactor = made(Compactor, store, model, policy)
+    budgets = made(Budgets, store, chat.posts, chat.answers, policies)
+    connections = Connections(store.connector_tokens, channels.secrets, channels.defaults.connectors or (),
+                              channels.connector_tokens)
+    stopping = Stopping(store.stops, store.sessions, merge_policy=lambda c: policies.of(c).merge_policy,
+                        answers=chat.answers, watcher=watcher)
+    caps = made(SpendCaps, store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
+    inputs = made(ModelInputs, store)
+    merging = made(Merging, store, inputs, chat.posts, model, liveness, connections, chat.agent, policy.cache_ttl)
+    access = made(Access, store, chat.answers, chat.people, channels.lists)
+    remembering = made(Remembering, store, chat.memory, chat.answers, chat.people, policies, access)
+    conversation = made(Conversation, store, inputs, chat.replies, chat.answers, model, liveness, stopping,
+                        budgets=budgets, connections=connections, agent=chat.agent, cache=policy.cache_ttl,
+                        on_released=merging.answered, compactor=compactor, caps=caps,
+                        memory_tools=made(MemoryTools, store, remembering, policy.channel.memory_tool))
+    reviews = made(Reviews, store, chat.posts, chat.screens, chat.answers, policies, liveness, merging)
+    forks = made(Forks, store, chat.posts, conversation, policies, merging, reviews, chat.agent, caps)
+    workspaces = workspaces or made(Workspaces, store, policy.retention_after_uninstall)
+    attachments = made(Attachments, store, chat.shared, model, policy.max_file_bytes)
+    lifecycle = made(Lifecycle, store, chat.replies, chat.posts, conversation, forks, merging, compactor, intake,
+                     policies, workspaces, attachments, access)
+    adoption = made(Adoption, store, chat.posts, chat.people, chat.shared, liveness, bot_users, channels.defaults,
+                    chat.agent, later)
+    pane = made(AgentPane, store, chat.posts, chat.answers, chat.channels, chat.agent, access, policies)
+    return Services(
+        chat=chat, bot_user_id=bot_users, policies=policies, liveness=liveness, intake=intake, stopping=stopping,
+        conversation=conversation, budgets=budgets, reviews=reviews, forks=forks, workspaces=workspaces,
+        attachments=attachments, access=access, lifecycle=lifecycle, adoption=adoption, pane=pane,
+        router=made(Router, store, chat.answers, chat.people, conversation, forks, budgets, attachments, adoption,
+                    bot_users, access, caps, pane, remembering),
+        commands=made(SlashCommands, store, chat.answers, chat.people, forks, policy, caps),
+        channel_admin=made(ChannelAdmin, store, chat.replies, chat.answers, chat.screens, access, channels.defaults,
+                           channels.choices, connections, remembering),
+        gestures=made(Gestures, store, chat.answers, chat.screens, chat.people, conversation, forks, bot_users,
+                      access, caps),
+        remembering=remembering)
+
+
+def made(make: Callable, store: Store, *args, **kwargs):
+    """`make(*args, **kwargs)`, given by name each of the store's ports its constructor asks for (its
+    keyword-only parameters, named as `Store`'s fields): a service's signature says what it touches."""
+    ports = {name: getattr(store, name) for name, parameter in inspect.signature(make).parameters.items()
+             if parameter.kind is parameter.KEYWORD_ONLY and name not in kwargs}
+    return make(*args, **kwargs, **ports)
 
 
 def policy_of(settings: Settings) -> Policy:

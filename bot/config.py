@@ -172,6 +172,10 @@ class Settings(BaseSettings):
     threadfork_connectors: Connectors = ()  # every channel's default MCP connectors
     threadfork_secret_key: SecretStr | None = None  # Fernet key sealing connectors' tokens in the database
     threadfork_cache_ttl: CacheMode = CacheMode.AUTO  # prompt-cache TTLs: auto (by each session's pace), 5m, 1h
+    # channel memory (docs/memory.md): its token budget, who may write it, Claude's memory tool (off, ask, on)
+    threadfork_memory_budget: Annotated[int, ChannelDefault("memory_budget"), Field(ge=0, le=MAX_BUDGET)] = 2_000
+    threadfork_memory_writers: Annotated[Literal["anyone", "admins"], ChannelDefault("memory_writers")] = "anyone"
+    threadfork_memory_tool: Annotated[Literal["off", "ask", "on"], ChannelDefault("memory_tool")] = "off"
     # every channel's monthly cap on estimated spend, in USD; unset: no cap
     threadfork_monthly_spend_cap_usd: Annotated[float | None, ChannelDefault("monthly_spend_cap_usd"),
                                                 Field(gt=0, le=1_000_000)] = None

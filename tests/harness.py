@@ -18,7 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 from bot.app import build
 from bot.config import load_settings
 from bot.domain.model import Channel
-from bot.wsgi import HttpApp
+from bot.entrypoints.wsgi import HttpApp
 
 from .fakes.anthropic_api import FakeAnthropic
 from .fakes.clock import FakeClock

@@ -6,7 +6,7 @@ import logging
 import os
 
 from bot.config import LOG_FORMAT
-from bot.server import serve_wsgi
+from bot.entrypoints.server import serve_wsgi
 
 from .app import make_wsgi_app
 

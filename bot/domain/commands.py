@@ -16,6 +16,8 @@ FORK_USAGE = (
     "• `/forks` — this channel's open forks. `/context` — the conversation's size and what forks kept out of it.\n"
     "• `/threadfork` — admins: this channel's settings (instructions, model, budgets, tools). "
     "`/threadfork forget` — admins: delete everything Threadfork stored for this channel.\n"
+    "• `@Threadfork remember <text>` — add to this channel's memory, which every session of it sees "
+    "(in a fork's thread too); `/threadfork memory` — see, edit and delete it.\n"
     "• `/fork help` — this help.\n"
     "*In a fork's thread* every message is a turn, no mention needed. Merge with a ✅ reaction "
     "(on the root or any message of the thread), the Merge button or `@Threadfork merge [guidance]`; "
@@ -55,7 +57,7 @@ class MergeCommand:
 
 @dataclass(frozen=True)
 class ThreadCommand:
-    verb: str  # "merge", "abandon" or "fork"
+    verb: str  # "merge", "abandon", "fork" or "remember"
     guidance: str = ""  # merge guidance, or a fork's `[--fresh|--inherit] [topic]`
 
 
@@ -106,17 +108,17 @@ def parse_merge(text: str) -> MergeCommand:
     return MergeCommand(None, text.strip())
 
 
-_THREAD_VERB = re.compile(r"^(merge|abandon|fork)\b(.*)$", re.IGNORECASE | re.DOTALL)
+_THREAD_VERB = re.compile(r"^(merge|abandon|fork|remember)\b(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 def parse_thread_command(text: str) -> ThreadCommand | None:
-    """`merge [guidance]`, `abandon` or `fork [--fresh|--inherit] [topic]` as the first word after
-    the bot's mention."""
+    """`merge [guidance]`, `abandon`, `fork [--fresh|--inherit] [topic]` or `remember [--workspace] <text>` as the
+    first word after the bot's mention."""
     match = _THREAD_VERB.match(text.strip())
     if not match:
         return None
     verb = match.group(1).lower()
-    separators = " \t\n:,.!" if verb == "fork" else " \t\n:,.!-"  # a fork's flags start with "--"
+    separators = " \t\n:,.!" if verb in ("fork", "remember") else " \t\n:,.!-"  # their flags start with "--"
     return ThreadCommand(verb, match.group(2).lstrip(separators).strip())
 
 

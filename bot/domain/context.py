@@ -24,7 +24,7 @@ them), and at most MAX_BREAKPOINTS breakpoints are set, the system prompt's incl
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import attrgetter
@@ -60,6 +60,9 @@ class ModelInput:
     system_ttl: Ttl = Ttl.FIVE_MINUTES  # the system prompt's breakpoint: never shorter than a later one
     cache: CacheMode = CacheMode.AUTO  # how the TTLs were chosen (a request added on top follows it)
     effort: str | None = None  # the channel's output_config.effort ("default": the API's); None: the configured one
+    # Claude's memory tool for this answer (memory_files.py): a command's input → (tool_result text, is_error);
+    # None: the tool is not offered
+    memory: Callable[[dict], tuple[str, bool]] | None = field(default=None, repr=False, compare=False)
 
     def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None,
                    connectors: tuple[Connector, ...] = ()) -> ModelInput:

@@ -186,12 +186,14 @@ class Fork:
     model: str | None = None
     tools: tuple[str, ...] | None = None
     connectors: tuple[Connector, ...] = ()  # names, URLs, allowed tools: never a token
+    effort: str | None = None  # None: opened before effort was kept (it answers at its channel's effort now)
     pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
     # a private fork (the agent pane): the channel whose conversation it forks, while its thread lives in
     # its owner's DM with the bot (`channel_id`, numbered there, so the channel's numbering shows nothing)
     private_of: str | None = None
     merge_guidance: str = ""  # asked with its merge, for whoever writes the summary
     merge_taken: bool = False  # someone is carrying its merge out (else, merging, it waits for its answer)
+    created_at: datetime | None = None  # when it opened: memory saved before is in its prefix, later in a note
 
     @property
     def channel(self) -> Channel:

@@ -33,6 +33,9 @@ class ChannelSettings:
     connectors: tuple[Connector, ...] | None = None  # () = none here; tokens are never part of settings
     monthly_spend_cap_usd: float | None = None  # 0: no cap here, whatever the default
     effort: str | None = None  # low | medium | high | default (the API's own): sent as output_config.effort
+    memory_budget: int | None = None  # tokens the channel's memory may hold; 0: no budget
+    memory_writers: str | None = None  # anyone | admins: who may write the channel's memory
+    memory_tool: str | None = None  # off | ask | on: Claude's memory tool (ask: each write kept or undone by people)
 
     def over(self, defaults: ChannelSettings) -> ChannelSettings:
         """These settings where set, the defaults elsewhere."""
@@ -55,6 +58,7 @@ BUILT_IN = ChannelSettings(
     merge_review=False,  # True: a merge gesture first posts a draft summary people approve, edit or redraft
     monthly_spend_cap_usd=0.0,  # 0: no cap
     effort="default",  # the API's own (high on Claude Sonnet 5.5): no output_config sent
+    memory_budget=2_000, memory_writers="anyone", memory_tool="off",  # bot/domain/memory.py
 )
 EFFORTS = ("default", "low", "medium", "high")
 
@@ -62,7 +66,9 @@ EFFORTS = ("default", "low", "medium", "high")
 LABELS = {"instructions": "instructions", "model": "model", "fork_token_budget": "fork token budget",
           "merge_policy": "merge policy", "enabled": "Threadfork here", "idle_reminder": "idle reminder",
           "expiry": "expiry", "tools": "tools", "merge_review": "summary review",
-          "connectors": "connectors", "monthly_spend_cap_usd": "monthly spend cap", "effort": "effort"}
+          "connectors": "connectors", "monthly_spend_cap_usd": "monthly spend cap", "effort": "effort",
+          "memory_budget": "memory budget", "memory_writers": "who may write memory",
+          "memory_tool": "Claude's memory tool"}
 
 
 def shown(name: str, value) -> str:
@@ -83,6 +89,10 @@ def shown(name: str, value) -> str:
         return f"${value:,.2f} a month (estimated spend)" if value else "no cap"
     if name == "effort":
         return "the API's default" if value in (None, "default") else value
+    if name == "memory_budget":
+        return f"{value:,} tokens" if value else "no budget"
+    if name == "memory_tool":
+        return {"off": "off", "ask": "ask first", "on": "on"}.get(value, str(value))
     return str(value)
 
 
@@ -188,6 +198,9 @@ def read_form(values: dict[str, FormValue], current: ChannelSettings,
     take("merge_review", lambda v: _switch(_text(v)))
     take("monthly_spend_cap_usd", lambda v: parse_cap(_text(v)))
     take("effort", lambda v: _one_of(_text(v), EFFORTS, "effort"))
+    take("memory_budget", lambda v: parse_budget(_text(v)))
+    take("memory_writers", lambda v: _one_of(_text(v), ("anyone", "admins"), "memory writers"))
+    take("memory_tool", lambda v: _one_of(_text(v), ("off", "ask", "on"), "memory tool"))
     asked = replace(current, **chosen)
     if not errors and ({"idle_reminder", "expiry"} & chosen.keys()) and asked.idle_reminder >= asked.expiry:
         errors["idle_reminder"] = "The reminder must come before the expiry, or it would never be sent."
@@ -207,7 +220,7 @@ def form_value(name: str, value) -> FormValue:
         return "on" if value else "off"
     if name == "tools":
         return list(value or ())
-    if name == "fork_token_budget":
+    if name in ("fork_token_budget", "memory_budget"):
         return str(value) if value else None
     if name == "monthly_spend_cap_usd":  # dollars as typed: 1000000, 12345.67, 12.5 (never 1e+06)
         return f"{value:.2f}".rstrip("0").rstrip(".") if value else None

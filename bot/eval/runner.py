@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..domain.model import Channel, ForkStatus, Role, Usage
 from ..services.commands import SlashCommand
-from ..services.facade import Services
+from ..app import wire_services
 from ..services.policy import Policy
 from ..services.ports import Chat, Completion, Model
 from ..services.routing import IncomingMessage
@@ -113,7 +113,7 @@ class _Play:
         self.chat = RecordingChat(lambda: f"1800000000.{next(self._said):06d}",
                                   names={p.user_id: p.name for p in scenario.people}, unnamed=lambda user_id: None)
         self.model = MeteredModel(model)
-        self.services = Services(self.store, Chat.all_in(self.chat), self.model, bot_user_id=BOT_USER, policy=Policy())
+        self.services = wire_services(self.store, Chat.all_in(self.chat), self.model, bot_user_id=BOT_USER, policy=Policy())
         self.parent_id = self.store.sessions.parent_id(Channel(TEAM, CHANNEL))
         self._ts = itertools.count(1)
 

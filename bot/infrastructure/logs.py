@@ -8,7 +8,7 @@ Invariants:
 - A start is quiet: alembic says nothing below WARNING (the store logs one line of its own), Bolt's
   warning that the environment's SLACK_BOT_TOKEN goes unused beside the client it is given is dropped.
 - The ids a line is about travel in a context variable set by Bolt middleware for each request; the
-  listener pool copies it to the listener's thread (bot/drain.py).
+  listener pool copies it to the listener's thread (bot/infrastructure/drain.py).
 """
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """Every metric the bot exports, in Prometheus' format (prometheus-client), and the one way to read them.
 
-HTTP mode serves them at /metrics on PORT (bot/wsgi.py), Socket Mode on THREADFORK_HEALTH_PORT
-(bot/infrastructure/health.py). Each hook elsewhere is one line calling a function or a metric here.
+HTTP mode serves them at /metrics on PORT (bot/entrypoints/wsgi.py), Socket Mode on THREADFORK_HEALTH_PORT
+(bot/entrypoints/health.py). Each hook elsewhere is one line calling a function or a metric here.
 
 Invariants:
 - Every name starts `threadfork_`. Labels carry bounded values only — a place (parent, fork), an outcome,
   a gesture, a Slack method, a token kind — never people's words, user ids, message ids or channel ids.
-- Several gunicorn workers report as one: bot/server.py points PROMETHEUS_MULTIPROC_DIR at a fresh folder
+- Several gunicorn workers report as one: bot/entrypoints/server.py points PROMETHEUS_MULTIPROC_DIR at a fresh folder
   before it forks them, prometheus-client's multiprocess mode keeps each worker's values there, and a
   scrape, whichever worker answers it, sums them (`MultiProcessCollector`).
 - The queue's depth and age are read from the database at each scrape, so every replica and worker

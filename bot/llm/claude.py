@@ -28,7 +28,8 @@ from .request import MCP_BETA, RequestEncoder, server_tools
 
 log = logging.getLogger(__name__)
 
-MAX_RESUMES = 3
+MAX_RESUMES = 3  # a paused turn handed back at most this often
+MAX_ROUNDS = 8  # calls one answer may take in all: resumes, and the memory tool's calls answered
 
 
 class _NoRequestBodies(logging.Filter):
@@ -75,12 +76,23 @@ class Claude:
     def _answer(self, body: bytes, reading: Reading, model_input: ModelInput, stop: StopSignal | None) -> None:
         # the body holds connectors' tokens: it is never logged, kept or put in an error
         headers = {"anthropic-beta": MCP_BETA} if model_input.connectors else {}
+        continuation: list[dict] = []  # the answer so far, as messages after the input's
         try:
             self._stream(body, reading, headers, stop)
-            for _ in range(MAX_RESUMES):  # a long research turn pauses; handing it back resumes it
-                if reading.stop_reason != "pause_turn" or _stopped(stop):
+            resumes = 0
+            for _ in range(MAX_ROUNDS):
+                if _stopped(stop):
                     break
-                self._stream(self.encoder.encode(model_input, reading.resume()), reading, headers, stop)
+                if reading.stop_reason == "pause_turn" and resumes < MAX_RESUMES:  # a long research turn
+                    resumes += 1
+                    _handed_back(continuation, reading.resume())
+                elif reading.stop_reason == "tool_use" and model_input.memory and reading.client_calls():
+                    calls = reading.client_calls()  # the memory tool's: done here, answered, and the answer goes on
+                    _handed_back(continuation, reading.resume())
+                    continuation.append({"role": "user", "content": [_tool_result(model_input, c) for c in calls]})
+                else:
+                    break
+                self._stream(self.encoder.encode(model_input, continuation), reading, headers, stop)
         except anthropic.APIStatusError as error:
             raise _status_error(error, model_input.model or self.model) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException, TimeoutError):
@@ -131,6 +143,28 @@ class Claude:
                 raise _status_error(error) from None
         except (anthropic.APITimeoutError, anthropic.APIConnectionError, httpx2.TransportError):
             raise ModelUnavailable("Claude's file store could not be reached") from None
+
+
+def _handed_back(continuation: list[dict], content: list[dict]) -> None:
+    """A round's content after the answer so far: a paused round's continues the assistant's last message."""
+    if continuation and continuation[-1]["role"] == "assistant":
+        continuation[-1]["content"] += content
+    else:
+        continuation.append({"role": "assistant", "content": content})
+
+
+def _tool_result(model_input: ModelInput, call: dict) -> dict:
+    """A client tool use answered: the memory tool's result (any other tool is refused, as none is offered)."""
+    if call.get("name") == "memory" and model_input.memory:
+        try:
+            text, failed = model_input.memory(call.get("input") or {})
+        except Exception:
+            log.exception("the memory tool failed")
+            text, failed = "The memory could not be changed just now.", True
+    else:
+        text, failed = f"No tool named {call.get('name')} is available.", True
+    result = {"type": "tool_result", "tool_use_id": call["id"], "content": text}
+    return {**result, "is_error": True} if failed else result
 
 
 def _stopped(stop: StopSignal | None) -> bool:

@@ -18,7 +18,9 @@ The MCP connector's calls come the same way: an `mcp_tool_use` block {id, name, 
 (its input streamed as JSON), then its `mcp_tool_result` {tool_use_id, is_error, content}. They are
 shown as "connector · tool" with a one-line result and counted per connector; the result's content
 never leaves this module (the answer's text is what is kept), and a connector whose call failed is
-named in the completion so the answer can say so.
+named in the completion so the answer can say so. An `mcp_tool_listing` block (the tools a connector's server
+listed while the answer was produced) is kept as sent, like thinking, and handed back with a paused answer so
+the API uses it rather than asking the server again; it is never shown.
 
 The connectors' tokens the request carried are masked (`Masker`) in everything read here that is shown
 or kept: the answer's text as it streams, tool names, results and errors.
@@ -35,6 +37,7 @@ from ..services.ports import Completion, ReplyEvents, Source
 
 _USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
                  "cache_read_input_tokens": "cache_read_tokens", "cache_creation_input_tokens": "cache_write_tokens"}
+GOES_ON = ("pause_turn", "tool_use")  # the answer continues in another call (a paused turn, the memory tool's)
 _TOOL_COUNTS = {"web_search_requests": "searches", "web_fetch_requests": "fetches"}
 
 
@@ -51,8 +54,8 @@ class Reading:
         self.cited: list[Source] = []  # pages the answer cites, in order
         self.found: list[Source] = []  # pages searches and fetches brought back, in order
         self.blocks: dict[int, dict] = {}  # this round's content blocks as the API sent them, by index
+        self._client_json: dict[int, str] = {}  # a client tool use's input JSON so far, by block index
         self.stop_reason: str | None = None
-        self.earlier_content: list[dict] = []  # earlier rounds' blocks, when Claude paused and resumed
         self.earlier_usage = Usage()
         self.connector_calls: dict[str, int] = {}  # connector → MCP tool calls in this answer
         self.failed_connectors: dict[str, str] = {}  # connector → what went wrong, first failure only
@@ -77,24 +80,29 @@ class Reading:
         elif kind == "message_delta":
             self.counts.update(_counts(event.get("usage")))  # final counts override the first ones
             self.stop_reason = (event.get("delta") or {}).get("stop_reason")
-            if self.stop_reason != "pause_turn":
+            if self.stop_reason not in GOES_ON:
                 self._written(self.masker.rest())
             # a paused turn goes on; sources or a failed connector make a tail, shown with the finish in one call
-            if self.events and self.stop_reason not in (None, "pause_turn") and not (
+            if self.events and self.stop_reason not in (None, *GOES_ON) and not (
                     self.cited or self.found or self.failed_connectors):
                 self.events.ended()
 
     def resume(self) -> list[dict]:
-        """Claude paused (`pause_turn`): the whole answer so far, as content blocks to hand back, and
-        a fresh start for the next round's events (text, sources and usage keep adding up)."""
-        self.earlier_content += [self.blocks[i] for i in sorted(self.blocks)  # the API refuses empty text
-                                 if self.blocks[i].get("type") != "text" or self.blocks[i].get("text", "").strip()]
-        texts = [b for b in self.earlier_content if b.get("type") == "text"]
+        """Claude paused (`pause_turn`) or called the memory tool (`tool_use`): this round's content blocks, to
+        hand back as they came, and a fresh start for the next round's events (text, sources and usage keep adding
+        up)."""
+        content = [self.blocks[i] for i in sorted(self.blocks)  # the API refuses empty text
+                   if self.blocks[i].get("type") != "text" or self.blocks[i].get("text", "").strip()]
+        texts = [b for b in content if b.get("type") == "text"]
         if texts:  # nor an assistant message whose text ends with whitespace
             texts[-1]["text"] = texts[-1]["text"].rstrip()
         self.earlier_usage += priced(self.model, Usage(**self.counts))
-        self.blocks, self.counts, self._tools, self.stop_reason = {}, {}, {}, None
-        return self.earlier_content
+        self.blocks, self.counts, self._tools, self._client_json, self.stop_reason = {}, {}, {}, {}, None
+        return content
+
+    def client_calls(self) -> list[dict]:
+        """This round's `tool_use` blocks (client tools: the memory tool), with their inputs whole."""
+        return [self.blocks[i] for i in sorted(self.blocks) if self.blocks[i].get("type") == "tool_use"]
 
     def _delta(self, index: int, delta: dict) -> None:
         block = self.blocks.get(index, {})
@@ -109,6 +117,9 @@ class Reading:
         elif kind == "input_json_delta" and index in self._tools:
             self._tools[index][2].append(delta.get("partial_json", ""))
             block["input"] = _parsed("".join(self._tools[index][2]))
+        elif kind == "input_json_delta" and block.get("type") == "tool_use":  # a client tool's: kept, never shown
+            self._client_json[index] = self._client_json.get(index, "") + delta.get("partial_json", "")
+            block["input"] = _parsed(self._client_json[index])
         elif kind == "citations_delta":
             citation = delta.get("citation") or {}
             block.setdefault("citations", []).append(citation)
@@ -118,7 +129,9 @@ class Reading:
     def _start(self, index: int, block: dict) -> None:
         self.blocks[index] = dict(block)  # its text and input grow as deltas come
         kind = block.get("type")
-        if kind == "server_tool_use":
+        if kind in ("thinking", "redacted_thinking") and self.events:
+            self.events.thinking_started()  # nothing is shown of it; a long think is (channel_reply.py)
+        elif kind == "server_tool_use":
             self._tools[index] = (block["id"], block["name"], [])
         elif kind == "mcp_tool_use":
             server = self._shown(str(block.get("server_name") or "?"))

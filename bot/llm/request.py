@@ -4,6 +4,7 @@ from __future__ import annotations
 import orjson
 
 from ..domain.context import ModelInput, cache_control
+from ..domain.memory_files import MEMORY_TOOL
 from ..domain.pricing import takes_effort
 
 # Anthropic's server tools, by the names THREADFORK_TOOLS uses: Claude searches and fetches the web
@@ -69,11 +70,12 @@ class RequestEncoder:
         self.tools = tools or None  # no `tools` key at all without tools
         self.tool_max_uses = tool_max_uses  # for a channel's own choice of tools
 
-    def request(self, model_input: ModelInput, answer_so_far: list[dict] | None = None) -> dict:
+    def request(self, model_input: ModelInput, continuation: list[dict] | None = None) -> dict:
         """The body; a channel's own model, tools and effort in `model_input` win over the configured ones.
-        `answer_so_far`: a paused answer's content blocks, handed back as they came (thinking signed)."""
+        `continuation`: the answer so far, as messages after the input's — the assistant's content blocks handed
+        back as they came (thinking signed), and the memory tool's results after its calls."""
         tools = self.tools if model_input.tools is None else server_tools(model_input.tools, self.tool_max_uses)
-        tools = [*(tools or ()), *mcp_toolsets(model_input)]
+        tools = [*(tools or ()), *mcp_toolsets(model_input), *([MEMORY_TOOL] if model_input.memory else [])]
         model = model_input.model or self.model
         request = {"model": model, "max_tokens": self.max_tokens, "stream": True,
                    **output_config(model, model_input.effort or self.effort), "system": _system(model_input)}
@@ -81,11 +83,8 @@ class RequestEncoder:
             request["tools"] = tools
         if model_input.connectors:
             request["mcp_servers"] = mcp_servers(model_input)
-        messages = model_input.messages()
-        if answer_so_far is not None:
-            messages.append({"role": "assistant", "content": answer_so_far})
-        request["messages"] = messages
+        request["messages"] = model_input.messages() + list(continuation or ())
         return request
 
-    def encode(self, model_input: ModelInput, answer_so_far: list[dict] | None = None) -> bytes:
-        return orjson.dumps(self.request(model_input, answer_so_far))
+    def encode(self, model_input: ModelInput, continuation: list[dict] | None = None) -> bytes:
+        return orjson.dumps(self.request(model_input, continuation))

@@ -1,2 +1,2 @@
-"""Use cases, one class per concern, wired by `facade.Services`; they reach Slack, Claude and the
-database only through the protocols in `ports`."""
+"""Use cases, one class per concern, made by bot/app.py `wire_services` (each given only the ports it
+uses); they reach Slack, Claude and the database only through the protocols in `ports`."""

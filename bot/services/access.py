@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
-from .ports import Audience, People, PrivateAnswers, Store
+from .ports import Audience, ChannelSettingsStore, People, PrivateAnswers
 
 NOT_LISTED = ("Threadfork isn't enabled {where} — ask your workspace admin to add {what} to "
               "THREADFORK_ALLOWED_{list}.")
@@ -27,8 +27,9 @@ class AccessLists:
 
 
 class Access:
-    def __init__(self, store: Store, answers: PrivateAnswers, people: People, lists: AccessLists = AccessLists()):
-        self.store = store
+    def __init__(self, answers: PrivateAnswers, people: People, lists: AccessLists = AccessLists(),
+                 *, channel_settings: ChannelSettingsStore):
+        self.channel_settings = channel_settings
         self.answers = answers
         self.people = people
         self.lists = lists
@@ -53,7 +54,7 @@ class Access:
         return not self.lists.channels or channel.id in self.lists.channels
 
     def _switched_off(self, channel: Channel, chosen: ChannelSettings | None = None) -> bool:
-        return (self.store.channel_settings.of(channel) if chosen is None else chosen).enabled is False
+        return (self.channel_settings.of(channel) if chosen is None else chosen).enabled is False
 
     def admits(self, audience: Audience) -> bool:
         """For an act that is always meant for Threadfork (a command, a button, a shortcut, a ✅): False,

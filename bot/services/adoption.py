@@ -20,8 +20,7 @@ refresh skips adopted forks.
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..domain import transcript
@@ -30,7 +29,8 @@ from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ContextSize, Fork
 from ..domain.settings import ChannelSettings
 from .liveness import Liveness
-from .ports import Adopted, AgentSessions, BotUsers, ForkPosts, People, Shared, Store, ThreadMessage
+from .ports import (Adopted, Adoptions, AgentSessions, BotUsers, ForkPosts, Later, People, Sessions, Shared,
+                    ThreadMessage, TurnQueue, Views)
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +48,14 @@ def adoption_note(fork: Fork, read: bool = True) -> str:
 
 
 class Adoption:
-    def __init__(self, store: Store, posts: ForkPosts, people: People, shared: Shared, liveness: Liveness,
+    def __init__(self, posts: ForkPosts, people: People, shared: Shared, liveness: Liveness,
                  bot_user_id: BotUsers, defaults: ChannelSettings = ChannelSettings(),
-                 agent: AgentSessions | None = None):
+                 agent: AgentSessions | None = None, later: Later | None = None,
+                 *, sessions: Sessions, adoptions: Adoptions, turns: TurnQueue, views: Views):
         self.agent = agent  # the adopted thread becomes an agent session (best effort)
+        self.later = later  # times the still-reading note (None: never told)
         self.defaults = defaults  # what the adopted fork keeps where its channel chose nothing
-        self.store = store
+        self.sessions, self.adoptions, self.turns, self.views = sessions, adoptions, turns, views
         self.posts = posts
         self.people = people
         self.shared = shared
@@ -66,38 +68,50 @@ class Adoption:
         posted before `mention_ts` are its first turn."""
         owner = self.liveness.new_owner()
         with self.liveness.holding("lease", owner):
-            adopted = self.store.adoptions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl,
+            adopted = self.adoptions.adopt_thread(channel, thread_ts, user_id, owner, self.liveness.ttl,
                                                         self.defaults)
             if not adopted.new:
                 return adopted
             try:
                 self._take_in(adopted.fork, mention_ts)
             finally:
-                self.store.turns.release(adopted.fork.id, owner)
-        return Adopted(self.store.sessions.fork(adopted.fork.id), new=True)
+                self.turns.release(adopted.fork.id, owner)
+        return Adopted(self.sessions.fork(adopted.fork.id), new=True)
 
     def _take_in(self, fork: Fork, mention_ts: str) -> None:
         log.info("adopting thread %s as fork %s", fork.root_ts, fork.id)
         try:
-            with _told_if_slow(lambda: self._say_still_reading(fork), self.still_reading_after):
+            with self._told_if_slow(fork):
                 earlier = [m for m in self.shared.thread_messages(fork.channel, fork.root_ts, before=mention_ts)
                            if transcript.before(m.ts, mention_ts)]
             read = True
         except ChatUnavailable:
             earlier, read = [], False  # the gateway logged why; the fork starts from the channel alone
-        inherited = (self.store.views.context_size(fork.parent_id, fork.fork_point_seq) if fork.fork_point_seq
+        inherited = (self.views.context_size(fork.parent_id, fork.fork_point_seq) if fork.fork_point_seq
                      else ContextSize(0, 0))
-        self.store.adoptions.complete_adoption(
+        self.adoptions.complete_adoption(
             fork.id, transcript.topic(earlier[0].text) if earlier else "", inherited,
             transcript.transcript([self._quoted(fork.team_id, m) for m in earlier]), transcript.SPEAKER,
             [m.ts for m in earlier])
         if self.agent:
-            titled = self.store.sessions.fork(fork.id)  # with the topic its first message gave it
+            titled = self.sessions.fork(fork.id)  # with the topic its first message gave it
             self.agent.session_opened(titled, session_title(titled))
         try:
             self.posts.note_in_thread(fork, adoption_note(fork, read))
         except Exception:
             log.exception("posting the adoption note of fork %s failed", fork.id)
+
+    @contextmanager
+    def _told_if_slow(self, fork: Fork) -> Iterator[None]:
+        """The thread told once that the bot is still reading if the block takes more than `still_reading_after`
+        seconds; said in full before the block's caller goes on."""
+        say = lambda: self._say_still_reading(fork)  # noqa: E731
+        cancel = self.later.after(self.still_reading_after, say) if self.later else None
+        try:
+            yield
+        finally:
+            if cancel:
+                cancel()
 
     def _say_still_reading(self, fork: Fork) -> None:
         try:
@@ -110,16 +124,3 @@ class Adoption:
             return transcript.Quoted(message.text, yours=True, files=message.files)
         name = self.people.display_name(team_id, message.user_id) if message.user_id else message.name
         return transcript.Quoted(message.text, message.user_id, name, files=message.files)
-
-
-@contextmanager
-def _told_if_slow(say: Callable[[], None], after: float) -> Iterator[None]:
-    """`say` once if the block takes more than `after` seconds; said in full before the block's caller goes on."""
-    timer = threading.Timer(after, say)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        timer.join()

@@ -29,7 +29,7 @@ from ..domain.files import (
 )
 from ..domain.model import Attachment, FileKind
 from ..domain.text import mrkdwn, storable
-from .ports import Model, Shared, SharedFile, Store, StoredFile
+from .ports import Clock, Erasure, Files, Model, Shared, SharedFile, StoredFile
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,9 @@ UNUSED_GRACE = 600.0  # seconds: a content kept this recently may be about to be
 
 
 class Attachments:
-    def __init__(self, store: Store, shared: Shared, model: Model, max_file_bytes: int):
-        self.store = store
+    def __init__(self, shared: Shared, model: Model, max_file_bytes: int,
+                 *, files: Files, erasure: Erasure, clock: Clock):
+        self.files, self.erasure, self.clock = files, erasure, clock
         self.shared = shared
         self.model = model
         self.max_file_bytes = max_file_bytes
@@ -69,9 +70,9 @@ class Attachments:
         check_size(kind, file.size, self.max_file_bytes)
         with self._one_at_a_time(file.id):
             stored = self._recent.get(file.id)
-            if stored is not None and self.store.files.known(stored.sha256) is None:
+            if stored is not None and self.files.known(stored.sha256) is None:
                 stored = None  # its content was deleted since (a forget, the retention policy): fetch it again
-            stored = stored or self.store.files.known_shared(file.id) or self._fetch(file, kind)
+            stored = stored or self.files.known_shared(file.id) or self._fetch(file, kind)
             self._recent[file.id] = stored
             while len(self._recent) > RECENT_FILES:
                 self._recent.pop(next(iter(self._recent)))
@@ -86,7 +87,7 @@ class Attachments:
         check_content(kind, data)
         check_size(kind, len(data), self.max_file_bytes)
         sha256 = hashlib.sha256(data).hexdigest()
-        stored = self.store.files.known(sha256)
+        stored = self.files.known(sha256)
         if stored is None:
             stored = self._keep(file, kind, data, sha256)
         return stored
@@ -104,13 +105,13 @@ class Attachments:
             except ThreadforkError as error:
                 raise Unreadable(f"Claude's file store did not take it ({error})") from None
         stored = StoredFile(sha256, kind.kind, kind.media_type, len(data), file_id, text)
-        self.store.files.keep(stored)
-        return self.store.files.known(sha256) or stored  # the copy kept first, if two raced
+        self.files.keep(stored)
+        return self.files.known(sha256) or stored  # the copy kept first, if two raced
 
     def drop_unused(self) -> None:
         """The sweep: contents no turn shares any more are deleted, here and in Claude's file store."""
-        grace = self.store.clock() - timedelta(seconds=UNUSED_GRACE)
-        for file_id in self.store.erasure.drop_unused_files(grace):
+        grace = self.clock() - timedelta(seconds=UNUSED_GRACE)
+        for file_id in self.erasure.drop_unused_files(grace):
             try:
                 self.model.forget_upload(file_id)
             except ThreadforkError as error:

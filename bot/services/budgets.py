@@ -6,12 +6,13 @@ from ..domain.errors import NotAllowed
 from ..domain.model import Channel, Fork
 from ..domain.settings import ChannelSettings
 from .policy import Policies
-from .ports import Audience, ForkPosts, PrivateAnswers, Store
+from .ports import Audience, Claims, ForkBudgets, ForkPosts, PrivateAnswers, Sessions, Views
 
 
 class Budgets:
-    def __init__(self, store: Store, posts: ForkPosts, answers: PrivateAnswers, policies: Policies):
-        self.store = store
+    def __init__(self, posts: ForkPosts, answers: PrivateAnswers, policies: Policies,
+                 *, claims: Claims, sessions: Sessions, budgets: ForkBudgets, views: Views):
+        self.claims, self.sessions, self.budgets, self.views = claims, sessions, budgets, views
         self.posts = posts
         self.answers = answers
         self.policies = policies
@@ -25,8 +26,8 @@ class Budgets:
 
     def standing(self, fork: Fork, budget: int) -> tuple[int, int]:
         """Tokens the fork has burned, and its budget as raised by Continue so far."""
-        limit = budget + self.store.budgets.budget_extra(fork.id)
-        return self.store.views.stats(fork.id).burned.total, limit
+        limit = budget + self.budgets.budget_extra(fork.id)
+        return self.views.stats(fork.id).burned.total, limit
 
     def notify_if_reached(self, fork: Fork, chosen: ChannelSettings | None = None) -> None:
         """After an answer: one notice (with Merge, Abandon, Continue) per budget reached. `chosen`: the
@@ -35,12 +36,12 @@ class Budgets:
         if not budget:
             return
         burned, limit = self.standing(fork, budget)
-        if burned >= limit and self.store.claims.mark(f"budget:{fork.id}:{limit}"):
+        if burned >= limit and self.claims.mark(f"budget:{fork.id}:{limit}"):
             self.posts.budget_reached(fork, burned, limit)
 
     def raise_limit(self, fork_id: int, user_id: str, channel: Channel) -> None:
         """The Continue button."""
-        fork = self.store.sessions.fork(fork_id)
+        fork = self.sessions.fork(fork_id)
         audience = Audience(channel.team_id, channel.id, user_id)
         policy = self.policies.of(channel)
         if fork is None or fork.channel != channel or not policy.fork_token_budget:
@@ -51,7 +52,7 @@ class Budgets:
         except NotAllowed as refusal:
             self.answers.tell(audience, str(refusal))
             return
-        self.store.budgets.raise_budget(fork.id, policy.fork_token_budget)
+        self.budgets.raise_budget(fork.id, policy.fork_token_budget)
         _, limit = self.standing(fork, policy.fork_token_budget)
         self.posts.note_in_thread(fork, f"<@{user_id}> raised this fork's token budget to {limit:,}. Carry on — "
                                         "react 🔁 to a message I didn't answer to get its answer now.")

@@ -29,7 +29,7 @@ from ..domain.model import Channel, Session, Usage
 from ..domain.pricing import priced
 from ..domain.settings import ChannelSettings
 from ..domain.spend import ESTIMATED, CapState, Reservation, cap_micros, cap_state, dollars, month_of
-from .ports import Place, Replies, Standing, Store
+from .ports import ChannelSettingsStore, Claims, Clock, Place, Replies, Spending, Standing
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +66,9 @@ class ChannelRead(NamedTuple):
 
 
 class SpendCaps:
-    def __init__(self, store: Store, replies: Replies, default_cap: float | None, admins: frozenset[str] = frozenset()):
-        self.store = store
+    def __init__(self, replies: Replies, default_cap: float | None, admins: frozenset[str] = frozenset(),
+                 *, claims: Claims, channel_settings: ChannelSettingsStore, spending: Spending, clock: Clock):
+        self.claims, self.channel_settings, self.spending, self.clock = claims, channel_settings, spending, clock
         self.replies = replies
         self.default_cap = default_cap or None  # THREADFORK_MONTHLY_SPEND_CAP_USD; 0 or unset: none
         self.admins = admins  # THREADFORK_ADMINS, who may raise it beside the workspace's admins and owners
@@ -76,7 +77,7 @@ class SpendCaps:
     def read(self, channel: Channel, standing: Standing | None = None) -> ChannelRead:
         """The channel's settings, its cap in force and its conversation's session, in the one read a turn
         makes of them (`standing`: as its delivery's keep read them, if it did)."""
-        standing = standing or self.store.spending.chosen(channel)
+        standing = standing or self.spending.chosen(channel)
         chosen = standing.settings
         cap = chosen.monthly_spend_cap_usd if chosen.monthly_spend_cap_usd is not None else self.default_cap
         return ChannelRead(chosen, CapView(cap, standing.month_micros if cap else None, standing.reserved_micros),
@@ -117,14 +118,14 @@ class SpendCaps:
         authors, when the cap, with what is set aside already, is reached."""
         channel = session.fork.home if session.fork else session.channel
         settings = chosen if chosen is not None and channel == session.channel else None
-        settings = settings or self.store.channel_settings.of(channel)
+        settings = settings or self.channel_settings.of(channel)
         cap = settings.monthly_spend_cap_usd if settings.monthly_spend_cap_usd is not None else self.default_cap
         if not cap:
             return None
         model, most = ceiling
         worst, elsewhere = priced(model, most).cost_micros, channel != session.channel
         for _ in range(ADMIT_TRIES):  # refused, but what was set aside may have been settled since
-            reservation = self.store.spending.reserve(channel, worst, cap_micros(cap))
+            reservation = self.spending.reserve(channel, worst, cap_micros(cap))
             if reservation is not None:
                 return reservation
             view = self.read(channel)[1]
@@ -147,7 +148,7 @@ class SpendCaps:
         if len(self._noticed) >= REMEMBERED:
             self._noticed.clear()
         self._noticed.add(key)
-        if not self.store.claims.mark(key):
+        if not self.claims.mark(key):
             return
         cap = dollars(cap_micros(view.cap_usd))
         if view.state is CapState.REACHED:
@@ -171,4 +172,4 @@ class SpendCaps:
 
     def _month(self) -> tuple[str, str]:
         """This UTC month's first day and the next one's, by the store's clock (the one its figures use)."""
-        return month_of(self.store.clock())
+        return month_of(self.clock())

@@ -21,20 +21,31 @@ from ..domain.settings import ChannelSettings, Choices, FormValue, changes, read
 from .access import NOT_ADMIN, Access
 from .commands import SlashCommand
 from .connections import Connections
-from .ports import Audience, Place, PrivateAnswers, Replies, Screens, Store
+from .ports import (Audience, ChannelSettingsStore, Claims, Clock, ConnectorTokens, Erasure, Place, PrivateAnswers,
+                    Replies, Screens)
+from .remembering import Remembering
 
 log = logging.getLogger(__name__)
 
 ANSWER = re.compile(r"[0-9]{1,12}:[0-9a-f]{16}")  # a question's answer as `ask_to_forget` makes it
 QUESTION_LIFETIME = 15 * 60.0  # seconds a "Forget everything" button stays good for
-USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork forget` deletes "
-         "everything Threadfork stored for this channel (admins only; it asks first).")
+USAGE = ("`/threadfork` (or `/threadfork settings`) opens this channel's settings; `/threadfork memory` shows this "
+         "channel's memory, to edit or delete; `/threadfork forget` deletes everything Threadfork stored for this "
+         "channel (admins only; it asks first).")
 
 
 class ChannelAdmin:
-    def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, screens: Screens, access: Access,
-                 defaults: ChannelSettings, choices: Choices, connections: Connections):
-        self.store = store
+    def __init__(self, replies: Replies, answers: PrivateAnswers, screens: Screens, access: Access,
+                 defaults: ChannelSettings, choices: Choices, connections: Connections,
+                 remembering: Remembering | None = None,
+                 *, claims: Claims, channel_settings: ChannelSettingsStore, connector_tokens: ConnectorTokens,
+                 erasure: Erasure, clock: Clock):
+        self.remembering = remembering  # `/threadfork memory`
+        self.claims = claims
+        self.channel_settings = channel_settings
+        self.connector_tokens = connector_tokens
+        self.erasure = erasure
+        self.clock = clock
         self.replies = replies
         self.answers = answers
         self.screens = screens
@@ -50,13 +61,15 @@ class ChannelAdmin:
                 self.open_settings(command)
             elif verb == "forget":
                 self.ask_to_forget(command)
+            elif verb == "memory" and self.remembering is not None:
+                self.remembering.open(command.team_id, command.channel, command.user_id, command.trigger_id or "")
             else:
                 self.answers.tell(command.audience, USAGE)
         except ThreadforkError as error:  # Slack would not say who they are, or open the modal
             self.answers.tell(command.audience, str(error))
 
     def effective(self, channel: Channel) -> ChannelSettings:
-        return self.store.channel_settings.of(channel).over(self.defaults)
+        return self.channel_settings.of(channel).over(self.defaults)
 
     def open_settings(self, command: SlashCommand) -> None:
         if not self.access.is_admin(command.team_id, command.user_id):
@@ -93,9 +106,9 @@ class ChannelAdmin:
             if sealed:  # the channel's own tokens belong to its own connectors, even ones equal to the defaults
                 saved = replace(saved, connectors=form.connectors)
         outcome = Outcome(notes=self._dropped(channel, form, sealed) if form is not None else ())
-        self.store.channel_settings.save(channel, saved, user_id)
+        self.channel_settings.save(channel, saved, user_id)
         if form is not None:
-            self.store.connector_tokens.keep(channel, sealed if saved.connectors is not None else {})
+            self.connector_tokens.keep(channel, sealed if saved.connectors is not None else {})
         changed = changes(before, after)
         if changed:
             try:
@@ -118,7 +131,7 @@ class ChannelAdmin:
     def _sealed(self, channel: Channel, form: ConnectorForm) -> dict[str, str]:
         """The tokens the submitted connectors keep, sealed: typed now, or kept from the connector their
         slot showed (raises NoSecretKey for a typed token without THREADFORK_SECRET_KEY)."""
-        before = self.store.connector_tokens.sealed(channel)
+        before = self.connector_tokens.sealed(channel)
         sealed = {}
         for connector in form.connectors:
             if connector.name in form.new_tokens:
@@ -131,7 +144,7 @@ class ChannelAdmin:
 
     def _with_token(self, channel: Channel, effective: ChannelSettings) -> frozenset[str]:
         """The shown connectors that have a token (the modal says so, and never shows it)."""
-        own = self.store.connector_tokens.sealed(channel)
+        own = self.connector_tokens.sealed(channel)
         return frozenset(c.name for c in effective.connectors or ()
                          if c.name in own or self.connections.has_default_token(c))
 
@@ -140,7 +153,7 @@ class ChannelAdmin:
             self.answers.tell(command.audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
         answer = f"{int(self._now())}:{uuid.uuid4().hex[:16]}"
-        self.store.claims.claim(_asked(command.channel, answer))  # the question as issued: a made-up answer is none
+        self.claims.claim(_asked(command.channel, answer))  # the question as issued: a made-up answer is none
         self.answers.ask_to_forget(command.audience, answer)
 
     def forget(self, channel: Channel, user_id: str, audience: Audience, answer: str) -> None:
@@ -155,15 +168,15 @@ class ChannelAdmin:
         if not self.access.is_admin(channel.team_id, user_id):
             self.answers.tell(audience, NOT_ADMIN.format(verb="make Threadfork forget a channel"))
             return
-        if not self._fresh(answer) or self.store.claims.claim(_asked(channel, answer)):
+        if not self._fresh(answer) or self.claims.claim(_asked(channel, answer)):
             # too old, or never asked here (the claim was free: no question of ours carried this answer)
             self.answers.settle_question(audience, "That question has expired — nothing was deleted. Run "
                                                    "`/threadfork forget` again.")
             return
-        if not self.store.claims.mark(f"forget:{channel.team_id}:{channel.id}:{answer}"):
+        if not self.claims.mark(f"forget:{channel.team_id}:{channel.id}:{answer}"):
             self.answers.settle_question(audience, "This question was already answered.")
             return
-        deleted = self.store.erasure.forget_channel(channel)
+        deleted = self.erasure.forget_channel(channel)
         sessions = f"{deleted} session{'s' if deleted != 1 else ''}"
         self.answers.settle_question(audience, f"🧹 Done: Threadfork forgot this channel ({sessions} deleted).")
         self.replies.post_notice(Place(channel.id, None, channel.team_id, None),
@@ -182,7 +195,7 @@ class ChannelAdmin:
 
     def _now(self) -> float:
         """The store's clock (naive UTC) as epoch seconds: what a question's answer carries."""
-        return self.store.clock().replace(tzinfo=timezone.utc).timestamp()
+        return self.clock().replace(tzinfo=timezone.utc).timestamp()
 
 
 class Outcome(dict):

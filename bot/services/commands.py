@@ -14,7 +14,8 @@ from .conversation import Speaker
 from .caps import SpendCaps
 from .forks import Forks
 from .policy import Policy
-from .ports import Audience, People, PrivateAnswers, Store
+from .ports import (Audience, ChannelSettingsStore, ConnectorUse, People, PrivateAnswers, PrivateForks, Sessions,
+                    Spending, TurnQueue, Views)
 from .refusals import refuse
 
 NO_OPEN_FORK = "There is no open fork in this channel to merge. `/fork [topic]` opens one."
@@ -40,9 +41,17 @@ class SlashCommand:
 
 
 class SlashCommands:
-    def __init__(self, store: Store, answers: PrivateAnswers, people: People, forks: Forks, policy: Policy,
-                 caps: SpendCaps | None = None):
-        self.store = store
+    def __init__(self, answers: PrivateAnswers, people: People, forks: Forks, policy: Policy,
+                 caps: SpendCaps | None = None,
+                 *, sessions: Sessions, private: PrivateForks, turns: TurnQueue, views: Views,
+                    channel_settings: ChannelSettingsStore, connector_use: ConnectorUse, spending: Spending):
+        self.sessions = sessions
+        self.private = private
+        self.turns = turns
+        self.views = views
+        self.channel_settings = channel_settings
+        self.connector_use = connector_use
+        self.spending = spending
         self.caps = caps
         self.answers = answers
         self.people = people
@@ -74,33 +83,33 @@ class SlashCommands:
         except ChildrenOpen as error:
             refuse(self.answers, command.audience, error)
         except ThreadforkError as error:
-            open_forks = self.store.sessions.forks_in(command.channel, ForkStatus.OPEN)
+            open_forks = self.sessions.forks_in(command.channel, ForkStatus.OPEN)
             if request is not None and request.number is None and not open_forks:  # nothing to name: say so, not "name one"
                 self.answers.tell(command.audience, NO_OPEN_FORK)
             else:
                 self.answers.refuse_merge(command.audience, str(error), open_forks)
 
     def context(self, command: SlashCommand) -> None:
-        parent = self.store.sessions.parent_id(command.channel)
-        sessions = self.store.sessions
-        turns = self.store.turns.turns(parent)
+        parent = self.sessions.parent_id(command.channel)
+        sessions = self.sessions
+        turns = self.turns.turns(parent)
         report = ContextReport(
-            size=self.store.views.context_size(parent), budget=self.policy.compact_at,
+            size=self.views.context_size(parent), budget=self.policy.compact_at,
             compactions=sum(1 for t in turns if t.role is Role.COMPACTION),
             stop_reasons=dict(Counter(t.stop_reason for t in turns if t.stop_reason)),
             merged=self.forks.listings(sessions.forks_in(command.channel, ForkStatus.MERGED)),
             open=sessions.forks_in(command.channel, ForkStatus.OPEN),
-            economy=self.store.views.channel_economy(command.channel),
-            connector_calls=self.store.connector_use.in_channel(command.channel),
-            spend=self.store.spending.report(command.channel),
+            economy=self.views.channel_economy(command.channel),
+            connector_calls=self.connector_use.in_channel(command.channel),
+            spend=self.spending.report(command.channel),
             cap_usd=self.caps.read(command.channel).cap.cap_usd if self.caps else None,
-            effort=self.store.channel_settings.of(command.channel).over(self.policy.channel).effort,
+            effort=self.channel_settings.of(command.channel).over(self.policy.channel).effort,
         )
         self.answers.show_context(command.audience, report)
 
     def forks_list(self, command: SlashCommand) -> None:
         """The channel's open forks, and to the caller alone their own private forks of it (🔒)."""
-        sessions = self.store.sessions
-        mine = self.store.private.private_forks_of(command.channel, command.user_id)
+        sessions = self.sessions
+        mine = self.private.private_forks_of(command.channel, command.user_id)
         listings = self.forks.listings(sessions.forks_in(command.channel, ForkStatus.OPEN) + mine)
         self.answers.show_forks(command.audience, listings, sessions.fork_counts(command.channel))

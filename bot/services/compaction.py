@@ -11,7 +11,7 @@ import logging
 from ..domain.context import compaction_input, estimate_tokens, in_context
 from ..domain.model import Role, Turn
 from .policy import Policy
-from .ports import Model, Store
+from .ports import Claims, Model, TurnQueue, Upkeep
 
 log = logging.getLogger(__name__)
 
@@ -20,21 +20,27 @@ MIN_RECENT_TURNS = 2
 
 
 class Compactor:
-    def __init__(self, store: Store, model: Model, policy: Policy):
-        self.store = store
+    def __init__(self, model: Model, policy: Policy,
+                 *, claims: Claims, turns: TurnQueue, upkeep: Upkeep):
+        self.claims, self.turns, self.upkeep = claims, turns, upkeep
         self.model = model
         self.policy = policy
 
     def sweep(self) -> None:
-        for session_id in self.store.upkeep.sessions_over(self.policy.compact_at):
+        for session_id in self.upkeep.sessions_over(self.policy.compact_at):
+            self.compact(session_id)
+
+    def if_full(self, session_id: int, tokens: int) -> None:
+        """After an answer of `tokens` in context: compacted once it reaches THREADFORK_COMPACT_AT."""
+        if tokens >= self.policy.compact_at:
             self.compact(session_id)
 
     def compact(self, session_id: int) -> Turn | None:
-        older = self._older_turns(in_context(self.store.turns.turns(session_id)))
+        older = self._older_turns(in_context(self.turns.turns(session_id)))
         if not older:
             return None
         covers = older[-1].seq
-        if not self.store.claims.mark(f"compact:{session_id}:{covers}"):
+        if not self.claims.mark(f"compact:{session_id}:{covers}"):
             return None
         completion = self.model.complete(compaction_input(older, self.policy.cache_ttl))
         if not completion.text.strip():  # an empty summary would stand in for the turns and erase them
@@ -42,7 +48,7 @@ class Compactor:
             return None
         log.info("compacted session %s up to turn %s into %s tokens", session_id, covers,
                  completion.usage.output_tokens)
-        return self.store.upkeep.add_compaction(session_id, completion.text, covers, completion.usage)
+        return self.upkeep.add_compaction(session_id, completion.text, covers, completion.usage)
 
     def _older_turns(self, visible: list[Turn]) -> list[Turn]:
         """What the model sees minus a recent tail worth RECENT_SHARE of the budget (at least

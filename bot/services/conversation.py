@@ -34,12 +34,15 @@ from ..domain.spend import Reservation
 from ..domain.stops import CONTEXT_FULL, CONTINUE_PROMPT, REFIT_PROMPT, continuable, stop_note
 from ..domain.text import inert
 from ..infrastructure import metrics
+from .budgets import Budgets
 from .caps import SpendCaps
+from .compaction import Compactor
 from .connections import Connections
 from .liveness import Liveness
-from .model_inputs import model_input
-from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, Model, Place, PrivateAnswers, Replies,
-                    Store)
+from .memory_tool import MemoryTools
+from .model_inputs import ModelInputs
+from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Place,
+                    PrivateAnswers, Replies, Spending, TurnQueue)
 from .stopping import Stopping
 
 log = logging.getLogger(__name__)
@@ -51,30 +54,33 @@ class Speaker:
     name: str | None
 
 
-OnAnswered = Callable[[Session, Usage, ChannelSettings | None], None]  # the settings it was answered under, if read
 OnReleased = Callable[[Session], None]  # every answer waiting there recorded, the lease let go
 
 
 class Conversation:
-    def __init__(self, store: Store, replies: Replies, answers: PrivateAnswers, model: Model, liveness: Liveness,
-                 on_answered: OnAnswered | None = None, connections: Connections | None = None,
-                 stopping: Stopping | None = None, agent: AgentSessions | None = None,
+    def __init__(self, inputs: ModelInputs, replies: Replies, answers: PrivateAnswers, model: Model,
+                 liveness: Liveness, stopping: Stopping,
+                 budgets: Budgets | None = None, connections: Connections | None = None,
+                 agent: AgentSessions | None = None,
                  cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None,
-                 compact: Callable[[int], object] | None = None, caps: SpendCaps | None = None):
+                 compactor: Compactor | None = None, caps: SpendCaps | None = None,
+                 memory_tools: MemoryTools | None = None,
+                 *, turns: TurnQueue, connector_use: ConnectorUse, spending: Spending):
+        self.memory_tools = memory_tools  # Claude's memory tool, where a channel allows it
         self.liveness = liveness
         self.lease = liveness.ttl
-        self.store = store  # the fork chain is read through its sessions
-        self.turns = store.turns
+        self.turns, self.connector_use, self.spending = turns, connector_use, spending
+        self.inputs = inputs  # the fork chain is read through its sessions
         self.replies = replies
         self.answers = answers
         self.model = model
-        self.on_answered = on_answered  # runs after the lease is released: nobody waits on it
+        self.budgets = budgets  # after the lease is released (nobody waits): a fork at its budget is told
         self.on_released = on_released  # then this: a fork's merge that waited for its answers goes ahead
         self.connections = connections
-        self.stopping = stopping or Stopping(store.stops, store.sessions)
+        self.stopping = stopping
         self.agent = agent
         self.cache = cache  # THREADFORK_CACHE_TTL
-        self.compact = compact  # compacts a session now (an answer filled the context window); falsy: nothing to do
+        self.compactor = compactor  # a context over THREADFORK_COMPACT_AT (or a full window) is compacted
         self.caps = caps  # each model call reserves its worst case against its channel's monthly cap
 
     def submit(self, session: Session, speaker: Speaker, text: str, slack_ts: str | None,
@@ -131,9 +137,9 @@ class Conversation:
         except BaseException:
             self.turns.release(session_id, owner)
             raise
-        if answered and self.on_answered:
+        if answered:
             try:
-                self.on_answered(*answered)
+                self._followed(*answered)
             except Exception:
                 log.exception("after-answer work failed in session %s", session_id)
         if session is not None and session.fork is not None and self.on_released:
@@ -149,8 +155,10 @@ class Conversation:
         last = pending[-1]
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts,
                       reply.id)
-        request = model_input(self.store, session, history=batch.history, chosen=chosen, connections=self.connections,
-                              cache=self.cache)
+        request = self.inputs.of_session(session, history=batch.history, chosen=chosen, connections=self.connections,
+                                         cache=self.cache)
+        if self.memory_tools is not None:
+            request = self.memory_tools.equip(request, session, chosen, last.author_id)
         try:
             reserved = self.caps.admit(session, chosen, self.model.ceiling(request)) if self.caps else None
         except CapReached as capped:
@@ -208,9 +216,16 @@ class Conversation:
             self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
 
+    def _followed(self, session: Session, usage: Usage, chosen: ChannelSettings | None) -> None:
+        """After an answer: its context compacted when over the threshold, a fork's budget notice."""
+        if self.compactor:
+            self.compactor.if_full(session.id, usage.total)
+        if session.fork and self.budgets:
+            self.budgets.notify_if_reached(session.fork, chosen)
+
     def _compacted(self, session: Session) -> bool:
         try:
-            return bool(self.compact and self.compact(session.id))
+            return bool(self.compactor and self.compactor.compact(session.id))
         except Exception:
             log.exception("compacting session %s after a full context window failed", session.id)
             return False
@@ -261,7 +276,7 @@ class Conversation:
     def _safely_release(self, reserved: Reservation | None) -> None:
         if reserved is not None:
             try:
-                self.store.spending.release(reserved)
+                self.spending.release(reserved)
             except Exception:  # the store is gone: the reservation is forgotten with its day
                 log.exception("a spend reservation of channel %s was not released", reserved.channel.id)
 
@@ -279,7 +294,7 @@ class Conversation:
     def _count_calls(self, session: Session, calls: dict[str, int]) -> None:
         """Counted for /context and App Home; a count lost to a store failure loses no answer."""
         try:
-            self.store.connector_use.record(session.channel, session.fork.number if session.fork else 0, calls)
+            self.connector_use.record(session.channel, session.fork.number if session.fork else 0, calls)
         except Exception:
             log.exception("connector calls of session %s were not counted", session.id)
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from ..domain.agent import SessionStatus, session_title
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
-from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError, TooDeep
+from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
 from ..domain.ids import row_id
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
@@ -21,7 +21,7 @@ from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .followups import safely
 from .policy import Policies
-from .ports import AgentSessions, ForkPosts, Store
+from .ports import AgentSessions, ConnectorUse, ForkPosts, Merges, Sessions, Views
 from .merging import Merging
 from .reviews import Reviews
 
@@ -29,11 +29,12 @@ log = logging.getLogger(__name__)
 
 
 class Forks:
-    def __init__(self, store: Store, posts: ForkPosts, conversation: Conversation, policies: Policies,
+    def __init__(self, posts: ForkPosts, conversation: Conversation, policies: Policies,
                  merging: Merging, reviews: Reviews, agent: AgentSessions | None = None,
-                 caps: SpendCaps | None = None):
+                 caps: SpendCaps | None = None,
+                 *, sessions: Sessions, merges: Merges, views: Views, connector_use: ConnectorUse):
         self.caps = caps  # a channel at its monthly spend cap opens no fork
-        self.store = store
+        self.sessions, self.merges, self.views, self.connector_use = sessions, merges, views, connector_use
         self.posts = posts
         self.conversation = conversation
         self.policy = policies.base  # what no channel setting changes (depth)
@@ -52,10 +53,10 @@ class Forks:
         if parent is not None:
             self._may_nest(parent)
         cap = self.caps.check_opening(channel) if self.caps else None
-        fork = self.store.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
+        fork = self.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
                                                origin_ts=origin_ts, parent=parent, defaults=self.policies.defaults)
         if fork.fork_point_seq:
-            size = self.store.views.context_size(fork.parent_id, fork.fork_point_seq)
+            size = self.views.context_size(fork.parent_id, fork.fork_point_seq)
             if parent is not None and parent.mode is Mode.INHERIT:  # and what the parent fork inherited
                 # (a reported context size already counts the parent's prefix; an estimate may not)
                 size = ContextSize(size.turns + parent.inherited.turns, max(size.tokens, parent.inherited.tokens))
@@ -63,10 +64,10 @@ class Forks:
         try:
             root_ts = self.posts.post_fork_root(fork)
         except Exception:
-            self.store.merges.abandon(fork.id)  # a fork nobody can see must not stay open
+            self.merges.abandon(fork.id)  # a fork nobody can see must not stay open
             raise
-        self.store.sessions.set_root(fork.id, root_ts, fork.inherited)
-        fork = self.store.sessions.fork(fork.id)
+        self.sessions.set_root(fork.id, root_ts, fork.inherited)
+        fork = self.sessions.fork(fork.id)
         if self.agent:
             self.agent.session_opened(fork, session_title(fork))
         if parent is not None:
@@ -82,11 +83,11 @@ class Forks:
 
     def resolve(self, channel: Channel, user_id: str, number: int | None) -> Fork:
         if number is not None:
-            fork = self.store.sessions.fork_by_number(channel, number) if row_id(number) else None
+            fork = self.sessions.fork_by_number(channel, number) if row_id(number) else None
             if fork is None:
                 raise ForkNotFound(f"There is no fork #{number} in this channel.")
             return fork
-        fork = self.store.sessions.latest_open_fork_of(channel, user_id)
+        fork = self.sessions.latest_open_fork_of(channel, user_id)
         if fork is None:
             raise ForkNotFound("You have no open fork in this channel. Name one: `/merge N`.")
         return fork
@@ -113,47 +114,23 @@ class Forks:
                 return fork  # its draft waits for a person, or a person cancelled it: once per idle stretch
             return self.reviews.draft(fork, user_id, guidance)
         self.merging.has_turns(fork)
-        if not self.store.merges.request_merge(fork.id, user_id, guidance, idle_before):
-            now = self.store.sessions.fork(fork.id)
+        if not self.merges.request_merge(fork.id, user_id, guidance, idle_before):
+            now = self.sessions.fork(fork.id)
             if now.status is ForkStatus.OPEN and now.last_activity_at == fork.last_activity_at:
                 raise ReviewMoved(f"A summary of fork {fork.label} is being written right now.")
             raise ForkClosed(closed_reason(now))
-        self.reviews.close(fork.draft, self.store.sessions.fork(fork.id),
+        self.reviews.close(fork.draft, self.sessions.fork(fork.id),
                            "Not used: the fork sat idle past its expiry and was merged." if user_id == EXPIRY_ACTOR
                            else f"Not used: <@{user_id}> merged the fork directly.")
         return self.merging.proceed(fork.id) or self.merging.waiting(fork.id)
-
-    def answered(self, session: Session) -> None:
-        """Whoever answered the session recorded every answer waiting there and let go of it: a merge that
-        waited for them goes ahead now, with them."""
-        fork = self.store.sessions.fork(session.fork.id) if session.fork else None
-        if fork is not None and fork.merge_waiting:
-            self.resume(fork)
-
-    def resume(self, fork: Fork) -> None:
-        """Carry out a merge nobody is carrying out — asked for while Claude was answering, or whose worker
-        died — once nothing is in flight in the fork (exactly once; after MAX_ATTEMPTS it gives up, reopening
-        the fork with a notice in its thread). Nobody waits on it to be told privately: a failed summary
-        reopens the fork and says so in its thread."""
-        try:
-            self.merging.proceed(fork.id)
-        except Exception as error:
-            log.warning("merging fork %s failed: %s", fork.id,
-                        error if isinstance(error, ThreadforkError) else type(error).__name__)
-            now = self.store.sessions.fork(fork.id)
-            if now is not None and now.status is ForkStatus.OPEN:
-                why = str(error).rstrip(".") if isinstance(error, ThreadforkError) else "something went wrong"
-                safely(self.posts.note_in_thread, now, f"⚠️ I could not merge this fork ({why}) — it is open "
-                                                       "again; merge it once more (✅) to retry.")
-                safely(self.posts.refresh_fork_root, now)
 
     def abandon(self, fork: Fork, user_id: str, idle_before=None) -> Fork:
         self.policies.of(fork.channel).check(fork, user_id, "abandon")
         if fork.status is ForkStatus.OPEN:
             self.merging.no_open_children(fork, "abandon")
-        if fork.status is not ForkStatus.OPEN or not self.store.merges.abandon(fork.id, idle_before):
-            raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
-        abandoned = self.store.sessions.fork(fork.id)
+        if fork.status is not ForkStatus.OPEN or not self.merges.abandon(fork.id, idle_before):
+            raise ForkClosed(closed_reason(self.sessions.fork(fork.id)))
+        abandoned = self.sessions.fork(fork.id)
         who = "It was closed after sitting idle" if user_id == EXPIRY_ACTOR else f"<@{user_id}> abandoned this fork"
         safely(self.posts.note_in_thread, abandoned,
                      f"{who}. Nothing was added to the channel's conversation.")
@@ -167,6 +144,6 @@ class Forks:
         """Each fork with its stats, its MCP tool calls per connector among them."""
         calls: dict = {}
         for channel in {f.channel for f in forks}:
-            calls[channel] = self.store.connector_use.in_channel(channel)
-        return [ForkListing(f, replace(self.store.views.stats(f.id), connector_calls=tuple(
+            calls[channel] = self.connector_use.in_channel(channel)
+        return [ForkListing(f, replace(self.views.stats(f.id), connector_calls=tuple(
             calls[f.channel].get(f.number, {}).items()))) for f in forks]

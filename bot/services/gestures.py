@@ -13,7 +13,8 @@ from .access import Access
 from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .ports import Audience, BotUsers, People, PrivateAnswers, Screens, Store
+from .ports import (Audience, BotUsers, Feedback, Files, People, PrivateAnswers, Screens, Sessions, Spending, TurnEdits,
+                    Views)
 from .opening import once_opened
 from .refusals import refuse
 
@@ -21,12 +22,19 @@ MERGE_REACTIONS = frozenset({"white_check_mark", "heavy_check_mark"})
 ABANDON_REACTIONS = frozenset({"x"})
 RETRY_REACTIONS = frozenset({"repeat"})
 class Gestures:
-    def __init__(self, store: Store, answers: PrivateAnswers, screens: Screens, people: People,
+    def __init__(self, answers: PrivateAnswers, screens: Screens, people: People,
                  conversation: Conversation, forks: Forks, bot_user_id: BotUsers, access: Access,
-                 caps: SpendCaps | None = None):
+                 caps: SpendCaps | None = None,
+                 *, sessions: Sessions, edits: TurnEdits, views: Views, files: Files, feedback: Feedback,
+                    spending: Spending):
         self.access = access
         self.caps = caps  # at the monthly spend cap a retry makes no model call
-        self.store = store
+        self.sessions = sessions
+        self.edits = edits
+        self.views = views
+        self.files = files
+        self.ratings = feedback
+        self.spending = spending
         self.answers = answers
         self.screens = screens
         self.people = people
@@ -41,13 +49,13 @@ class Gestures:
             if capped:
                 self.answers.tell(Audience(channel.team_id, channel.id, user_id), capped)
                 return
-            session_id = self.store.edits.retry_turn(channel, ts)
+            session_id = self.edits.retry_turn(channel, ts)
             if session_id is not None:
                 self.conversation.drain(session_id)
             return
         if base not in MERGE_REACTIONS | ABANDON_REACTIONS:
             return
-        fork = self.store.sessions.fork_by_message(channel, ts)
+        fork = self.sessions.fork_by_message(channel, ts)
         if fork is None or (base in ABANDON_REACTIONS and fork.root_ts != ts):
             return
         audience = Audience(channel.team_id, channel.id, user_id, thread_ts=fork.root_ts)
@@ -57,7 +65,7 @@ class Gestures:
     def carry_on(self, session_id: int, reply_id: int, user_id: str, channel: Channel) -> None:
         """Continue under an answer cut at its length limit: the answer is carried on in its place."""
         try:
-            session = self.store.sessions.session(session_id)
+            session = self.sessions.session(session_id)
         except Exception:  # noqa: BLE001 - a session that no longer exists
             session = None
         if session is None or (session.team_id, session.channel_id) != (channel.team_id, channel.id) or \
@@ -75,7 +83,7 @@ class Gestures:
 
     def button(self, fork_id: int, user_id: str, verb: str, channel: Channel) -> None:
         """The Merge or Abandon button on a fork root, reminder or budget notice."""
-        fork = self.store.sessions.fork(fork_id)
+        fork = self.sessions.fork(fork_id)
         audience = Audience(channel.team_id, channel.id, user_id)
         if fork is None or fork.channel != channel:
             self.answers.tell(audience, "That fork no longer exists.")
@@ -91,7 +99,7 @@ class Gestures:
         a click can come before the opener (this process or another) records the root it just posted; acting
         then would update no root and post its note in the channel instead of the thread."""
         return once_opened(fork, lambda f: f.root_ts is not None or f.status is not ForkStatus.OPEN,
-                           lambda: self.store.sessions.fork(fork.id))
+                           lambda: self.sessions.fork(fork.id))
 
     def fork_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                           response_url: str | None) -> None:
@@ -99,7 +107,7 @@ class Gestures:
         that fork up to it (on its root: from the fork's latest turn)."""
         audience = Audience(channel.team_id, channel.id, user_id, response_url=response_url)
         in_thread = bool(thread_ts) and thread_ts != message_ts
-        parent = self.store.sessions.fork_by_message(channel, thread_ts if in_thread else message_ts)
+        parent = self.sessions.fork_by_message(channel, thread_ts if in_thread else message_ts)
         if in_thread and parent is None:
             self.answers.tell(audience, "“Fork from here” works on the channel's conversation and inside forks, "
                                         "not in other threads.")
@@ -114,7 +122,7 @@ class Gestures:
     def merge_from_message(self, channel: Channel, user_id: str, message_ts: str, thread_ts: str | None,
                            response_url: str | None) -> None:
         audience = Audience(channel.team_id, channel.id, user_id, response_url=response_url)
-        fork = self.store.sessions.fork_by_message(channel, thread_ts or message_ts)
+        fork = self.sessions.fork_by_message(channel, thread_ts or message_ts)
         if fork is None:
             self.answers.tell(audience, "“Merge this fork” works on the messages of a fork's thread.")
             return
@@ -124,30 +132,30 @@ class Gestures:
                      shared: Sequence[SharedMessage] = ()) -> None:
         """The edited words, with the messages it shares quoted after them as when it was a turn."""
         words = strip_mention(text, self.bot_user_id(channel.team_id))
-        self.store.edits.edit_turn(channel, ts, user_id, with_shared(words, shared))
+        self.edits.edit_turn(channel, ts, user_id, with_shared(words, shared))
 
     def delete_message(self, channel: Channel, ts: str) -> None:
-        self.store.edits.delete_turn(channel, ts)
+        self.edits.delete_turn(channel, ts)
 
     def feedback(self, channel: Channel, message_ts: str, user_id: str, value: str) -> None:
         """👍 or 👎 on an answer or a summary: the person's first press on it counts; no model call."""
         if value in ("good", "bad") and channel.id and message_ts:
-            self.store.feedback.record(channel, message_ts, user_id, value)
+            self.ratings.record(channel, message_ts, user_id, value)
 
     def file_deleted(self, slack_file_id: str) -> None:
         """Deleted in Slack: no turn sends it to Claude again (the turns' words stay)."""
         if slack_file_id:
-            self.store.files.forget_shared(slack_file_id)
+            self.files.forget_shared(slack_file_id)
 
     def files_deleted(self, channel: Channel, ts: str) -> None:
         """A message's files became tombstones."""
-        self.store.files.forget_files_of(channel, ts)
+        self.files.forget_files_of(channel, ts)
 
     def home_opened(self, team_id: str, user_id: str) -> None:
         """Your open forks and the token economy; for the workspace's admins, each channel's spend this month."""
-        listings = self.forks.listings(self.store.sessions.open_forks_of(team_id, user_id))
-        months = self.store.spending.months(team_id)
-        self.screens.publish_home(team_id, user_id, listings, self.store.views.economy(team_id, user_id),
+        listings = self.forks.listings(self.sessions.open_forks_of(team_id, user_id))
+        months = self.spending.months(team_id)
+        self.screens.publish_home(team_id, user_id, listings, self.views.economy(team_id, user_id),
                                   months if months and self._admin(team_id, user_id) else None)
 
     def _admin(self, team_id: str, user_id: str) -> bool:

@@ -15,7 +15,7 @@ from ..domain.queue import one_too_many
 from ..infrastructure import metrics
 from .liveness import Liveness
 from ..domain.model import Channel
-from .ports import MAX_ATTEMPTS, Standing, Store
+from .ports import MAX_ATTEMPTS, Claims, Clock, Inbox, Standing
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +33,20 @@ class Deliveries(Protocol):
 
 
 class Intake:
-    def __init__(self, store: Store, liveness: Liveness, deliveries: Deliveries | None = None):
-        self.store = store
+    def __init__(self, liveness: Liveness, deliveries: Deliveries | None = None,
+                 *, claims: Claims, inbox: Inbox, clock: Clock):
+        self.claims, self.inbox, self.clock = claims, inbox, clock
         self.liveness = liveness
         self.deliveries = deliveries  # None without Slack (unit tests, the eval): nothing to replay
+
+    def first_delivery(self, event_id: str) -> bool:
+        """True once per Slack event id, whichever replica sees it first."""
+        return self.claims.claim(f"event:{event_id}")
 
     def keep(self, key: str, payload: str) -> bool:
         """Record a delivery before it is acknowledged; False: it was kept before (a redelivery).
         Raises when the store cannot record it."""
-        kept = self.store.inbox.keep(key, payload, self.liveness.ttl)
+        kept = self.inbox.keep(key, payload, self.liveness.ttl)
         if kept:
             metrics.DELIVERIES.labels("kept").inc()
             self.liveness.hold("delivery", key)
@@ -50,7 +55,7 @@ class Intake:
     def keep_turn(self, key: str, payload: str, channel: Channel) -> Standing | None:
         """`keep` for a message that may be a turn in `channel`, reading in the same write what its turn reads of
         the channel (its settings, month, session: a read transaction fewer per turn); None: kept before."""
-        standing = self.store.inbox.keep_and_read(key, payload, self.liveness.ttl, channel)
+        standing = self.inbox.keep_and_read(key, payload, self.liveness.ttl, channel)
         if standing is not None:
             metrics.DELIVERIES.labels("kept").inc()
             self.liveness.hold("delivery", key)
@@ -61,15 +66,15 @@ class Intake:
         done: Conversation.submit), so nothing is written again."""
         if self.liveness.holds("delivery", key):
             self.liveness.let_go("delivery", key)
-            self.store.inbox.done(key)
+            self.inbox.done(key)
             metrics.DELIVERIES.labels("done").inc()
 
     def replay_due(self) -> None:
         """Sweep step: deliveries whose process died before finishing them."""
         if self.deliveries is None:
             return
-        for key in self.store.inbox.due():
-            kept = self.store.inbox.take(key, self.liveness.ttl)
+        for key in self.inbox.due():
+            kept = self.inbox.take(key, self.liveness.ttl)
             if kept is None:
                 continue  # another sweeper took it
             metrics.TAKEOVERS.labels("delivery").inc()
@@ -92,6 +97,6 @@ class Intake:
 
     def prune(self) -> None:
         """Sweep step: forget claims and finished deliveries older than a day."""
-        before = self.store.clock() - KEPT_FOR
-        self.store.claims.prune(before)
-        self.store.inbox.prune(before)
+        before = self.clock() - KEPT_FOR
+        self.claims.prune(before)
+        self.inbox.prune(before)

@@ -26,9 +26,10 @@ from .attachments import Attachments
 from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
+from .merging import Merging
 from .intake import Intake
 from .policy import Policies
-from .ports import ForkPosts, Place, Replies, Store
+from .ports import Clock, Erasure, ForkPosts, Merges, Place, Replies, Sessions, TurnQueue, Upkeep
 from .workspaces import Workspaces
 
 log = logging.getLogger(__name__)
@@ -37,18 +38,26 @@ INTERRUPTED = "⚠️ My previous answer here was interrupted (the bot restarted
 
 
 class Lifecycle:
-    def __init__(self, store: Store, replies: Replies, posts: ForkPosts, conversation: Conversation, forks: Forks,
-                 compactor: Compactor, intake: Intake, policies: Policies, workspaces: Workspaces,
-                 attachments: Attachments, access: Access):
+    def __init__(self, replies: Replies, posts: ForkPosts, conversation: Conversation, forks: Forks,
+                 merging: Merging, compactor: Compactor, intake: Intake, policies: Policies, workspaces: Workspaces,
+                 attachments: Attachments, access: Access,
+                 *, sessions: Sessions, turns: TurnQueue, merges: Merges, upkeep: Upkeep, erasure: Erasure,
+                    clock: Clock):
         self.access = access
         self.attachments = attachments
-        self.store = store
+        self.sessions = sessions
+        self.turns = turns
+        self.merges = merges
+        self.upkeep = upkeep
+        self.erasure = erasure
+        self.clock = clock
         self.workspaces = workspaces
         self.intake = intake
         self.replies = replies
         self.posts = posts
         self.conversation = conversation
         self.forks = forks
+        self.merging = merging
         self.compactor = compactor
         self.policy = policies.base
         self.policies = policies  # a channel's own idle reminder and expiry
@@ -63,32 +72,32 @@ class Lifecycle:
                 log.exception("sweep step %s failed", step.__name__)
 
     def recover_merges(self) -> None:
-        for fork in self.store.merges.stuck_merges():
+        for fork in self.merges.stuck_merges():
             try:
-                self.forks.resume(fork)
+                self.merging.resume(fork)
             except ThreadforkError as error:
                 log.warning("resuming the merge of fork %s failed: %s", fork.id, error)
 
     def recover_replies(self) -> None:
-        grace = self.store.clock() - timedelta(seconds=self.policy.stall_grace)
+        grace = self.clock() - timedelta(seconds=self.policy.stall_grace)
         liveness = self.conversation.liveness
-        for session_id in self.store.upkeep.stalled_sessions(grace):
+        for session_id in self.upkeep.stalled_sessions(grace):
             with liveness.holding("lease", liveness.new_owner()) as owner:
-                if not self.store.turns.lease(session_id, owner, liveness.ttl):
+                if not self.turns.lease(session_id, owner, liveness.ttl):
                     continue
                 metrics.TAKEOVERS.labels("reply").inc()
                 try:
-                    if self.store.upkeep.interrupt_streaming(session_id):
-                        session = self.store.sessions.session(session_id)
+                    if self.upkeep.interrupt_streaming(session_id):
+                        session = self.sessions.session(session_id)
                         self.replies.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
                                                  INTERRUPTED)
                 finally:
-                    self.store.turns.release(session_id, owner)
+                    self.turns.release(session_id, owner)
             self.conversation.drain(session_id)
 
     def remind_idle_forks(self) -> None:
-        now = self.store.clock()
-        for fork in self.store.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[0]), unreminded=True):
+        now = self.clock()
+        for fork in self.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[0]), unreminded=True):
             try:
                 self._remind(fork, now)
             except Exception:  # one fork's trouble must not keep the others from their reminders
@@ -101,15 +110,15 @@ class Lifecycle:
         idle_before = now - timedelta(seconds=policy.idle_reminder)
         if fork.last_activity_at > idle_before or fork.last_activity_at <= now - timedelta(seconds=policy.expiry):
             return  # not idle long enough here, or expiring now (a reminder would come too late)
-        if self.store.upkeep.claim_reminder(fork.id, idle_before):
+        if self.upkeep.claim_reminder(fork.id, idle_before):
             # under review an expiry only drafts: the reminder must not promise a merge
             fate = "draft" if policy.expiry_policy == "merge" and policy.reviewed(fork) else policy.expiry_policy
             self.posts.remind(fork, fate, policy.expiry)
 
     def expire_idle_forks(self) -> None:
-        now = self.store.clock()
+        now = self.clock()
         # deepest first: a fork's children must close before it can
-        idle = self.store.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[1]))
+        idle = self.upkeep.idle_forks(now - timedelta(seconds=self.policies.shortest()[1]))
         for fork in sorted(idle, key=lambda f: -f.depth):
             idle_before = now - timedelta(seconds=self.policies.of(fork.channel).expiry)
             if fork.last_activity_at > idle_before or self.access.closed(fork.channel):
@@ -131,6 +140,6 @@ class Lifecycle:
 
     def apply_retention(self) -> None:
         if self.policy.retention is not None:
-            removed = self.store.erasure.prune(self.store.clock() - timedelta(seconds=self.policy.retention))
+            removed = self.erasure.prune(self.clock() - timedelta(seconds=self.policy.retention))
             if removed:
                 log.info("retention: deleted %s turns older than %ss", removed, self.policy.retention)

@@ -11,21 +11,26 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .ports import Store
+from .ports import Inbox, Merges, TurnQueue
 
 log = logging.getLogger(__name__)
 
 
 class Liveness:
-    def __init__(self, store: Store, ttl: float):
-        self.store = store
+    def __init__(self, ttl: float, *, inbox: Inbox, turns: TurnQueue, merges: Merges, check: Callable[[str], None]):
+        self.inbox, self.turns, self.merges = inbox, turns, merges
+        self.check = check  # writes this process's health row; raises when the store can't be written
         self.ttl = ttl
         self.process = uuid.uuid4().hex[:12]
         self._held: dict[str, set[str]] = {"lease": set(), "merge": set(), "delivery": set()}
         self._lock = threading.Lock()
+
+    def healthy(self) -> None:
+        """Raises when the store cannot be written."""
+        self.check(self.process)
 
     def new_owner(self) -> str:
         """An owner name for one claim, recognisably this process's in the database."""
@@ -57,17 +62,17 @@ class Liveness:
     def beat(self) -> None:
         """Renew everything held (one write per kind, whatever the count)."""
         leases, merges, deliveries = self._snapshot()
-        self.store.turns.renew_leases(leases, self.ttl)
-        self.store.merges.renew_merges(merges, self.ttl)
-        self.store.inbox.renew(deliveries, self.ttl)
+        self.turns.renew_leases(leases, self.ttl)
+        self.merges.renew_merges(merges, self.ttl)
+        self.inbox.renew(deliveries, self.ttl)
 
     def release_all(self) -> None:
         """Shutting down: hand every claim back, so another replica resumes the work at once."""
         leases, merges, deliveries = self._snapshot()
         log.info("handing back %s leases, %s merges and %s deliveries", len(leases), len(merges), len(deliveries))
-        self.store.turns.release_leases(leases)
-        self.store.merges.release_merges(merges)
-        self.store.inbox.release(deliveries)
+        self.turns.release_leases(leases)
+        self.merges.release_merges(merges)
+        self.inbox.release(deliveries)
 
     def _snapshot(self) -> tuple[list[str], list[str], list[str]]:
         with self._lock:

@@ -1,66 +1,97 @@
-"""A session's model input, read out of the store: the fork pointers are resolved here."""
+"""A session's model input, read out of the store: the fork pointers are resolved here.
+
+Memory (bot/domain/memory.py) is read with it, one query, and goes into the `system` content as data: the
+channel's conversation carries its memory as it is now; a fork carries the memory saved before it opened
+(its prefix stays byte-stable) and what was saved since in a note after its cached prefix.
+"""
 from __future__ import annotations
 
-from ..domain.caching import CacheMode
 from dataclasses import replace
 
-from ..domain.context import ModelInput, asking, fork_input, parent_input
-from ..domain.model import Channel, Fork, Mode, Session, Turn
+from ..domain import memory
+from ..domain.caching import CacheMode
+from ..domain.context import Block, ModelInput, asking, fork_input, parent_input
+from ..domain.model import Fork, Mode, Session, Turn
 from ..domain.settings import ChannelSettings
 from .connections import Connections
-from .ports import Store
+from .ports import ChannelSettingsStore, Memories, Sessions, TurnQueue
 
 
-def model_input(store: Store, session: Session, history: list[Turn] | None = None,
-                chosen: ChannelSettings | None = None, connections: Connections | None = None,
-                cache: CacheMode = CacheMode.AUTO) -> ModelInput:
-    """The input that asks for the session's next answer. `history`: the session's own turns, and
-    `chosen`: its channel's settings, when the caller has just read them; `connections`: its MCP
-    connectors' (none without); `cache`: how breakpoints' TTLs are chosen (THREADFORK_CACHE_TTL)."""
-    if session.fork is None:
-        chosen = store.channel_settings.of(session.channel) if chosen is None else chosen
-        base = parent_input(store.turns.turns(session.id) if history is None else history, session.pruned, cache)
-        connectors = connections.of_channel(chosen) if connections else ()
-        asked = replace(asking(base.configured(chosen.instructions, chosen.model, chosen.tools, connectors)),
-                        effort=chosen.effort)
-        return connections.attach(asked, session.channel) if connections else asked
-    # a fork answers at its channel's effort as it is now (effort changes no request's cached bytes)
-    effort = (chosen if chosen is not None else store.channel_settings.of(session.fork.home)).effort
-    return replace(asking(fork_model_input(store, session.fork, history, connections, cache)), effort=effort)
+class ModelInputs:
+    """Reads what a request is made of: the fork chain (sessions), its turns, the channel's settings and memory."""
+
+    def __init__(self, *, sessions: Sessions, turns: TurnQueue, channel_settings: ChannelSettingsStore,
+                 memories: Memories):
+        self.sessions, self.turns, self.channel_settings = sessions, turns, channel_settings
+        self.memories = memories
+
+    def of_session(self, session: Session, history: list[Turn] | None = None, chosen: ChannelSettings | None = None,
+                   connections: Connections | None = None, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
+        """The input that asks for the session's next answer. `history`: the session's own turns, and
+        `chosen`: its channel's settings, when the caller has just read them; `connections`: its MCP
+        connectors' (none without); `cache`: how breakpoints' TTLs are chosen (THREADFORK_CACHE_TTL)."""
+        if session.fork is None:
+            chosen = self.channel_settings.of(session.channel) if chosen is None else chosen
+            base = parent_input(self.turns.turns(session.id) if history is None else history, session.pruned, cache)
+            connectors = connections.of_channel(chosen) if connections else ()
+            configured = base.configured(chosen.instructions, chosen.model, chosen.tools, connectors)
+            remembered = memory.visible_to(self.memories.seen_in(session.channel), None)
+            asked = replace(asking(replace(configured, system=memory.with_memory(configured.system, remembered))),
+                            effort=chosen.effort)
+            return connections.attach(asked, session.channel) if connections else asked
+        # a fork keeps its fork point's effort, as its other settings (invariant 9); one opened before effort
+        # was kept answers at its channel's effort as it is now
+        effort = session.fork.effort if session.fork.effort is not None else \
+            (chosen if chosen is not None else self.channel_settings.of(session.fork.home)).effort
+        saved: list[memory.MemoryEntry] = []
+        asked = asking(self.of_fork(session.fork, history, connections, cache, since=saved))
+        return replace(with_note(asked, memory.note(saved)), effort=effort)
+
+    def of_fork(self, fork: Fork, history: list[Turn] | None = None, connections: Connections | None = None,
+                cache: CacheMode = CacheMode.AUTO, since: list | None = None) -> ModelInput:
+        """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
+        A fork keeps its channel's instructions, model, tools and connectors as they were at its fork point
+        (a snapshot); its connectors' tokens are read now. Its system carries the memory saved before it opened;
+        what was saved since is added to `since`, when given, for the caller's note."""
+        configured = self._fork_input(fork, history, cache).configured(fork.instructions, fork.model, fork.tools,
+                                                                       fork.connectors if connections else ())
+        top = self._top(fork)
+        remembered = memory.visible_to(self.memories.seen_in(top.home), top.owner_id if top.private else None)
+        before = [e for e in remembered if fork.created_at is None or e.created_at <= fork.created_at]
+        if since is not None:
+            since.extend(e for e in remembered if e not in before)
+        configured = replace(configured, system=memory.with_memory(configured.system, before))
+        if not connections or not configured.connectors:
+            return configured
+        return connections.attach(configured, top.home)
+
+    def _top(self, fork: Fork) -> Fork:
+        """The fork at the top of its chain, whose home is the channel whose settings (connectors' tokens, memory)
+        the fork follows (for a private fork, the channel it forks, not the DM its thread is in)."""
+        while fork.nested:
+            fork = self.sessions.fork(fork.parent_id)
+        return fork
+
+    def _fork_input(self, fork: Fork, history: list[Turn] | None, cache: CacheMode) -> ModelInput:
+        ancestors: list[tuple[Fork, list[Turn]]] = []
+        inherited: list[Turn] = []
+        channel_pruned = False
+        child = fork
+        while child.mode is Mode.INHERIT and child.fork_point_seq:
+            turns = self.turns.turns(child.parent_id, upto_seq=child.fork_point_seq)
+            if not child.nested:
+                inherited = turns
+                channel_pruned = self.sessions.session(child.parent_id).pruned
+                break
+            child = self.sessions.fork(child.parent_id)
+            ancestors.insert(0, (child, turns))
+        own = self.turns.turns(fork.id) if history is None else history
+        return fork_input(fork, inherited, own, ancestors, channel_pruned, cache)
 
 
-def fork_model_input(store: Store, fork: Fork, history: list[Turn] | None = None,
-                     connections: Connections | None = None, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
-    """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
-    A fork keeps its channel's instructions, model, tools and connectors as they were at its fork point
-    (a snapshot); its connectors' tokens are read now."""
-    configured = _fork_input(store, fork, history, cache).configured(fork.instructions, fork.model, fork.tools,
-                                                              fork.connectors if connections else ())
-    if not connections or not configured.connectors:
-        return configured
-    return connections.attach(configured, _settings_home(store, fork))
-
-
-def _settings_home(store: Store, fork: Fork) -> Channel:
-    """The channel whose settings (and connectors' tokens) the fork's snapshot came from: its top fork's home
-    (for a private fork, the channel it forks, not the DM its thread is in)."""
-    while fork.nested:
-        fork = store.sessions.fork(fork.parent_id)
-    return fork.home
-
-
-def _fork_input(store: Store, fork: Fork, history: list[Turn] | None, cache: CacheMode) -> ModelInput:
-    ancestors: list[tuple[Fork, list[Turn]]] = []
-    inherited: list[Turn] = []
-    channel_pruned = False
-    child = fork
-    while child.mode is Mode.INHERIT and child.fork_point_seq:
-        turns = store.turns.turns(child.parent_id, upto_seq=child.fork_point_seq)
-        if not child.nested:
-            inherited = turns
-            channel_pruned = store.sessions.session(child.parent_id).pruned
-            break
-        child = store.sessions.fork(child.parent_id)
-        ancestors.insert(0, (child, turns))
-    own = store.turns.turns(fork.id) if history is None else history
-    return fork_input(fork, inherited, own, ancestors, channel_pruned, cache)
+def with_note(base: ModelInput, note: str) -> ModelInput:
+    """Memory saved since the session's prefix began, told after that prefix: just before the final block (the
+    last user's words), so no earlier byte changes and the moving breakpoint stays where it was."""
+    if not note or not base.blocks:
+        return base
+    return replace(base, blocks=(*base.blocks[:-1], Block("user", note), base.blocks[-1]))

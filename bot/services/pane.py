@@ -26,7 +26,8 @@ from ..domain.model import Channel, ContextSize, Fork
 from .access import Access
 from .followups import safely
 from .policy import Policies
-from .ports import AgentSessions, Audience, Channels, ForkPosts, PrivateAnswers, Store
+from .ports import (AgentSessions, Audience, Channels, Claims, ForkPosts, Pane, PrivateAnswers, PrivateForks, Sessions,
+                    Views)
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +41,10 @@ UNCHECKED = ("🔒 I couldn't check who is in <#{channel}> just now, so I'll ans
 
 
 class AgentPane:
-    def __init__(self, store: Store, posts: ForkPosts, answers: PrivateAnswers, channels: Channels,
-                 agent: AgentSessions, access: Access, policies: Policies):
-        self.store = store
+    def __init__(self, posts: ForkPosts, answers: PrivateAnswers, channels: Channels,
+                 agent: AgentSessions, access: Access, policies: Policies,
+                 *, claims: Claims, sessions: Sessions, private: PrivateForks, views: Views, pane: Pane):
+        self.claims, self.sessions, self.private, self.views, self.pane = claims, sessions, private, views, pane
         self.posts = posts
         self.answers = answers
         self.channels = channels
@@ -52,36 +54,36 @@ class AgentPane:
 
     def viewed(self, team_id: str, user_id: str, channels: list[str]) -> None:
         """app_context_changed: what the person views now (`channels`: those Slack names, most relevant first)."""
-        self.store.pane.viewed(team_id, user_id, in_view(channels))
+        self.pane.viewed(team_id, user_id, in_view(channels))
 
     def in_view(self, team_id: str, user_id: str, attached: Sequence[str] | None) -> str | None:
         """The channel a DM message was written beside: the message's own context when it carries one (an empty
         one: no channel in view), else the latest app_context_changed."""
         if attached is not None:
             return in_view(attached)
-        return self.store.pane.viewing(team_id, user_id)
+        return self.pane.viewing(team_id, user_id)
 
     def open_private(self, home_id: str, dm: Channel, root_ts: str, user_id: str, text: str) -> Fork | None:
         """The private fork of `home_id` whose thread is the DM message `root_ts` (made now if it is new); None
         after telling the person why they may not fork that channel."""
-        existing = self.store.sessions.fork_by_message(dm, root_ts)
+        existing = self.sessions.fork_by_message(dm, root_ts)
         if existing is not None:
             return existing
         home = Channel(dm.team_id, home_id)
         why, refusal, name = self._refusal(home, user_id)
         if refusal:
             # once a day for each reason, not at every message written beside that channel
-            if self.store.claims.claim(f"pane:{dm.team_id}:{user_id}:{home_id}:{why}"):
+            if self.claims.claim(f"pane:{dm.team_id}:{user_id}:{home_id}:{why}"):
                 self.answers.tell(Audience(dm.team_id, dm.id, user_id), refusal)
             return None
-        opened = self.store.private.open_private_fork(home, dm, root_ts, user_id, one_line(text, TOPIC_LIMIT),
+        opened = self.private.open_private_fork(home, dm, root_ts, user_id, one_line(text, TOPIC_LIMIT),
                                                       self.policies.defaults)
         fork = opened.fork
         if opened.new:
-            inherited = (self.store.views.context_size(fork.parent_id, fork.fork_point_seq) if fork.fork_point_seq
+            inherited = (self.views.context_size(fork.parent_id, fork.fork_point_seq) if fork.fork_point_seq
                          else ContextSize(0, 0))
-            self.store.sessions.set_root(fork.id, root_ts, inherited)
-            fork = self.store.sessions.fork(fork.id)
+            self.sessions.set_root(fork.id, root_ts, inherited)
+            fork = self.sessions.fork(fork.id)
             log.info("private fork %s of channel %s opened", fork.id, home_id)
             safely(self.posts.post_private_intro, fork, name)
             self.agent.session_opened(fork, session_title(fork))
@@ -105,7 +107,7 @@ class AgentPane:
 
     def dm_opened(self, team_id: str, user_id: str, dm_channel_id: str) -> None:
         """The person opened the bot's DM: prompts that fit the channel they view."""
-        home = self.store.pane.viewing(team_id, user_id)
+        home = self.pane.viewing(team_id, user_id)
         name = None
         if home:
             try:

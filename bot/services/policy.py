@@ -13,7 +13,7 @@ from ..domain.errors import NotAllowed
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Channel, Fork
 from ..domain.settings import BUILT_IN, ChannelSettings
-from .ports import Store
+from .ports import ChannelSettingsStore
 
 
 @dataclass(frozen=True)
@@ -81,18 +81,19 @@ class Policies:
     """Each channel's policy: the environment's (`base`), with what the channel's admins chose over it.
     Read at each use, so a save takes effect at the channel's next turn on every replica."""
 
-    def __init__(self, base: Policy, store: Store, defaults: ChannelSettings = ChannelSettings()):
+    def __init__(self, base: Policy, defaults: ChannelSettings = ChannelSettings(),
+                 *, channel_settings: ChannelSettingsStore):
         self.base = base
-        self.store = store
+        self.channel_settings = channel_settings
         self.defaults = defaults  # the environment's model, tools…: what a fork opened now keeps, unless chosen
 
     def of(self, channel: Channel, chosen: ChannelSettings | None = None) -> Policy:
         """`chosen`: the channel's settings, when the caller has read them already."""
-        return self.base.for_channel(self.store.channel_settings.of(channel) if chosen is None else chosen)
+        return self.base.for_channel(self.channel_settings.of(channel) if chosen is None else chosen)
 
     def shortest(self) -> tuple[float, float]:
         """The shortest idle reminder and expiry in force anywhere: how far back the sweep looks."""
-        idle, expiry = self.store.channel_settings.shortest()
+        idle, expiry = self.channel_settings.shortest()
         return min(self.base.idle_reminder, idle or self.base.idle_reminder), min(self.base.expiry,
                                                                                    expiry or self.base.expiry)
 

@@ -18,14 +18,15 @@ from .followups import safely
 from .liveness import Liveness
 from .merging import Merging
 from .policy import Policies
-from .ports import Audience, ForkPosts, PrivateAnswers, Screens, Store
+from .ports import Audience, Claims, ForkPosts, PrivateAnswers, Reviews as ReviewDrafts, Screens, Sessions, TurnQueue
 from .refusals import refuse
 
 
 class Reviews:
-    def __init__(self, store: Store, posts: ForkPosts, screens: Screens, answers: PrivateAnswers, policies: Policies,
-                 liveness: Liveness, merging: Merging):
-        self.store = store
+    def __init__(self, posts: ForkPosts, screens: Screens, answers: PrivateAnswers, policies: Policies,
+                 liveness: Liveness, merging: Merging,
+                 *, claims: Claims, sessions: Sessions, turns: TurnQueue, reviews: ReviewDrafts):
+        self.claims, self.sessions, self.turns, self.reviews = claims, sessions, turns, reviews
         self.posts = posts
         self.screens = screens
         self.answers = answers
@@ -42,22 +43,22 @@ class Reviews:
         if replacing is not None and replacing != fork.draft_number:
             raise ReviewMoved(f"That draft of fork {fork.label} was already replaced by a newer one.")
         with self.liveness.holding("merge", self.liveness.new_owner()) as owner:
-            number = self.store.reviews.begin_draft(fork.id, fork.draft_number, owner, self.liveness.ttl)
+            number = self.reviews.begin_draft(fork.id, fork.draft_number, owner, self.liveness.ttl)
             if not number:
-                now = self.store.sessions.fork(fork.id)
+                now = self.sessions.fork(fork.id)
                 if now.status is not ForkStatus.OPEN:
                     raise ForkClosed(closed_reason(now))
                 raise ReviewMoved(f"A draft summary of fork {fork.label} is being written right now.")
             try:
                 text, usage, seq = self.merging.write_summary(fork, user_id, guidance)
             except Exception:
-                self.store.reviews.release_draft(fork.id, owner)  # the live draft, if any, stays
+                self.reviews.release_draft(fork.id, owner)  # the live draft, if any, stays
                 raise
-            if not self.store.reviews.record_draft(fork.id, number, text, seq, usage, user_id, owner):
-                return self.store.sessions.fork(fork.id)  # closed meanwhile (abandoned, expired)
-        drafted = self.store.sessions.fork(fork.id)
+            if not self.reviews.record_draft(fork.id, number, text, seq, usage, user_id, owner):
+                return self.sessions.fork(fork.id)  # closed meanwhile (abandoned, expired)
+        drafted = self.sessions.fork(fork.id)
         ts = self.posts.post_draft(drafted, drafted.draft, guidance)
-        self.store.reviews.set_draft_ts(fork.id, number, ts)
+        self.reviews.set_draft_ts(fork.id, number, ts)
         self.close(live, drafted, f"Replaced by draft {number} below.")
         return drafted
 
@@ -72,8 +73,8 @@ class Reviews:
             raise ReviewMoved(f"Draft {number} of fork {fork.label} is stale: the thread went on after it was "
                               "written. *Redraft* it (or *Edit* it) before merging.")
         text = fork.draft.text if edited is None else edited
-        if not self.store.reviews.approve(fork.id, number, text, user_id, edited is not None):
-            raise ForkClosed(closed_reason(self.store.sessions.fork(fork.id)))
+        if not self.reviews.approve(fork.id, number, text, user_id, edited is not None):
+            raise ForkClosed(closed_reason(self.sessions.fork(fork.id)))
         # Claude still answering in the thread: the merge waits for that answer (merging.py), the root says so
         merged = self.merging.proceed(fork.id) or self.merging.waiting(fork.id)
         how = f"Merged with edits by <@{user_id}>." if edited is not None else f"Merged as is by <@{user_id}>."
@@ -89,7 +90,7 @@ class Reviews:
     def cancel(self, fork_id: int, number: int, user_id: str, channel: Channel) -> None:
         fork = self.fork_under_review(fork_id, number, channel)
         self.policies.of(fork.channel).check(fork, user_id, "cancel the review of")
-        if not self.store.reviews.drop_draft(fork.id, number):
+        if not self.reviews.drop_draft(fork.id, number):
             raise ReviewMoved(f"Draft {number} of fork {fork.label} is no longer waiting for review.")
         self.close(fork.draft, fork, f"Cancelled by <@{user_id}> — nothing was merged; the fork stays open.")
 
@@ -121,7 +122,7 @@ class Reviews:
         try:
             action(*args)
         except ThreadforkError as error:
-            fork = self.store.sessions.fork(fork_id)
+            fork = self.sessions.fork(fork_id)
             thread = fork.root_ts if fork is not None and fork.channel == audience.channel else None
             refuse(self.answers, replace(audience, thread_ts=thread), error)
 
@@ -139,7 +140,7 @@ class Reviews:
 
     def fork_under_review(self, fork_id: int, number: int, channel: Channel) -> Fork:
         """The fork whose live draft is `number`, or a clear refusal."""
-        fork = self.store.sessions.fork(fork_id)
+        fork = self.sessions.fork(fork_id)
         if fork is None or fork.channel != channel:
             raise ForkNotFound("That fork no longer exists.")
         ensure_mergeable(fork)
@@ -151,7 +152,7 @@ class Reviews:
     def went_on(self, fork: Fork) -> None:
         """A turn was stored in a fork under review: its draft is stale; say so once."""
         draft = fork.draft
-        if draft is None or not self.store.claims.mark(f"stale:{fork.id}:{draft.number}"):
+        if draft is None or not self.claims.mark(f"stale:{fork.id}:{draft.number}"):
             return
         safely(self.posts.note_in_thread, fork,
                      f"✏️ Draft {draft.number} of the summary is now stale: this thread went on after it was "
@@ -161,10 +162,10 @@ class Reviews:
         """A draft — waiting, or cancelled by a person — covers the thread as it is: the expiry asks Claude
         for one summary per idle stretch, not one per sweep."""
         return fork.drafted_seq is not None and not any(
-            t.seq > fork.drafted_seq and t.role is Role.USER for t in self.store.turns.turns(fork.id))
+            t.seq > fork.drafted_seq and t.role is Role.USER for t in self.turns.turns(fork.id))
 
     def stale(self, fork: Fork, draft: Draft) -> bool:
-        return any(t.seq > draft.seq and t.role is Role.USER for t in self.store.turns.turns(fork.id))
+        return any(t.seq > draft.seq and t.role is Role.USER for t in self.turns.turns(fork.id))
 
     def close(self, draft: Draft | None, fork: Fork, outcome: str) -> None:
         """The draft's message loses its buttons and says what became of it."""

@@ -24,7 +24,7 @@ other in-thread commands go on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
@@ -43,8 +43,10 @@ from .forks import Forks
 from .opening import OPENING_WAIT, once_opened
 from .pane import AgentPane
 from .policy import not_theirs
-from .ports import Audience, BotUsers, People, PrivateAnswers, SharedFile, Standing, Store
+from .ports import (Audience, BotUsers, Claims, Clock, People, PrivateAnswers, Sessions, SharedFile, Spending, Standing,
+                    TurnQueue)
 from .refusals import refuse
+from .remembering import Remembering
 
 NOT_A_FORK = ("This thread isn't a fork, so there is nothing to {verb}. Mention me here with a question and "
               "it becomes one.")
@@ -79,15 +81,17 @@ class IncomingMessage:
 
 
 class Router:
-    def __init__(self, store: Store, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
+    def __init__(self, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
                  budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access,
-                 caps: SpendCaps, pane: AgentPane | None = None):
+                 caps: SpendCaps, pane: AgentPane | None = None, remembering: Remembering | None = None,
+                 *, claims: Claims, sessions: Sessions, turns: TurnQueue, spending: Spending, clock: Clock):
         self.access = access
+        self.remembering = remembering
         self.caps = caps
         self.pane = pane
         self.attachments = attachments
         self.adoption = adoption
-        self.store = store
+        self.claims, self.sessions, self.turns, self.spending, self.clock = claims, sessions, turns, spending, clock
         self.answers = answers
         self.people = people
         self.conversation = conversation
@@ -100,7 +104,7 @@ class Router:
         mentioned = mentions(message.text, bot)
         standing = message.standing
         if message.in_thread:  # its fork and what its turn reads of the channel, in one read
-            standing = self._once_opened(message, self.store.spending.chosen(message.channel, message.thread_ts))
+            standing = self._once_opened(message, self.spending.chosen(message.channel, message.thread_ts))
         fork = standing.fork if message.in_thread else None
         if fork is None and not (mentioned or message.channel_type == "im"):
             return  # ordinary channel chatter; the parent listens only when mentioned
@@ -112,40 +116,56 @@ class Router:
         chosen, cap, parent = self.caps.read(message.channel, standing)  # once for the whole turn
         refusal = self.access.refusal(message.channel, message.user_id, chosen)
         if refusal:  # once, though a mention arrives twice (as `message` and `app_mention`); no model call
-            if self.store.claims.claim(key):
+            if self.claims.claim(key):
                 self.answers.tell(audience, refusal)
             return
         capped = self.caps.refusal(message.channel, cap)
         try:
             if fork is not None:
                 self._in_fork(fork, message, text, mentioned, audience, key, chosen, cap, capped)
+            elif self._remembered(message, text, mentioned, audience, key):
+                return
             elif foreign_thread:
                 self._adopt(message, text, audience, key, capped)
             elif text or message.files:
                 if capped or not self._privately(message, text, key, chosen, cap):
                     self._parent_turn(message, text, audience, key, chosen, cap, capped, parent)
-            elif self.store.claims.claim(key):
+            elif self.claims.claim(key):
                 self.answers.tell(audience, EMPTY_MESSAGE if message.channel_type == "im" else EMPTY_MENTION)
         except ThreadforkError as error:
             refuse(self.answers, audience, error)
+
+    def _remembered(self, message: IncomingMessage, text: str, mentioned: bool, audience: Audience, key: str,
+                    fork: Fork | None = None) -> bool:
+        """`remember <text>` (mentioned, or in a DM): the channel's (the fork's) memory, no model call; True when
+        it was one. In a thread that is no fork, it is the channel's memory (the thread is not adopted)."""
+        if self.remembering is None or message.shared or not (mentioned or message.channel_type == "im"):
+            return False
+        command = parse_thread_command(text)
+        if command is None or command.verb != "remember":
+            return False
+        if self.claims.claim(key):
+            self.remembering.remember(message.channel, message.user_id, command.guidance,
+                                      replace(audience, thread_ts=None) if fork is None else audience, fork)
+        return True
 
     def _once_opened(self, message: IncomingMessage, standing: Standing) -> Standing:
         """A thread's message that names no fork while a fork of its channel is opening: Slack shows a root before
         its poster has Slack's answer, so it may be that fork's first message. It waits (OPENING_WAIT at most) for
         the opening to be recorded, as a click on the root does (gestures.py), then reads again."""
         return once_opened(standing, lambda s: s.fork is not None or not self._opening(message.channel),
-                           lambda: self.store.spending.chosen(message.channel, message.thread_ts))
+                           lambda: self.spending.chosen(message.channel, message.thread_ts))
 
     def _opening(self, channel: Channel) -> bool:
         """A fork of the channel was opened moments ago and its root's ts is not recorded yet."""
-        since = self.store.clock() - timedelta(seconds=2 * OPENING_WAIT)
+        since = self.clock() - timedelta(seconds=2 * OPENING_WAIT)
         return any(f.root_ts is None and (f.last_activity_at is None or f.last_activity_at >= since)
-                   for f in self.store.sessions.forks_in(channel, ForkStatus.OPEN))
+                   for f in self.sessions.forks_in(channel, ForkStatus.OPEN))
 
     def _parent_turn(self, message: IncomingMessage, text: str, audience: Audience, key: str,
                      chosen: ChannelSettings, cap: CapView | None, capped: str | None, parent: int | None) -> None:
         """`parent`: the channel's session as the turn's read found it (None: it has none yet, made here)."""
-        parent = parent if parent is not None else self.store.sessions.parent_id(message.channel)
+        parent = parent if parent is not None else self.sessions.parent_id(message.channel)
         session = Session(parent, message.channel_id, message.team_id)
         if capped:
             self._keep_unanswered(session, message, text, audience, key, capped)
@@ -190,8 +210,10 @@ class Router:
                  key: str, chosen: ChannelSettings | None = None, cap: CapView | None = None,
                  capped: str | None = None) -> None:
         if fork.private and message.user_id != fork.owner_id:  # its thread is in the owner's DM: nobody else's
-            if self.store.claims.claim(key):
+            if self.claims.claim(key):
                 self.answers.tell(audience, not_theirs(fork, "talk in it"))
+            return
+        if self._remembered(message, text, mentioned, audience, key, fork):
             return
         command = parse_thread_command(text) if mentioned and not message.shared else None
         words = text or message.files
@@ -202,7 +224,7 @@ class Router:
             else:
                 self._submit(session, message, text, audience, key, chosen, cap)
             return
-        if not self.store.claims.claim(key):
+        if not self.claims.claim(key):
             return
         if command and command.verb == "merge":
             metrics.merge("mention", self.forks.merge, fork, message.user_id, command.guidance)
@@ -227,14 +249,14 @@ class Router:
 
     def _tell_once(self, key: str, audience: Audience, text: str) -> None:
         """A private answer to a message, once though it arrives twice."""
-        if self.store.claims.claim(key):
+        if self.claims.claim(key):
             self.answers.tell(audience, text)
 
     def _keep_unanswered(self, session: Session, message: IncomingMessage, text: str, audience: Audience, key: str,
                          why: str) -> None:
         """At the spend cap: the message is kept in the session as a failed turn (🔁 answers it once the cap
         is raised), no model is called, and its author is told why, privately, once."""
-        if not self.store.claims.claim(key):
+        if not self.claims.claim(key):
             return
         kept, notice = self._keep(session, message, text)
         self.answers.tell(audience, why + (" Your message is kept: react 🔁 to it once the cap is raised." if kept
@@ -246,7 +268,7 @@ class Router:
         attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
         if not (text or attachments):
             return False, notice
-        self.store.turns.append_turn(session.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
+        self.turns.append_turn(session.id, Role.USER, text, TurnStatus.FAILED, author_id=message.user_id,
                                      author_name=self.people.display_name(message.team_id, message.user_id),
                                      slack_ts=message.ts, channel=session.channel if session.fork else None,
                                      attachments=attachments)
@@ -258,7 +280,7 @@ class Router:
         channel's spend notice if its answers took it near its cap."""
         attachments, notice = self.attachments.prepare(message.files) if message.files else ([], None)
         if message.files and not attachments and not text:
-            if self.store.claims.claim(key):
+            if self.claims.claim(key):
                 self.answers.tell(audience, notice)
             return
         under_review = session.fork if session.fork and session.fork.draft else None

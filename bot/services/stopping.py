@@ -164,7 +164,7 @@ class Stopping:
             switch.stop(user_id)
 
     def close(self) -> None:
-        """The process is leaving (bot/runtime.py): the watcher ends after its current look."""
+        """The process is leaving (bot/entrypoints/runtime.py): the watcher ends after its current look."""
         with self._lock:
             self._closed = True
             self._streaming.notify()

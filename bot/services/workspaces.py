@@ -13,27 +13,28 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from .ports import Store
+from .ports import Clock, Departures, Erasure
 
 log = logging.getLogger(__name__)
 
 
 class Workspaces:
-    def __init__(self, store: Store, retention_after_uninstall: float):
-        self.store = store
+    def __init__(self, retention_after_uninstall: float,
+                 *, erasure: Erasure, departures: Departures, clock: Clock):
+        self.erasure, self.departures, self.clock = erasure, departures, clock
         self.retention = retention_after_uninstall
 
     def installed(self, team_id: str) -> None:
-        self.store.departures.returned(team_id)
+        self.departures.returned(team_id)
 
     def departed(self, team_id: str) -> None:
         log.info("workspace %s uninstalled the app; its conversations are kept %ss", team_id, int(self.retention))
-        self.store.departures.depart(team_id)
+        self.departures.depart(team_id)
 
     def forget_departed(self) -> None:
         """The sweep's step: delete the conversations of workspaces gone longer than the retention."""
-        gone_before = self.store.clock() - timedelta(seconds=self.retention)
-        for team_id in self.store.departures.departed_before(gone_before):
-            removed = self.store.erasure.forget_team(team_id)
-            self.store.departures.settled(team_id)
+        gone_before = self.clock() - timedelta(seconds=self.retention)
+        for team_id in self.departures.departed_before(gone_before):
+            removed = self.erasure.forget_team(team_id)
+            self.departures.settled(team_id)
             log.info("workspace %s left over %ss ago: %s stored rows deleted", team_id, int(self.retention), removed)

@@ -16,7 +16,7 @@ from slack_bolt import App
 
 from ..domain.ids import row_id
 from ..domain.model import Channel
-from ..services.facade import Services
+from ..services.catalog import Services
 from .intake import delivered, presser
 from .render import STOP_ACTION
 

@@ -7,7 +7,7 @@
   so an uninstall reaches every replica within that; a team with no installation gets
   ChatUnavailable, and its bot user id is None.
 Every client is slack-sdk's WebClient talking to SLACK_API_URL with the same retries, its calls on the
-process's one pool of kept-alive connections (pooled.py: urllib3's, verifying with bot/tls.py's context).
+process's one pool of kept-alive connections (pooled.py: urllib3's, verifying with bot/infrastructure/tls.py's context).
 """
 from __future__ import annotations
 

@@ -21,14 +21,16 @@ from ..domain.settings import ChannelSettings, Choices
 from ..domain.spend import Spent
 from ..domain.text import neutralise
 from ..services.ports import Audience, Place, StopSignal, ThreadMessage
-from . import drafts, render, settings_view, threads, views
+from . import drafts, memory_view, render, settings_view, threads, views
+from ..domain.memory import MemoryEntry
 from .agent_sessions import SessionCalls
+from .channel_reply import ChannelReply
 from .clients import Clients
 from .downloads import Downloads
 from .names import Names
 from .pacing import Pacing
 from .pooled import PooledWebhookClient
-from .reply import ChannelReply, ThreadReply
+from .reply import ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
 from .thinking import Reactions
 
@@ -192,6 +194,26 @@ class SlackChat:
             self._respond(audience.response_url, text=text, replace_original=True)
         else:
             self.tell(audience, text)
+
+    def post_remembered(self, place: Place, text: str, entry_id: int, ask: bool) -> str:
+        response = self.call(place.team_id, "chat_postMessage", channel=place.channel_id, thread_ts=place.thread_ts,
+                             text=text, blocks=memory_view.note_blocks(text, entry_id, ask))
+        return response["ts"]
+
+    def settle_remembered(self, channel: Channel, ts: str, text: str) -> None:
+        self.call(channel.team_id, "chat_update", channel=channel.id, ts=ts, text=text,
+                  blocks=[render.section(text[:2_900])])
+
+    def open_memory(self, team_id: str, trigger_id: str, channel: Channel, entries: list[MemoryEntry],
+                    budget: int) -> None:
+        self.call(team_id, "views_open", trigger_id=trigger_id, view=memory_view.memory_view(channel, entries, budget))
+
+    def refresh_memory(self, team_id: str, view_id: str, channel: Channel, entries: list[MemoryEntry],
+                       budget: int) -> None:
+        self.call(team_id, "views_update", view_id=view_id, view=memory_view.memory_view(channel, entries, budget))
+
+    def open_memory_editor(self, team_id: str, trigger_id: str, entry: MemoryEntry) -> None:
+        self.call(team_id, "views_push", trigger_id=trigger_id, view=memory_view.editor_view(entry))
 
     def _respond(self, response_url: str, **body) -> None:
         pool = self.clients.pool

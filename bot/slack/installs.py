@@ -26,7 +26,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy import Engine
 
 from ..config import Settings
-from ..services.facade import Services
+from ..services.catalog import Services
 from ..services.workspaces import Workspaces
 from .clients import Clients, Installed
 from .intake import delivered

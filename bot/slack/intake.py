@@ -24,7 +24,7 @@ from slack_bolt import BoltRequest, BoltResponse
 from ..domain.commands import answered_at_once, mentions
 from ..domain.model import Channel
 from ..domain.text import storable
-from ..services.facade import Services
+from ..services.catalog import Services
 from ..services.gestures import ABANDON_REACTIONS, MERGE_REACTIONS, RETRY_REACTIONS
 from ..services.ports import Audience, PrivateAnswers
 from .settings_view import without_tokens

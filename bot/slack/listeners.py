@@ -17,11 +17,12 @@ from ..domain.ids import row_id
 from ..domain.model import Channel
 from ..domain.text import storable
 from ..services.commands import SlashCommand
-from ..services.facade import Services
+from ..services.catalog import Services
 from ..services.ports import Audience
 from ..services.routing import IncomingMessage
 from .file_stubs import FileStubs, MessageFiles
 from .intake import HUMAN_SUBTYPES, Door, answer_at_once, delivered, from_person, presser
+from .memory_listeners import register_memory
 from .review_listeners import register_reviews
 from .settings_listeners import register_settings
 from .shares import shared_files, shared_messages
@@ -81,6 +82,7 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
 
     register_reviews(app, services)
     register_settings(app, services)
+    register_memory(app, services)
     register_agent(app, services)
 
     @app.action(FEEDBACK_ACTION)

@@ -12,7 +12,7 @@ from slack_bolt import App
 
 from ..domain.model import Channel
 from ..domain.text import storable
-from ..services.facade import Services
+from ..services.catalog import Services
 from ..services.ports import Audience
 from . import drafts
 from .intake import delivered, presser

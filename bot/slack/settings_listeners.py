@@ -9,7 +9,7 @@ from __future__ import annotations
 from slack_bolt import App
 
 from ..domain.model import Channel
-from ..services.facade import Services
+from ..services.catalog import Services
 from . import settings_view
 from .intake import delivered, presser
 

@@ -60,6 +60,17 @@ def settings_view(channel_id: str, effective: ChannelSettings, defaults: Channel
                _default("expiry", defaults)),
         _input("tools", "Web research", _tools(choices.tools, effective.tools), _default("tools", defaults),
                optional=True),
+        _input("memory_budget", "Memory budget (tokens)", _text(
+            form_value("memory_budget", effective.memory_budget), "e.g. 2000 — empty: none"),
+               "How much this channel's memory may hold: every request here carries it. See `/threadfork memory`. "
+               + _default("memory_budget", defaults), optional=True),
+        _input("memory_writers", "Who may change the channel's memory",
+               _select([("anyone", "Anyone in the channel"), ("admins", "Only admins")], effective.memory_writers),
+               _default("memory_writers", defaults)),
+        _input("memory_tool", "Claude remembers on its own",
+               _select([("off", "Off"), ("ask", "Ask first — each entry kept or undone"), ("on", "On")],
+                       effective.memory_tool), "Claude's memory tool: it may add to this channel's memory, and "
+               "each entry shows a note here. " + _default("memory_tool", defaults)),
         _input("enabled", "Threadfork in this channel", _switch(effective.enabled),
                "Off: Threadfork answers nobody here (this command still works)."),
         *connector_blocks(effective.connectors or (), with_token),

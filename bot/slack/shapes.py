@@ -1,4 +1,4 @@
-"""Payload shapes checked where a delivery comes in (bot/wsgi.py, bot/socket_mode.py), before Bolt, which
+"""Payload shapes checked where a delivery comes in (bot/entrypoints/wsgi.py, bot/entrypoints/socket_mode.py), before Bolt, which
 itself fails on some: a delivery whose fields are not what Slack's documentation says (an integer
 `channel`, a list where an id belongs, a NUL or 40 characters in a ts) is acknowledged and ignored with
 one WARNING, before anything is kept or stored — never a traceback, a 404 or a 500.

@@ -14,6 +14,7 @@ from .erasure import SqlErasure
 from .feedback import SqlFeedback
 from .files import SqlFiles
 from .inbox import SqlInbox
+from .memory import SqlMemories
 from .merges import SqlMerges
 from .pane import SqlPane
 from .queue import SqlTurnQueue
@@ -36,7 +37,7 @@ def sql_store(db: Database) -> Store:
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
                  connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), stops=SqlStops(db),
                  pane=SqlPane(db), spending=SqlSpending(db), erasure=SqlErasure(db), departures=SqlDepartures(db),
-                 clock=db.clock, check=db.check)
+                 memories=SqlMemories(db), clock=db.clock, check=db.check)
 
 
 def open_store(database_url: str, clock: Clock = utcnow) -> tuple[Database, Store]:

@@ -18,7 +18,7 @@ from ..domain.model import Channel, ForkStatus
 from .database import Database
 from .rows import in_channel, insert_parent, parent_key
 from .tables import (agent_contexts, attachments, channel_settings, connector_calls, connectors, feedback, files,
-                     messages, sessions, spend, turns)
+                     memory_entries, messages, sessions, spend, turns)
 
 CLOSED = (ForkStatus.MERGED.value, ForkStatus.ABANDONED.value)
 BATCH = 500  # sessions per prune call: a large backlog is worked off over several sweeps
@@ -39,6 +39,9 @@ class SqlErasure:
             conn.execute(delete(connector_calls).where(connector_calls.c.team_id == channel.team_id,
                                                        connector_calls.c.channel_id == channel.id))
             conn.execute(delete(spend).where(spend.c.team_id == channel.team_id, spend.c.channel_id == channel.id))
+            # its memory goes too (its people's own entries of it included): people's words, nothing kept
+            conn.execute(delete(memory_entries).where(memory_entries.c.team_id == channel.team_id,
+                                                      memory_entries.c.channel_id == channel.id))
             # its connectors stay with its settings, their tokens go (an admin types them again)
             conn.execute(update(connectors).where(connectors.c.team_id == channel.team_id,
                                                   connectors.c.channel_id == channel.id).values(sealed_token=None))
@@ -57,6 +60,7 @@ class SqlErasure:
             conn.execute(delete(connectors).where(connectors.c.team_id == team_id))
             conn.execute(delete(connector_calls).where(connector_calls.c.team_id == team_id))
             conn.execute(delete(spend).where(spend.c.team_id == team_id))
+            conn.execute(delete(memory_entries).where(memory_entries.c.team_id == team_id))  # workspace's too
             return deleted.sessions
 
     def prune(self, before: datetime) -> int:
@@ -69,6 +73,8 @@ class SqlErasure:
             for session_id, cut in cuts:
                 removed += _remove_prefix(conn, session_id, cut)
             _drop_old_topics(conn, before)
+            # memory outlives the turns it came from, not the retention itself: an entry older than it goes
+            conn.execute(delete(memory_entries).where(memory_entries.c.created_at < before))
             return removed
 
     def drop_unused_files(self, kept_before: datetime) -> list[str]:

@@ -62,6 +62,7 @@ sessions = Table(
     Column("model", String(100)),
     Column("tools", String(64)),  # comma list; "" = no tools
     Column("connectors", Text),  # JSON [{name, url, allowed_tools}] (never a token); NULL: none
+    Column("effort", String(8)),  # low | medium | high | default; NULL: opened before it was kept
     Column("merged_by", String(32)),
     Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
     Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck
@@ -240,6 +241,9 @@ channel_settings = Table(
     Column("connectors_chosen", Boolean),  # NULL: THREADFORK_CONNECTORS; true: the `connectors` rows (maybe none)
     Column("monthly_spend_cap_usd", Float),  # 0: no cap here
     Column("effort", String(8)),  # low | medium | high | default (the API's)
+    Column("memory_budget", BigInteger),  # tokens; 0: no budget
+    Column("memory_writers", String(8)),  # anyone | admins
+    Column("memory_tool", String(8)),  # off | ask | on
     Column("updated_by", String(32)),
     Column("updated_at", DateTime(), nullable=False),
 )
@@ -283,6 +287,27 @@ connector_calls = Table(
     Column("fork_number", Integer, primary_key=True),
     Column("connector", String(64), primary_key=True),
     Column("calls", Integer, nullable=False),
+)
+
+# memory (bot/domain/memory.py): a channel's (a DM's) short lasting entries, and a workspace's (channel_id "");
+# an entry of a private fork is its owner's own (owner_id) until merged. Deleted for real: forget, uninstall
+memory_entries = Table(
+    "memory_entries",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("team_id", String(32), nullable=False),
+    Column("channel_id", String(32), nullable=False),
+    Column("owner_id", String(32)),
+    Column("text", Text, nullable=False),
+    Column("author_id", String(32), nullable=False),
+    Column("author_name", String(255)),
+    Column("source_fork", Integer),  # the fork's number, shown and linked (the number never names another fork)
+    Column("source_ts", String(32)),  # that fork's root message
+    Column("path", String(255)),  # the memory tool's file name; NULL: one made of the id
+    Column("pending", Boolean, nullable=False, default=False),  # Claude's write waiting for Keep (ask first)
+    Column("created_at", DateTime(), nullable=False),
+    Index("ix_memory_entries_channel", "team_id", "channel_id"),
+    sqlite_autoincrement=True,  # an old Undo button must never find a newer entry under a deleted one's id
 )
 
 # the channel each person was last seen viewing while the bot's agent pane was open (app_context_changed);

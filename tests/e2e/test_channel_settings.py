@@ -17,7 +17,7 @@ from ..fakes.samples import png
 from ..harness import CHANNEL, GENERAL, RunningBot, wait_until
 
 BLOCKS = ["instructions", "model", "effort", "fork_token_budget", "monthly_spend_cap_usd", "merge_policy", "merge_review",
-          "idle_reminder", "expiry", "tools", "enabled"]
+          "idle_reminder", "expiry", "tools", "memory_budget", "memory_writers", "memory_tool", "enabled"]
 pytestmark = pytest.mark.settings(threadfork_model="claude-sonnet-5-5", threadfork_models="claude-haiku-5-5")
 
 
@@ -198,7 +198,7 @@ def test_a_channel_outside_the_allowed_channels_gets_one_private_answer(bot, sla
 def test_forget_asks_first_then_deletes_the_channels_conversations_and_keeps_its_settings(bot, slack, claude):
     user = admin(slack)
     bot.submit_view(open_settings(bot, slack, user), {"instructions": "Keep me."})
-    ask_parent(bot, claude, "remember the launch date: Friday")
+    ask_parent(bot, claude, "note the launch date: Friday")
     bot.slash("/fork", "pricing")
     bot.say("UBOB0001", "fork talk", thread_ts=bot.fork_root(1))
     wait_until(lambda: len(claude.requests) >= 3)
@@ -239,7 +239,7 @@ def stored_turns(bot) -> int:
 
 def test_a_forget_question_expires_and_keep_it_deletes_nothing(bot, slack, claude):
     user = admin(slack)
-    ask_parent(bot, claude, "remember this")
+    ask_parent(bot, claude, "note this")
     bot.slash("/threadfork", "forget", user=user)
     [question] = wait_until(lambda: [r for r in slack.responses if r.get("blocks")])
     answer = question["blocks"][-1]["elements"][0]["value"]

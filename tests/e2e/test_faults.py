@@ -112,19 +112,25 @@ def test_two_replicas_answer_every_turn_once_in_order_and_merge_once(tmp_path, s
 def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_within_a_minute(
         tmp_path, slack, claude, migrated_url, processes):
     """kill -9 mid-stream and mid-merge, with a lease and a model timeout far longer than a minute: the
-    heartbeat stops, the claims lapse, and the other replica's sweep takes over."""
+    heartbeat stops, the claims lapse, and the other replica's sweep takes over. The other replica starts
+    once the doomed one holds both: a merge asked for is anyone's until taken, and a sweep a second away
+    could take it first."""
     slow = {"threadfork_sweep_interval": "1s", "threadfork_lease": "15m", "threadfork_model_timeout": "10m"}
-    doomed, survivor = (BotProcess(tmp_path, slack, claude, migrated_url, name=name, **slow)
-                        for name in ("doomed", "survivor"))
-    processes.extend([doomed, survivor])
-    doomed.wait_healthy(), survivor.wait_healthy()
+    doomed = BotProcess(tmp_path, slack, claude, migrated_url, name="doomed", **slow)
+    processes.append(doomed)
+    doomed.wait_healthy()
     root = open_fork(doomed, slack, "--fresh crash test")
-    claude.script(Script(text="a long answer " * 20, chunks=40, chunk_delay=0.5),
-                  Script(text="a summary that never arrives", chunks=40, chunk_delay=0.5))
+    claude.script(Script(text="a long answer " * 20, chunks=80, chunk_delay=0.5),
+                  Script(text="a summary that never arrives", chunks=80, chunk_delay=0.5))
     doomed.event(mention("UALICE01", "tell me everything", "1700000200.000001"), "EvKILL1")
     wait_until(lambda: slack.posts(CHANNEL, top_level=True)[-1].shown, timeout=15)  # streaming
     doomed.event(check_mark(root), "EvKILL2")
     wait_until(lambda: any(is_merge_request(r) for r in claude.requests), timeout=15)
+    survivor = BotProcess(tmp_path, slack, claude, migrated_url, name="survivor", **slow)
+    processes.append(survivor)
+    survivor.wait_healthy()
+    assert not summaries(slack) and sum(1 for r in claude.requests if is_merge_request(r)) == 1, (
+        [p.get("text") for p in summaries(slack)], [r["messages"][-1] for r in claude.requests])
     doomed.kill()
     killed_at = time.monotonic()
     wait_until(lambda: summaries(slack) and any(m.shown.startswith("Answer")

@@ -35,7 +35,7 @@ def converse(bot, slack, claude, migrated_url) -> list[str]:
     words = [f"{part}-{uuid.uuid4().hex[:10]}" for part in ("mention", "topic", "forkturn", "answer")]
     mention, topic, fork_turn, answer = words
     claude.script(*[Script(text=f"Claude says {answer} ({n})") for n in range(3)])
-    bot.say("UALICE01", f"remember {mention}", mention=True)
+    bot.say("UALICE01", f"please keep {mention}", mention=True)
     wait_until(lambda: len(claude.requests) >= 1, message="the parent's answer")
     bot.settled()
     bot.slash("/fork", f"about {topic}")

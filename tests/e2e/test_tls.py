@@ -15,7 +15,7 @@ from bot.domain.errors import ModelUnavailable
 from bot.slack.clients import web_client
 from bot.slack.pooled import connection_pool
 from bot.slack.retries import FAILURES
-from bot.tls import tls_context
+from bot.infrastructure.tls import tls_context
 
 from ..fakes.anthropic_api import FakeAnthropic, Script, is_merge_request
 from ..fakes.samples import png

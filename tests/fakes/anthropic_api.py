@@ -9,7 +9,8 @@ By default it answers "Answer N" (N counts requests) and, for a merge request, a
 quotes the fork's last user turn so tests can follow text end to end. A script may also use the
 server tools the request offers (server_tools.py: `tools=[Search(…), Fetch(…)]`, `cited=[…]`);
 without scripted tools an answer uses none, whatever the request offers. `mcp=[McpCall(…)]` scripts
-the MCP connector's tool calls (mcp_rules.py), made before the web tools' and the answer's text.
+the MCP connector's tool calls (mcp_rules.py), made before the web tools' and the answer's text; an answer
+to a request that declares a connector starts with that server's `mcp_tool_listing` (mcp_rules.py).
 
 `GET /v1/models/{id}` describes any model, with an `x-threadfork-fake` header: the recall eval
 (bot/eval/endpoint.py) asks it before any turn and knows from that header that its accuracy means
@@ -35,16 +36,17 @@ each answered request was told, by request index.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import select
 import socket
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .server_tools import Cited, Fetch, Search, check_citations, cited_blocks, streamed, tool_blocks  # noqa: F401
-from .mcp_rules import McpCall, mcp_blocks  # noqa: F401
+from .mcp_rules import McpCall, listing_blocks, mcp_blocks  # noqa: F401
 from .tool_rules import server_tools
 
 from .anthropic_files import TOO_LARGE, FilesStore
@@ -90,6 +92,10 @@ class Script:
     thinking_tokens: int = 0
     thinking_delay: float = 0.0  # seconds Claude thinks before the thinking block's signature comes
     redacted: bool = False  # a redacted_thinking block follows the thinking one
+    # memory tool commands Claude sends (each a `tool_use` of `memory`, its input as the memory-tool page shows
+    # it), after `preface`; the answer then stops with `tool_use` and goes on in the next scripted answer, once
+    # the client sends each call's `tool_result`. A request that offers no memory tool gets `text` instead.
+    memory: list = field(default_factory=list)
 
     def __post_init__(self):
         check_citations(self.tools, self.cited)
@@ -200,6 +206,9 @@ def request_texts(request: dict) -> list[str]:
 
 def answer(request: dict, script: Script) -> tuple[list[dict], dict | None]:
     """The answer's content blocks, and its server tool usage (None when the request offers no server tool)."""
+    if script.memory and offers_memory(request):
+        preface = [{"type": "text", "text": script.preface}] if script.preface else []
+        return preface + memory_uses(script.memory), None
     uses, counts = tool_blocks(request, script.tools)
     content = [{"type": "text", "text": script.preface}] if script.preface else []
     content += mcp_blocks(request, script.mcp) + uses
@@ -207,6 +216,21 @@ def answer(request: dict, script: Script) -> tuple[list[dict], dict | None]:
         content.append({"type": "text", "text": script.text or ""})
     content += cited_blocks(script.cited, script.tools)
     return content, counts if server_tools(request) else None
+
+
+def offers_memory(request: dict) -> bool:
+    """Whether the request offers Claude's memory tool (`{"type": "memory_20250818", "name": "memory"}`)."""
+    return any(isinstance(t, dict) and t.get("type") == "memory_20250818" for t in request.get("tools") or [])
+
+
+def memory_uses(commands: list[dict]) -> list[dict]:
+    """`tool_use` blocks of the memory tool, as platform.claude.com/docs/en/agents-and-tools/tool-use/memory-tool
+    shows Claude sending them: {"type": "tool_use", "id": "toolu_…", "name": "memory", "input": {"command": …}}."""
+    return [{"type": "tool_use", "id": f"toolu_mem{next(_TOOL_IDS):08d}", "name": "memory", "input": dict(command)}
+            for command in commands]
+
+
+_TOOL_IDS = itertools.count(1)
 
 
 def _usage(cache: PromptCache, request: dict, script: Script, text: str, files=None) -> dict:
@@ -305,7 +329,11 @@ class _Handler(QuietHandler):
                                                  "request_id": f"req_fake{index:06d}"}).encode())
             return
         content, tool_use = answer(request, script)
-        content = fake.thinking.blocks(request, script.thinking, script.redacted) + content
+        if any(b["type"] == "tool_use" for b in content):
+            script = replace(script, stop_reason="tool_use")  # the client performs the calls, then asks again
+        # the servers' tool listings were fetched before Claude wrote anything (mcp_rules.py)
+        content = listing_blocks(request, script.mcp) + fake.thinking.blocks(request, script.thinking,
+                                                                              script.redacted) + content
         if script.stop_reason == "pause_turn":
             fake.thinking.paused(request, content)
         usage = _usage(fake.cache, request, script, "".join(b["text"] for b in content if b["type"] == "text"),

@@ -11,6 +11,9 @@ such as `messages.0.content.1.text`, then the conversation rules):
 - `messages: text content blocks must be non-empty` / `… must contain non-whitespace text`
   (the same for `system`);
 - `messages: final assistant content cannot end with trailing whitespace`;
+- `messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: …` and
+  `messages.N.content.M: unexpected `tool_use_id` found in `tool_result` blocks: …` (a client tool's calls
+  are answered in the very next user message: platform.claude.com "How to implement tool use");
 - `A maximum of 4 blocks with cache_control may be provided. Found N.` (system and messages together);
 - `<path>.cache_control.ttl: Input should be '5m' or '1h'`;
 - `<path>.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control
@@ -23,7 +26,7 @@ Images and documents (media_rules.py), `tools` (tool_rules.py) and the MCP conne
 """
 from __future__ import annotations
 
-from .mcp_rules import BETAS, mcp_problem
+from .mcp_rules import BETAS, listing_problem, mcp_problem
 from .media_rules import Problem, media_problem
 from .tool_rules import tools_problem
 
@@ -103,6 +106,8 @@ def _text_block(block, path: str, text_only: bool = False, mcp: bool = False) ->
     if kind not in allowed:
         expected = ", ".join(f"'{t}'" for t in allowed)
         return f"{path}: Input tag '{kind}' found using 'type' does not match any of the expected tags: {expected}"
+    if kind == "mcp_tool_listing":
+        return listing_problem(block, path)
     if kind != "text":
         return None
     if "text" not in block:
@@ -141,6 +146,9 @@ def _conversation(request: dict) -> str | None:
             return "system: text content blocks must be non-empty"
         if not block["text"].strip():
             return "system: text content blocks must contain non-whitespace text"
+    found = _tool_results(messages)
+    if found:
+        return found
     for i, message in enumerate(messages):
         final_assistant = i == len(messages) - 1 and message["role"] == "assistant"
         content = message["content"]
@@ -156,6 +164,31 @@ def _conversation(request: dict) -> str | None:
                 return "messages: text content blocks must contain non-whitespace text"
         if final_assistant and _last_text(content) != _last_text(content).rstrip():
             return "messages: final assistant content cannot end with trailing whitespace"
+    return None
+
+
+def _tool_results(messages: list) -> str | None:
+    """Each `tool_use` answered by a `tool_result` in the very next (user) message, and each `tool_result` answering
+    a `tool_use` of the message before it (platform.claude.com "How to implement tool use": results go in the
+    next user message; the wording is the API's 400)."""
+    for i, message in enumerate(messages):
+        content = message["content"] if isinstance(message["content"], list) else []
+        used = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        after = messages[i + 1]["content"] if i + 1 < len(messages) else None
+        answered = {b.get("tool_use_id") for b in after if isinstance(b, dict) and b.get("type") == "tool_result"} \
+            if isinstance(after, list) else set()
+        missing = [u for u in used if u not in answered]
+        if missing and (i + 1 < len(messages) or message["role"] != "assistant"):
+            return (f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                    f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the "
+                    "next message.")
+        before = messages[i - 1]["content"] if i > 0 and isinstance(messages[i - 1]["content"], list) else []
+        asked = {b.get("id") for b in before if isinstance(b, dict) and b.get("type") == "tool_use"}
+        for j, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") not in asked:
+                return (f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding `tool_use` "
+                        "block in the previous message.")
     return None
 
 

@@ -153,7 +153,7 @@ def cited_blocks(cited: list, tools: list) -> list[dict]:
 def streamed(index: int, block: dict) -> list[tuple[str, dict]]:
     """The events of a non-text block: start (with the input emptied for a tool use), deltas, stop."""
     events = []
-    if block["type"] in ("server_tool_use", "mcp_tool_use"):
+    if block["type"] in ("server_tool_use", "mcp_tool_use", "tool_use"):
         given = json.dumps(block["input"])
         half = len(given) // 2
         events.append(("content_block_start", {"type": "content_block_start", "index": index,

@@ -5,7 +5,8 @@ import pytest
 
 from bot.domain.model import Channel, ForkStatus
 from bot.services.commands import SlashCommand
-from bot.services.facade import Services
+from bot.app import wire_services
+from bot.infrastructure.scheduler import Delays, new_scheduler
 from bot.eval.recording import RecordingChat
 from bot.services.policy import Policy
 from bot.services.ports import Chat
@@ -19,6 +20,16 @@ BOT = "UBOT0001"
 CHANNEL = "C0GENERAL01"
 
 
+_delays: list[Delays] = []
+
+
+def delays() -> Delays:
+    """The Later port on one scheduler for the whole test process, as bot/app.py gives it the process's."""
+    if not _delays:
+        _delays.append(Delays(new_scheduler()))
+    return _delays[0]
+
+
 class UseCases:
     """The use cases on the in-memory store, with Slack and Model recorded at the ports: what a person does
     becomes one service call, as a listener would make it."""
@@ -30,7 +41,8 @@ class UseCases:
         self._ts_lock = threading.Lock()
         self.chat = RecordingChat(self.new_ts)  # one clock: a bot post's ts tells when it came
         self.model = ScriptedModel()
-        self.services = Services(self.store, Chat.all_in(self.chat), self.model, BOT, Policy.knobs(**policy))
+        self.services = wire_services(self.store, Chat.all_in(self.chat), self.model, BOT, Policy.knobs(**policy),
+                                      later=delays())
 
     def new_ts(self) -> str:
         with self._ts_lock:

@@ -90,10 +90,46 @@ def test_the_rule_sees_a_pool_made_at_import_and_not_one_made_in_a_function():
 
 
 def test_no_module_makes_a_thread_pool_timer_or_thread_at_import():
-    """Each is made by the composition root (bot/app.py build, bot/runtime.py start) and stopped by runtime.stop."""
+    """Each is made by the composition root (bot/app.py build, bot/entrypoints/runtime.py start) and stopped by runtime.stop."""
     import bot
 
     files = list(Path(bot.__file__).parent.rglob("*.py"))
     assert len(files) > 50
     offenders = {str(f): made_at_import(ast.parse(f.read_text())) for f in files}
     assert {f: calls for f, calls in offenders.items() if calls} == {}
+
+
+def test_the_use_cases_make_no_thread_pool_timer_or_thread_at_all():
+    """A use case that needs a delay or a thread is given one (a port) by the composition root, which owns it."""
+    import bot.services
+
+    makers = {}
+    for path in Path(bot.services.__file__).parent.rglob("*.py"):
+        calls = [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Call)]
+        names = {c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "") for c in calls}
+        if names & THREAD_MAKERS:
+            makers[path.name] = names & THREAD_MAKERS
+    assert makers == {}
+
+
+def test_there_is_one_composition_root_and_no_service_takes_the_whole_store():
+    """bot/app.py makes every service, giving each only the store's ports its constructor names."""
+    import bot.services
+
+    assert not (Path(bot.services.__file__).parent / "facade.py").exists()
+    offenders = []
+    for path in Path(bot.services.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+                arguments = node.args.args + node.args.kwonlyargs
+                offenders += [f"{path.name}: {a.arg}" for a in arguments
+                              if a.annotation is not None and ast.unparse(a.annotation).split(" | ")[0] == "Store"]
+    assert offenders == []
+
+
+def test_no_module_of_the_bot_is_longer_than_400_lines():
+    import bot
+
+    long = {str(f): n for f in Path(bot.__file__).parent.rglob("*.py")
+            if (n := len(f.read_text().splitlines())) > 400 and "migrations" not in f.parts}
+    assert long == {}

@@ -6,7 +6,7 @@ import pytest
 from bot.domain.settings import ChannelSettings, Choices, changes, parse_budget, read_form, system_prompt
 from bot.services.access import AccessLists
 from bot.services.commands import SlashCommand
-from bot.services.facade import ChannelOptions, Services
+from bot.app import ChannelOptions, wire_services
 from bot.services.policy import Policy
 from bot.services.ports import Audience, Chat
 from bot.services.routing import IncomingMessage
@@ -62,7 +62,7 @@ def test_instructions_come_after_threadforks_own_text_and_none_leave_it_as_it_is
 
 def channel_cases(**lists):
     cases = UseCases()
-    cases.services = Services(cases.store, Chat.all_in(cases.chat), cases.model, "UBOT0001", Policy(),
+    cases.services = wire_services(cases.store, Chat.all_in(cases.chat), cases.model, "UBOT0001", Policy(),
                               ChannelOptions(DEFAULTS, CHOICES, AccessLists(**{k: frozenset(v) for k, v in lists.items()})))
     return cases
 
@@ -123,7 +123,7 @@ def test_a_model_since_dropped_from_the_list_can_be_kept_but_not_newly_chosen():
 
 def test_the_forget_button_works_once_and_only_while_its_question_is_fresh():
     cases = channel_cases(admins={"UADMIN01"})
-    cases.say("UALICE01", "remember this", mention=True)
+    cases.say("UALICE01", "note this", mention=True)
     channel = cases.store.sessions.session(cases.parent()).channel
     audience = Audience("T1", CHANNEL, "UADMIN01", response_url="https://hooks.slack.test/forget")
     command = SlashCommand(
@@ -177,7 +177,7 @@ def test_a_reminder_or_expiry_under_a_minute_is_refused(typed):
 
 def test_a_forget_answer_no_question_of_ours_carried_deletes_nothing():
     cases = channel_cases(admins={"UADMIN01"})
-    cases.say("UALICE01", "remember this", mention=True)
+    cases.say("UALICE01", "note this", mention=True)
     channel = cases.store.sessions.session(cases.parent()).channel
     now = int(cases.clock().replace(tzinfo=timezone.utc).timestamp())
     cases.services.channel_admin.forget(channel, "UADMIN01", Audience("T1", CHANNEL, "UADMIN01"), f"{now}:made-up")

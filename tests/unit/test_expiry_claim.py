@@ -4,7 +4,7 @@ import pytest
 
 from bot.domain.model import ForkStatus
 from bot.eval.recording import RecordingChat
-from bot.services.facade import Services
+from bot.app import wire_services
 from bot.services.policy import Policy
 from bot.services.ports import Chat
 
@@ -35,10 +35,10 @@ def test_two_replicas_sweeping_during_an_expiry_summary_request_ask_for_it_once(
     cases = UseCases(merge_review=review)
     model = SweepsWhileAsked()
     cases.model = model
-    first = cases.services = Services(cases.store, Chat.all_in(cases.chat), model, BOT,
+    first = cases.services = wire_services(cases.store, Chat.all_in(cases.chat), model, BOT,
                                       Policy.knobs(merge_review=review))
     elsewhere = RecordingChat(cases.new_ts)
-    second = Services(cases.store, Chat.all_in(elsewhere), model, BOT, Policy.knobs(merge_review=review))
+    second = wire_services(cases.store, Chat.all_in(elsewhere), model, BOT, Policy.knobs(merge_review=review))
     fork = cases.open_fork("idle topic")
     cases.clock.advance(days=8)
     model.meanwhile = second.sweep

@@ -2,7 +2,7 @@
 Slack: one files.info per file however often it is read, and none for a message nobody reads."""
 from bot.slack.clients import OneWorkspace, web_client
 from bot.slack.pooled import connection_pool
-from bot.tls import tls_context
+from bot.infrastructure.tls import tls_context
 from bot.slack.file_stubs import FileStubs, MessageFiles
 
 from ..fakes.samples import png

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.drain import DrainableExecutor
+from bot.infrastructure.drain import DrainableExecutor
 from bot.infrastructure.logs import QUIET, about_request, configure_logging
 
 

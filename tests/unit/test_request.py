@@ -70,7 +70,7 @@ def test_a_paused_answer_is_handed_back_as_the_last_message_its_thinking_byte_fo
     so_far = [{"type": "thinking", "thinking": "Let me look é", "signature": "EqQBCkgIARABGAIiQ=="},
               {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "x"}},
               {"type": "text", "text": "Searching"}]
-    body = encoder.encode(EVERYTHING, so_far)
+    body = encoder.encode(EVERYTHING, [{"role": "assistant", "content": so_far}])
     # the request as it was, one assistant message added before its closing `]}`
     assert body == SENT[:-2] + b"," + plain_json({"role": "assistant", "content": so_far}) + b"]}"
     assert json.loads(body)["messages"][-1]["content"][0]["signature"] == "EqQBCkgIARABGAIiQ=="

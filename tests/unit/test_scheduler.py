@@ -1,10 +1,10 @@
-"""The process's timers (bot/scheduler.py): a heartbeat that comes late still runs, so a busy process's claims
+"""The process's timers (bot/infrastructure/scheduler.py): a heartbeat that comes late still runs, so a busy process's claims
 never lapse while it works (APScheduler drops a run later than its misfire grace; under CPU load the beats of
 a replica came more than a second late and were dropped, and another replica took its merge over: a second
 summary request for one expiring fork, issue 32)."""
 import time
 
-from bot.scheduler import SWEEP_JOB, start_scheduler
+from bot.infrastructure.scheduler import SWEEP_JOB, start_scheduler
 
 
 class Services:

@@ -12,7 +12,7 @@ from slack_sdk.webhook import WebhookClient
 from bot.slack.clients import web_client
 from bot.slack.pooled import PooledWebhookClient, connection_pool
 from bot.slack.retries import FAILURES, retry_handlers
-from bot.tls import tls_context
+from bot.infrastructure.tls import tls_context
 
 from ..fakes.slack_api import BOT_TOKEN, FakeSlack
 from ..fakes.tls import write_authority

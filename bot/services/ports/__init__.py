@@ -1,6 +1,7 @@
 """What the use cases need from the outside world, as protocols the adapters implement.
 
-The store is split by concern, one protocol each, bundled in `Store`:
+The store is split by concern, one protocol each (store.py: conversations; kept.py: what a channel keeps
+beside them), bundled in `Store`:
 - `Claims`: once-only keys — claims (a message's channel + ts…) kept a day, markers (one-off notices) forever;
 - `Inbox`: what Slack delivered, recorded before it is acknowledged, until it has been processed;
 - `Sessions`: channel parents and forks, created and found by id, number or any Slack message of a fork;
@@ -18,27 +19,33 @@ The store is split by concern, one protocol each, bundled in `Store`:
 - `Files`: shared files' contents, once each, and files deleted in Slack; `Feedback`: 👍/👎 per person;
 - `Erasure`: real deletes — a channel's or a workspace's conversations, and the retention policy;
 - `Departures`: workspaces that uninstalled the app, until their conversations are deleted;
+- `Memories`: channels', DMs' and workspaces' memory entries (bot/domain/memory.py);
 - `Pane`: the channel each person views while the bot's agent pane is open.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
 
 Slack is split the same way (chat.py), bundled in `Chat`: `Replies`, `ForkPosts`, `PrivateAnswers`,
-`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
+`Screens`, `People`, `Shared`, `AgentSessions`, `Channels`, `MemoryNotes`. Claude is `Model` (outside.py); `Secrets` seals connectors' tokens. No protocol here has more than 12
 methods: a service takes the few it uses.
 """
-from .chat import CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, People, PrivateAnswers, Replies, Screens, Shared
-from .outside import Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
-from .store import (
-    Adoptions,
+from .chat import (CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, MemoryNotes, People, PrivateAnswers, Replies,
+                   Screens, Shared)
+from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
+from .memories import Memories
+from .kept import (
     ChannelSettingsStore,
-    Claims,
     ConnectorTokens,
     ConnectorUse,
     Departures,
     Erasure,
     Feedback,
     Files,
+    Spending,
+)
+from .store import (
+    Adoptions,
+    Claims,
     ForkBudgets,
     Inbox,
     Merges,
@@ -46,7 +53,6 @@ from .store import (
     PrivateForks,
     Reviews,
     Sessions,
-    Spending,
     Stops,
     Store,
     TurnEdits,
@@ -75,7 +81,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",

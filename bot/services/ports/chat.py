@@ -9,7 +9,9 @@
 - `Shared`: what people shared — a file's bytes, a thread's messages;
 - `AgentSessions`: Slack's agent platform — each fork's thread as an agent session (title, status), and
   the suggested prompts of the bot's DM; best effort: it never raises and never makes its caller wait;
-- `Channels`: who is in a channel, and its name.
+- `Channels`: who is in a channel, and its name;
+- `MemoryNotes`: memory's messages and modal — the "remembered" note with its Undo (or Keep / Undo) buttons,
+  and `/threadfork memory`'s list of entries with edit and delete.
 A service takes the ports it uses, named for the concern; a new kind of message touches its port, its
 adapter (bot/slack/gateway.py) and its renderer. The Slack adapter may implement them all at once.
 """
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...domain.agent import Prompt, SessionStatus
+from ...domain.memory import MemoryEntry
 from ...domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ...domain.settings import ChannelSettings, Choices
 from ...domain.spend import Spent
@@ -107,7 +110,21 @@ class Channels(Protocol):
         """Its name as Slack shows it to the bot (None when it can't see it)."""
 
 
-CHAT_PORTS = (Replies, ForkPosts, PrivateAnswers, Screens, People, Shared, AgentSessions, Channels)
+class MemoryNotes(Protocol):
+    def post_remembered(self, place: Place, text: str, entry_id: int, ask: bool) -> str:
+        """The short note about a new entry where it was said, with its Undo button (`ask`: Keep and Undo)."""
+    def settle_remembered(self, channel: Channel, ts: str, text: str) -> None:
+        """The note without its buttons, saying what became of the entry."""
+    def open_memory(self, team_id: str, trigger_id: str, channel: Channel, entries: list[MemoryEntry],
+                    budget: int) -> None:
+        """`/threadfork memory`: the entries (who, when, from which fork) with Edit and Delete."""
+    def refresh_memory(self, team_id: str, view_id: str, channel: Channel, entries: list[MemoryEntry],
+                       budget: int) -> None: ...
+    def open_memory_editor(self, team_id: str, trigger_id: str, entry: MemoryEntry) -> None:
+        """One entry's text in a modal pushed over the list, to edit."""
+
+
+CHAT_PORTS = (Replies, ForkPosts, PrivateAnswers, Screens, People, Shared, AgentSessions, Channels, MemoryNotes)
 
 
 @dataclass(frozen=True)
@@ -120,6 +137,7 @@ class Chat:
     shared: Shared
     agent: AgentSessions
     channels: Channels
+    memory: MemoryNotes
 
     @classmethod
     def all_in(cls, adapter: Any) -> Chat:

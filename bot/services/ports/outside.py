@@ -12,6 +12,8 @@ class ReplyEvents(Protocol):
     """What a model call reports while it works."""
 
     def write(self, delta: str) -> None: ...
+    def thinking_started(self) -> None:
+        """Claude began to think (a thinking block started): nothing of it is shown, it may take a while."""
     def tool_started(self, tool_id: str, name: str, detail: str) -> None:
         """Claude began a web search (`detail`: the query) or fetch (the URL), or called a connector's tool
         (`name`: "connector · tool")."""
@@ -61,3 +63,11 @@ class Secrets(Protocol):
         """The token sealed; raises NoSecretKey (its message says what to set) without a key."""
     def open(self, sealed: str) -> str | None:
         """The token again; None when it can't be opened (no key, another key)."""
+
+
+class Later(Protocol):
+    """Calls made after a delay, on a timer the composition root owns (no thread of the use case's own)."""
+
+    def after(self, seconds: float, call: Callable[[], None]) -> Callable[[], None]:
+        """Run `call` once `seconds` from now; returns a cancel that keeps it from starting, or waits until it
+        has finished when it started already."""

@@ -13,6 +13,7 @@ from .departures import MemoryDepartures
 from .erasure import MemoryErasure
 from .files import MemoryFeedback, MemoryFiles
 from .inbox import MemoryClaims, MemoryInbox
+from .memories import MemoryMemories
 from .merges import MemoryMerges
 from .queue import MemoryTurnQueue
 from .reviews import MemoryReviews
@@ -31,5 +32,6 @@ def memory_store(clock: Clock) -> Store:
                  feedback=MemoryFeedback(memory), channel_settings=MemoryChannelSettings(memory),
                  connector_tokens=MemoryConnectorTokens(memory), connector_use=MemoryConnectorUse(memory),
                  stops=MemoryStops(memory), pane=MemoryPane(memory), spending=MemorySpending(memory),
-                 erasure=MemoryErasure(memory), departures=MemoryDepartures(memory), clock=clock,
+                 erasure=MemoryErasure(memory), departures=MemoryDepartures(memory),
+                 memories=MemoryMemories(memory), clock=clock,
                  check=lambda process: None)

@@ -28,6 +28,7 @@ class MemoryErasure:
             self.m.tokens.pop(channel, None)
             self.m.connector_calls.pop(channel, None)
             self.m.spend = {key: figures for key, figures in self.m.spend.items() if key[0] != channel}
+            self.m.memory_entries = {i: e for i, e in self.m.memory_entries.items() if e.channel != channel}
             if parent and parent.next_fork_number:  # a fresh parent that only carries the fork numbering on
                 now = self.m.clock()
                 fresh = SessionRow(self.m.new_id(), "parent", channel.id, channel.team_id, now, now,
@@ -46,6 +47,7 @@ class MemoryErasure:
                                       if channel.team_id != team_id}
             self.m.feedback = {key: value for key, value in self.m.feedback.items() if key[0].team_id != team_id}
             self.m.spend = {key: figures for key, figures in self.m.spend.items() if key[0].team_id != team_id}
+            self.m.memory_entries = {i: e for i, e in self.m.memory_entries.items() if e.channel.team_id != team_id}
             return deleted[0]
 
     def prune(self, before: datetime) -> int:
@@ -70,6 +72,7 @@ class MemoryErasure:
                         session.draft_text = session.draft_seq = None  # it speaks of the turns just deleted
             for fork in self.m.forks(lambda s: s.topic != "", lambda s: s.created_at < before):
                 fork.topic = ""  # people's words, as old as the fork
+            self.m.memory_entries = {i: e for i, e in self.m.memory_entries.items() if e.created_at >= before}
             return removed
 
     def _delete(self, condition: Callable[[SessionRow], bool]) -> tuple[int, int]:

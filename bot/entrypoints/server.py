@@ -32,8 +32,8 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.errors import HaltServer
 from gunicorn.glogging import Logger
 
-from .config import LOG_FORMAT, Settings
-from .infrastructure.logs import formatter
+from ..config import LOG_FORMAT, Settings
+from ..infrastructure.logs import formatter
 
 # Request threads only verify, acknowledge and hand over to Bolt's listener pool (THREADFORK_WORKERS).
 REQUEST_THREADS = 16
@@ -69,7 +69,7 @@ class GunicornApp(BaseApplication):
     def __init__(self, options: dict, load):
         self.options = options
         self._load = load
-        self.running = None  # a worker's bot (bot.runtime.Running); the master never has one
+        self.running = None  # a worker's bot (bot.entrypoints.runtime.Running); the master never has one
         super().__init__()
 
     def load_config(self) -> None:

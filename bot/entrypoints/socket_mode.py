@@ -12,7 +12,7 @@ Guarantees:
   pings have failed (~5 s, each an ERROR line from slack-sdk).
 - SIGTERM or SIGINT: envelopes arriving from then on are left unacknowledged (Slack delivers them
   again, to another connection); the ones already being dispatched are acknowledged; then the
-  connection closes and the process drains as in HTTP mode (bot/runtime.py `stop`) and exits 0,
+  connection closes and the process drains as in HTTP mode (bot/entrypoints/runtime.py `stop`) and exits 0,
   logging no traceback.
 """
 from __future__ import annotations
@@ -25,9 +25,9 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from .infrastructure import metrics
+from ..infrastructure import metrics
 from .runtime import Running, stop
-from .slack.shapes import allowed_shape
+from ..slack.shapes import allowed_shape
 
 log = logging.getLogger(__name__)
 

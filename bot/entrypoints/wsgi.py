@@ -23,10 +23,10 @@ from urllib.parse import parse_qs
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk.signature import SignatureVerifier
 
-from .app import Wiring
-from .infrastructure import metrics
-from .infrastructure.health import metrics_page
-from .slack.shapes import allowed_shape
+from ..app import Wiring
+from ..infrastructure import metrics
+from .health import metrics_page
+from ..slack.shapes import allowed_shape
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""/healthz and /metrics: HTTP mode serves them on PORT beside Slack's path (bot/wsgi.py); Socket Mode, which
+"""/healthz and /metrics: HTTP mode serves them on PORT beside Slack's path (bot/entrypoints/wsgi.py); Socket Mode, which
 has no HTTP server of its own, on THREADFORK_HEALTH_PORT through this small one (the standard library's
 WSGI server, a thread per request, in a daemon thread: it dies with the process).
 
@@ -15,7 +15,7 @@ from http import HTTPStatus
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from ..store.backlog import backlog
-from . import metrics
+from ..infrastructure import metrics
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from .app import StartupError, Wiring, build
-from .config import Settings
-from .scheduler import SWEEP_JOB, start_scheduler
+from ..app import StartupError, Wiring, build
+from ..config import Settings
+from ..infrastructure.scheduler import SWEEP_JOB, start_scheduler
 
 log = logging.getLogger(__name__)
 
