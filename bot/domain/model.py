@@ -186,6 +186,7 @@ class Fork:
     model: str | None = None
     tools: tuple[str, ...] | None = None
     connectors: tuple[Connector, ...] = ()  # names, URLs, allowed tools: never a token
+    effort: str | None = None  # None: opened before effort was kept (it answers at its channel's effort now)
     pruned_before_seq: int = 0  # the retention policy removed its turns below this seq (0: none)
     # a private fork (the agent pane): the channel whose conversation it forks, while its thread lives in
     # its owner's DM with the bot (`channel_id`, numbered there, so the channel's numbering shows nothing)

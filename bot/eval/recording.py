@@ -48,6 +48,9 @@ class RecordingReply:
     def write(self, delta: str) -> None:
         self.text += delta
 
+    def thinking_started(self) -> None:
+        """Nothing to show: the transcript records what was written."""
+
     def tool_started(self, tool_id: str, name: str, detail: str) -> None:
         self.tools.append(("started", tool_id, name, detail))
 

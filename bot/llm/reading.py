@@ -18,7 +18,9 @@ The MCP connector's calls come the same way: an `mcp_tool_use` block {id, name, 
 (its input streamed as JSON), then its `mcp_tool_result` {tool_use_id, is_error, content}. They are
 shown as "connector · tool" with a one-line result and counted per connector; the result's content
 never leaves this module (the answer's text is what is kept), and a connector whose call failed is
-named in the completion so the answer can say so.
+named in the completion so the answer can say so. An `mcp_tool_listing` block (the tools a connector's server
+listed while the answer was produced) is kept as sent, like thinking, and handed back with a paused answer so
+the API uses it rather than asking the server again; it is never shown.
 
 The connectors' tokens the request carried are masked (`Masker`) in everything read here that is shown
 or kept: the answer's text as it streams, tool names, results and errors.
@@ -127,7 +129,9 @@ class Reading:
     def _start(self, index: int, block: dict) -> None:
         self.blocks[index] = dict(block)  # its text and input grow as deltas come
         kind = block.get("type")
-        if kind == "server_tool_use":
+        if kind in ("thinking", "redacted_thinking") and self.events:
+            self.events.thinking_started()  # nothing is shown of it; a long think is (channel_reply.py)
+        elif kind == "server_tool_use":
             self._tools[index] = (block["id"], block["name"], [])
         elif kind == "mcp_tool_use":
             server = self._shown(str(block.get("server_name") or "?"))

@@ -39,8 +39,10 @@ class ModelInputs:
             asked = replace(asking(replace(configured, system=memory.with_memory(configured.system, remembered))),
                             effort=chosen.effort)
             return connections.attach(asked, session.channel) if connections else asked
-        # a fork answers at its channel's effort as it is now (effort changes no request's cached bytes)
-        effort = (chosen if chosen is not None else self.channel_settings.of(session.fork.home)).effort
+        # a fork keeps its fork point's effort, as its other settings (invariant 9); one opened before effort
+        # was kept answers at its channel's effort as it is now
+        effort = session.fork.effort if session.fork.effort is not None else \
+            (chosen if chosen is not None else self.channel_settings.of(session.fork.home)).effort
         saved: list[memory.MemoryEntry] = []
         asked = asking(self.of_fork(session.fork, history, connections, cache, since=saved))
         return replace(with_note(asked, memory.note(saved)), effort=effort)

@@ -24,12 +24,13 @@ from ..services.ports import Audience, Place, StopSignal, ThreadMessage
 from . import drafts, memory_view, render, settings_view, threads, views
 from ..domain.memory import MemoryEntry
 from .agent_sessions import SessionCalls
+from .channel_reply import ChannelReply
 from .clients import Clients
 from .downloads import Downloads
 from .names import Names
 from .pacing import Pacing
 from .pooled import PooledWebhookClient
-from .reply import ChannelReply, ThreadReply
+from .reply import ThreadReply
 from .retries import FAILURES, failure_code, retry_handlers
 from .thinking import Reactions
 

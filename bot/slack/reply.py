@@ -5,10 +5,8 @@
   slack-sdk's ChatStream, whose buffer would resend unconfirmed text) so that what each message
   is known to show is exact.
 - At a channel's top level (where streams need a thread) a message is posted with the answer's first
-  words (once its next event shows whether more follow) and updated with chat.update at most about once
-  a second (posted.py). While it streams, its last
-  message carries a Stop button (`stop_answer`, naming the answer's stored turn); the final update
-  trades it for the feedback buttons.
+  words and updated with chat.update at most about once a second (channel_reply.py, posted.py); while it
+  streams it carries a Stop button, also while Claude thinks before any word.
 An 👀 reaction on the person's message says Claude is thinking while no text is visible yet
 (thinking.py), except in a fork whose agent session says so itself (gateway.begin_reply). Long answers
 continue in further messages of the same place (see paging.py).
@@ -44,7 +42,7 @@ from ..services.ports import Place, Source, StopSignal
 from .pacing import APPEND, UPDATE
 from .paging import Pager, open_fence
 from .posted import Message, Posted
-from .render import carry_on_block, feedback_block, stop_block
+from .render import carry_on_block, feedback_block
 from .research import status_line, task_chunk, task_title
 from .retries import FAILURES, failure_code, retry_after
 
@@ -60,7 +58,7 @@ NOT_STREAMING = "message_not_in_streaming_state"  # a stream that ended: stopped
 STOPPED_BY_USER = "stopped_by_user"  # an append after a person pressed Stop
 
 
-class _Reply:
+class BaseReply:
     floor = UPDATE_INTERVAL  # seconds between showings at the least; more while many answers are written (pacing.py)
     kind = UPDATE  # the call that shows it anew, whose tier paces it
 
@@ -113,6 +111,9 @@ class _Reply:
     def _status_line(self) -> str:
         return status_line(list(self.researching.values())[-1]) if self.researching else ""
 
+    def thinking_started(self) -> None:
+        """Claude thinks before it writes: the 👀 (or a fork's agent session) says so already."""
+
     def ended(self) -> None:
         """The words are all written; a fork's stream still ends at `finish`, its tail riding on chat.stopStream."""
 
@@ -156,51 +157,6 @@ class _Reply:
         raise NotImplementedError
 
 
-class ChannelReply(_Reply):
-    """A top-level answer: posted as its words come, with a Stop button under it while it streams, then
-    updated in place. Its first words wait for the answer's next event (more words, research, its end):
-    an answer that arrives whole is posted once, finished, as soon as its stop reason comes (not once the
-    stream has closed) — with no Stop to take away again."""
-
-    def __init__(self, chat: SlackChat, place: Place, **kwargs):
-        super().__init__(chat, place, **kwargs)
-        self.posted = Posted(chat, place)
-        self.streaming = [stop_block(place.reply_id)] if place.reply_id is not None else None
-        self._shown_final: str | None = None  # the text shown finished when the answer ended (`ended`)
-
-    @property
-    def ts(self) -> list[str]:
-        return self.posted.ts
-
-    def write(self, delta: str) -> None:
-        if not self.text:  # the first words: held until the answer's next event
-            self.text = delta
-            return
-        super().write(delta)
-
-    def ended(self) -> None:
-        """Shown finished at once, without waiting for the stream to close and the answer to be stored."""
-        if self.text.strip() and not self.researching:
-            self._flush(final=True)
-            self._shown_final = self.text if self.ts else None  # not shown: `finish` tries again
-            self.thinking.stop()
-
-    def finish(self, tail: str = "", carry_on: str | None = None) -> list[str]:
-        if self._shown_final is not None and not tail and carry_on is None and self.text == self._shown_final:
-            self._ended()
-            return self.ts  # shown finished already: nothing to add
-        return super().finish(tail, carry_on)
-
-    def _deliver(self, visible: str, final: bool) -> None:
-        self.posted.status = self._status_line()
-        self.posted.deliver(visible, final, self.closing if final else self.streaming)
-
-    def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
-        if status != "in_progress":
-            self.researching.pop(tool_id, None)
-        self._flush(final=False)
-
-
 @dataclass
 class _Stream:
     """One page's streamed message: from `offset` in the page on (reopening `reopen`, a code fence the messages
@@ -235,7 +191,7 @@ class _StreamsPaused(Exception):
     """chat.startStream was rate-limited moments ago: not worth another refusal."""
 
 
-class ThreadReply(_Reply):
+class ThreadReply(BaseReply):
     """A fork's answer, streamed into its thread; posted and updated there if the stream breaks."""
 
     floor = STREAM_INTERVAL

@@ -3,11 +3,16 @@
 It appears only if no text is visible after THINKING_DELAY (a fast answer never flickers it, and
 costs no reactions.* calls), and goes as soon as the first words are visible. Slack calls run on a
 small pool (Reactions), never on the reply's thread; a removal is chained after its add, never before it.
+The same scheduler and pool time a reply's other delayed call (`later`): a top-level answer's "Thinking…"
+message, posted once Claude has thought for a while with nothing written (channel_reply.py). Unlike the use
+cases' Later port, its cancel never waits for a call under way: the reply cancels while holding the lock the
+call takes.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from datetime import datetime, timedelta, timezone
 
@@ -34,6 +39,35 @@ class Reactions:
     def thinking(self, client: WebClient, channel_id: str, ts: str | None) -> Thinking:
         """The 👀 of one reply, on the message `ts` (None: no reaction)."""
         return Thinking(client, channel_id, ts, self)
+
+    def later(self, delay: float, call: Callable[[], None]) -> DelayedCall:
+        """`call` on the pool once `delay` seconds have passed (the scheduler only times it), unless cancelled."""
+        return DelayedCall(self, delay, call)
+
+
+class DelayedCall:
+    def __init__(self, reactions: Reactions, delay: float, call: Callable[[], None]):
+        self._calls = reactions.calls
+        self._call = call
+        self._cancelled = False
+        self._due = reactions.timer.add_job(self._submit, "date", misfire_grace_time=None,
+                                            run_date=datetime.now(timezone.utc) + timedelta(seconds=delay))
+
+    def cancel(self) -> None:
+        """No call from now on, if it is not under way already (the call checks what it still has to do)."""
+        if self._cancelled:
+            return
+        self._cancelled = True
+        try:
+            self._due.remove()
+        except JobLookupError:  # it ran, or the scheduler has stopped
+            pass
+
+    def _submit(self) -> None:
+        try:
+            self._calls.submit(self._call)
+        except RuntimeError:  # the pool is closed: the process is leaving
+            log.info("a delayed reply call was dropped: the process is stopping")
 
 
 class Thinking:

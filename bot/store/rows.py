@@ -161,7 +161,8 @@ def to_fork(row) -> Fork:
         draft=to_draft(row), draft_number=row.draft_number or 0, drafted_seq=row.draft_seq,
         summary_edited_by=row.summary_edited_by,
         instructions=row.instructions, model=row.model, tools=tools_of(row.tools),
-        connectors=connector_list.loads(row.connectors), pruned_before_seq=row.pruned_before_seq or 0,
+        connectors=connector_list.loads(row.connectors), effort=row.effort,
+        pruned_before_seq=row.pruned_before_seq or 0,
         private_of=row.private_of, merge_guidance=row.merge_guidance or "", merge_taken=row.merge_owner is not None,
         created_at=row.created_at,
     )
@@ -183,18 +184,19 @@ def snapshot(conn, channel: Channel, parent: Fork | None, defaults: ChannelSetti
 
     if parent is not None:
         return {"instructions": parent.instructions, "model": parent.model, "tools": tools_text(parent.tools),
-                "connectors": connector_list.dumps(parent.connectors) if parent.connectors else None}
+                "connectors": connector_list.dumps(parent.connectors) if parent.connectors else None,
+                "effort": parent.effort}
     row = conn.execute(select(channel_settings.c.instructions, channel_settings.c.model, channel_settings.c.tools,
-                              channel_settings.c.connectors_chosen)
+                              channel_settings.c.connectors_chosen, channel_settings.c.effort)
                        .where(channel_settings.c.team_id == channel.team_id,
                               channel_settings.c.channel_id == channel.id)).first()
-    chosen = ChannelSettings(row.instructions, row.model, tools=tools_of(row.tools),
+    chosen = ChannelSettings(row.instructions, row.model, tools=tools_of(row.tools), effort=row.effort,
                              connectors=read(conn, channel) if row.connectors_chosen else None) \
         if row else ChannelSettings()
     kept = chosen.connectors if chosen.connectors is not None else defaults.connectors
     return {"instructions": chosen.instructions or defaults.instructions, "model": chosen.model or defaults.model,
             "tools": tools_text(chosen.tools if chosen.tools is not None else defaults.tools),
-            "connectors": connector_list.dumps(kept) if kept else None}
+            "connectors": connector_list.dumps(kept) if kept else None, "effort": chosen.effort or defaults.effort}
 
 
 def tools_of(text: str | None) -> tuple[str, ...] | None:

@@ -62,6 +62,7 @@ sessions = Table(
     Column("model", String(100)),
     Column("tools", String(64)),  # comma list; "" = no tools
     Column("connectors", Text),  # JSON [{name, url, allowed_tools}] (never a token); NULL: none
+    Column("effort", String(8)),  # low | medium | high | default; NULL: opened before it was kept
     Column("merged_by", String(32)),
     Column("merge_owner", String(64)),  # who is merging or announcing; renews merge_until while alive
     Column("merge_until", DateTime()),  # expired = its worker died, the merge is stuck

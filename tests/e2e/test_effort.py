@@ -60,3 +60,24 @@ def test_a_channel_chooses_its_effort_in_threadfork_and_its_next_turn_uses_it(bo
     assert ask_parent(bot, claude)["output_config"] == {"effort": "high"}
     reply = bot.submit_view(open_settings(bot, slack, user), {"effort": "default"})
     assert "output_config" not in ask_parent(bot, claude)  # the API's own default: nothing sent
+
+
+def test_a_fork_keeps_its_channels_effort_from_the_fork_point_as_its_other_settings(bot, slack, claude):
+    from .test_channel_settings import admin, ask_parent, open_settings
+
+    user = admin(slack)
+    bot.submit_view(open_settings(bot, slack, user), {"effort": "high"})
+    bot.slash("/fork", "--inherit pricing ideas")  # a fork's topic is answered at once
+    wait_until(lambda: len(claude.requests) == 1)
+    bot.settled()
+    assert claude.requests[0]["output_config"] == {"effort": "high"}
+    bot.submit_view(open_settings(bot, slack, user), {"effort": "low"})
+    assert ask_parent(bot, claude)["output_config"] == {"effort": "low"}  # the channel: its effort now
+    bot.say("UBOB0001", "and the enterprise tier?", thread_ts=bot.fork_root())
+    wait_until(lambda: len(claude.requests) == 3)
+    bot.settled()
+    assert claude.requests[2]["output_config"] == {"effort": "high"}  # the fork: its fork point's (invariant 9)
+    bot.slash("/fork", "--fresh later")  # a fork opened now keeps the effort in force now
+    wait_until(lambda: len(claude.requests) == 4)
+    bot.settled()
+    assert claude.requests[3]["output_config"] == {"effort": "low"}

@@ -1,6 +1,6 @@
-"""`python -m bot.eval` as a real process against the fake Messages API: the three arms' plumbing end to
-end (which requests Claude receives, in which order, with which context), the JSON result, the
-printout that says an offline accuracy means nothing, and the refusals that spend nothing."""
+"""`python -m bot.eval` as a real process against the fake Messages API (thinking, as the default model does):
+the three arms' plumbing end to end (which requests Claude receives, in which order, with which context), the
+JSON result, the printout that says an offline accuracy means nothing, and the refusals that spend nothing."""
 import json
 import subprocess
 import sys
@@ -54,6 +54,9 @@ def test_the_eval_plays_three_arms_through_threadfork_and_says_offline_accuracy_
     assert API_KEY not in done.stdout + done.stderr
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["offline"] is True and result["model"] == Settings.model_fields["threadfork_model"].default
+    # the default model thinks on the fake as on the API: every answer began with a signed thinking block
+    assert all(claude.answers[i][0]["type"] == "thinking" and claude.answers[i][0]["signature"]
+               for i in range(len(claude.requests)))
     assert set(result["arms"]) == {"forks", "inline", "none"}
     facts = sum(q.kind == "fact" for q in SCENARIO.questions)
     questions = len(SCENARIO.questions)

@@ -9,7 +9,8 @@ By default it answers "Answer N" (N counts requests) and, for a merge request, a
 quotes the fork's last user turn so tests can follow text end to end. A script may also use the
 server tools the request offers (server_tools.py: `tools=[Search(…), Fetch(…)]`, `cited=[…]`);
 without scripted tools an answer uses none, whatever the request offers. `mcp=[McpCall(…)]` scripts
-the MCP connector's tool calls (mcp_rules.py), made before the web tools' and the answer's text.
+the MCP connector's tool calls (mcp_rules.py), made before the web tools' and the answer's text; an answer
+to a request that declares a connector starts with that server's `mcp_tool_listing` (mcp_rules.py).
 
 `GET /v1/models/{id}` describes any model, with an `x-threadfork-fake` header: the recall eval
 (bot/eval/endpoint.py) asks it before any turn and knows from that header that its accuracy means
@@ -45,7 +46,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 from .server_tools import Cited, Fetch, Search, check_citations, cited_blocks, streamed, tool_blocks  # noqa: F401
-from .mcp_rules import McpCall, mcp_blocks  # noqa: F401
+from .mcp_rules import McpCall, listing_blocks, mcp_blocks  # noqa: F401
 from .tool_rules import server_tools
 
 from .anthropic_files import TOO_LARGE, FilesStore
@@ -330,7 +331,9 @@ class _Handler(QuietHandler):
         content, tool_use = answer(request, script)
         if any(b["type"] == "tool_use" for b in content):
             script = replace(script, stop_reason="tool_use")  # the client performs the calls, then asks again
-        content = fake.thinking.blocks(request, script.thinking, script.redacted) + content
+        # the servers' tool listings were fetched before Claude wrote anything (mcp_rules.py)
+        content = listing_blocks(request, script.mcp) + fake.thinking.blocks(request, script.thinking,
+                                                                              script.redacted) + content
         if script.stop_reason == "pause_turn":
             fake.thinking.paused(request, content)
         usage = _usage(fake.cache, request, script, "".join(b["text"] for b in content if b["type"] == "text"),

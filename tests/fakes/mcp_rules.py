@@ -22,6 +22,15 @@ name, server_name, input} (streamed like a server tool use: started with `input:
 `input_json_delta` pieces) and its `mcp_tool_result` block {tool_use_id, is_error, content: [text
 blocks]}, sent whole in its `content_block_start`. A script names the calls with `McpCall`; a call
 to a server or tool the request does not allow is never made (the model cannot see that tool).
+
+The tool listing the API fetched from a server while producing an answer comes first in that answer, one
+`mcp_tool_listing` block per server {type, mcp_server_name, tools: [{name, description, input_schema}]}, sent
+whole in its `content_block_start` (the SDK's BetaMCPToolListingBlock / BetaRawContentBlockStartEvent). The
+client sends it back unchanged with the assistant message, and the API then uses it instead of asking the
+server again: a server whose listing the request already holds, or whose toolset pins its `tools`, is not
+listed anew. A listing sent back is checked as the SDK's BetaMCPToolListingBlockParam states it
+(`mcp_server_name` and `tools` required, nothing else). The fake lists, per server, the tools its toolset's
+`configs` and the script's calls name (else one `search` tool).
 """
 from __future__ import annotations
 
@@ -32,6 +41,8 @@ BETAS = frozenset({"mcp-client-2025-11-20", "mcp-client-2026-09-15"})
 SERVER_KEYS = {"type", "url", "name", "authorization_token", "tool_configuration"}
 TOOLSET_KEYS = {"type", "mcp_server_name", "default_config", "configs", "cache_control", "tools"}
 CONFIG_KEYS = {"enabled", "defer_loading"}
+LISTING_KEYS = {"type", "mcp_server_name", "tools"}
+LISTED_TOOL_KEYS = {"name", "description", "input_schema"}
 _ids = itertools.count(1)
 
 
@@ -147,3 +158,48 @@ def mcp_blocks(request: dict, calls: list) -> list[dict]:
         blocks.append({"type": "mcp_tool_result", "tool_use_id": use_id, "is_error": call.is_error,
                        "content": [{"type": "text", "text": call.result}]})
     return blocks
+
+
+def listing_blocks(request: dict, calls: list) -> list[dict]:
+    """The `mcp_tool_listing` of each declared server the API would ask for its tools while answering."""
+    held = {b.get("mcp_server_name") for m in request.get("messages") or [] if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "mcp_tool_listing"}
+    blocks = []
+    for toolset in request.get("tools") or []:
+        if not isinstance(toolset, dict) or toolset.get("type") != "mcp_toolset" or "tools" in toolset:
+            continue
+        server = toolset["mcp_server_name"]
+        if server in held:
+            continue
+        names = sorted({*(toolset.get("configs") or {}), *(c.tool for c in calls if c.server == server)}) or ["search"]
+        blocks.append({"type": "mcp_tool_listing", "mcp_server_name": server, "tools": [
+            {"name": name, "description": f"The {name} tool of {server}.",
+             "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}} for name in names]})
+    return blocks
+
+
+def listing_problem(block: dict, path: str) -> str | None:
+    """A listing handed back, as BetaMCPToolListingBlockParam types it."""
+    for key in block:
+        if key not in LISTING_KEYS:
+            return f"{path}.{key}: Extra inputs are not permitted"
+    for key in ("mcp_server_name", "tools"):
+        if key not in block:
+            return f"{path}.{key}: Field required"
+    if not isinstance(block["mcp_server_name"], str):
+        return f"{path}.mcp_server_name: Input should be a valid string"
+    if not isinstance(block["tools"], list):
+        return f"{path}.tools: Input should be a valid list"
+    for i, tool in enumerate(block["tools"]):
+        where = f"{path}.tools.{i}"
+        if not isinstance(tool, dict):
+            return f"{where}: Input should be a valid dictionary or object to extract fields from"
+        extra = next((k for k in tool if k not in LISTED_TOOL_KEYS), None)
+        if extra:
+            return f"{where}.{extra}: Extra inputs are not permitted"
+        for key, kind in (("name", str), ("input_schema", dict)):
+            if key not in tool:
+                return f"{where}.{key}: Field required"
+            if not isinstance(tool[key], kind):
+                return f"{where}.{key}: Input should be a valid {'string' if kind is str else 'dictionary'}"
+    return None

@@ -26,7 +26,7 @@ Images and documents (media_rules.py), `tools` (tool_rules.py) and the MCP conne
 """
 from __future__ import annotations
 
-from .mcp_rules import BETAS, mcp_problem
+from .mcp_rules import BETAS, listing_problem, mcp_problem
 from .media_rules import Problem, media_problem
 from .tool_rules import tools_problem
 
@@ -106,6 +106,8 @@ def _text_block(block, path: str, text_only: bool = False, mcp: bool = False) ->
     if kind not in allowed:
         expected = ", ".join(f"'{t}'" for t in allowed)
         return f"{path}: Input tag '{kind}' found using 'type' does not match any of the expected tags: {expected}"
+    if kind == "mcp_tool_listing":
+        return listing_problem(block, path)
     if kind != "text":
         return None
     if "text" not in block:

@@ -1,6 +1,6 @@
 """The store contract for channel settings, on the in-memory store, SQLite and PostgreSQL: a save
 replaces the channel's choices, each workspace's channel is its own, and a fork keeps the
-instructions in force when it opened (a fork of a fork, its parent fork's)."""
+instructions, model, tools and effort in force when it opened (a fork of a fork, its parent fork's)."""
 from bot.domain.model import Channel, Mode
 from bot.domain.settings import ChannelSettings
 
@@ -25,18 +25,21 @@ def test_a_save_replaces_the_channels_choices_and_other_workspaces_keep_theirs(s
     assert store.channel_settings.shortest() == (60.0, 600.0)
 
 
-def test_a_fork_keeps_the_instructions_model_and_tools_in_force_when_it_opened(store):
-    store.channel_settings.save(GENERAL, ChannelSettings(instructions="old rules", model="m-old", tools=()), "U9")
+def test_a_fork_keeps_the_instructions_model_tools_and_effort_in_force_when_it_opened(store):
+    store.channel_settings.save(GENERAL, ChannelSettings(instructions="old rules", model="m-old", tools=(),
+                                                         effort="high"), "U9")
     fork = store.sessions.create_fork(GENERAL, "U1", Mode.INHERIT, "topic")
-    assert (fork.model, fork.tools) == ("m-old", ())
-    store.channel_settings.save(GENERAL, ChannelSettings(instructions="new rules", tools=("web_search",)), "U9")
+    assert (fork.model, fork.tools, fork.effort) == ("m-old", (), "high")
+    store.channel_settings.save(GENERAL, ChannelSettings(instructions="new rules", tools=("web_search",),
+                                                         effort="low"), "U9")
     child = store.sessions.create_fork(GENERAL, "U1", Mode.INHERIT, "child", parent=store.sessions.fork(fork.id))
     later = store.sessions.create_fork(GENERAL, "U1", Mode.FRESH, "later")
     assert store.sessions.fork(fork.id).instructions == "old rules"
     assert child.instructions == "old rules" and later.instructions == "new rules"
     assert (child.model, child.tools) == ("m-old", ()) and (later.model, later.tools) == (None, ("web_search",))
+    assert (store.sessions.fork(fork.id).effort, child.effort, later.effort) == ("high", "high", "low")
     adopted = store.adoptions.adopt_thread(GENERAL, "100.5", "U1", "holder", 60).fork
-    assert adopted.instructions == "new rules"
+    assert (adopted.instructions, adopted.effort) == ("new rules", "low")
 
 
 def test_forgetting_a_channel_keeps_its_settings_and_forgetting_the_workspace_does_not(store):

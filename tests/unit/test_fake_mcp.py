@@ -71,10 +71,12 @@ def test_scripted_mcp_calls_stream_as_the_sdks_beta_events_and_only_for_allowed_
             chunks = response.read().decode().strip().split("\n\n")
         events = [EVENTS.validate_python(json.loads(c.split("\n", 1)[1].removeprefix("data: "))) for c in chunks]
         starts = [e.content_block for e in events if e.type == "content_block_start"]
-        assert [b.type for b in starts] == ["mcp_tool_use", "mcp_tool_result", "text"]
-        use, result = starts[0], starts[1]
+        assert [b.type for b in starts] == ["mcp_tool_listing", "mcp_tool_use", "mcp_tool_result", "text"]
+        listing, use, result = starts[0], starts[1], starts[2]
+        assert listing.mcp_server_name == "tracker"  # the server's tools, the disallowed one too
+        assert [t.name for t in listing.tools] == ["delete", "search"]
         assert (use.server_name, use.name, use.input) == ("tracker", "search", {})  # the input streams after
-        deltas = "".join(e.delta.partial_json for e in events if e.type == "content_block_delta" and e.index == 0)
+        deltas = "".join(e.delta.partial_json for e in events if e.type == "content_block_delta" and e.index == 1)
         assert json.loads(deltas) == {"q": "bug 12"}
         assert result.tool_use_id == use.id and result.is_error is False
         assert result.content[0].text == "Bug 12: open"

@@ -174,12 +174,63 @@ def test_an_unknown_model_is_404_on_the_messages_and_the_models_api(fake):
     assert client.models.retrieve("claude-sonnet-5-5").id == "claude-sonnet-5-5"
 
 
-def test_mcp_tool_listing_blocks_are_accepted_back_with_the_connector_beta(fake):
-    listing = {"type": "mcp_tool_listing", "server_name": "docs", "tools": []}
+TRACKER = {"mcp_servers": [{"type": "url", "url": "https://mcp.tracker.example/mcp", "name": "tracker"}],
+           "tools": [{"type": "mcp_toolset", "mcp_server_name": "tracker"}]}
+
+
+def post_beta(fake, request) -> tuple[int, list[dict] | dict]:
+    """`post` with the MCP connector's beta header."""
+    call = urllib.request.Request(fake.url + "/v1/messages", data=json.dumps(request).encode(),
+                                  headers={"Content-Type": "application/json", "anthropic-beta": "mcp-client-2026-09-15"})
+    try:
+        with urllib.request.urlopen(call, timeout=5) as response:
+            stream = response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+    return 200, [json.loads(chunk.split("\n", 1)[1].removeprefix("data: ")) for chunk in stream.strip().split("\n\n")]
+
+
+def test_an_answer_with_a_connector_streams_its_servers_tool_listing_first_as_the_sdk_types_it(fake):
+    from anthropic.types.beta import BetaRawMessageStreamEvent
+
+    status, events = post_beta(fake, body(**TRACKER))
+    assert status == 200
+    for event in events:
+        TypeAdapter(BetaRawMessageStreamEvent).validate_python(event)
+    [listing, *rest] = content_of(events)
+    assert listing["type"] == "mcp_tool_listing" and listing["mcp_server_name"] == "tracker"
+    assert [t["name"] for t in listing["tools"]] == ["search"] and isinstance(listing["tools"][0]["input_schema"], dict)
+    assert [b["type"] for b in rest] == ["thinking", "text"]
+    _, plain = post(fake, body())
+    assert "mcp_tool_listing" not in [b["type"] for b in content_of(plain)]  # no connector, no listing
+
+
+def test_a_listing_handed_back_is_used_again_and_one_a_toolset_pins_is_never_fetched(fake):
+    fake.script(Script(text="Let me look.", stop_reason="pause_turn", thinking=None))
+    _, events = post_beta(fake, body(model="claude-haiku-4-5", **TRACKER))
+    paused = content_of(events)
+    assert paused[0]["type"] == "mcp_tool_listing"
+    messages = [{"role": "user", "content": "Why is the sky blue?"}, {"role": "assistant", "content": paused}]
+    status, events = post_beta(fake, body(model="claude-haiku-4-5", messages=messages, **TRACKER))
+    assert status == 200 and "mcp_tool_listing" not in [b["type"] for b in content_of(events)]
+    pinned = {**TRACKER, "tools": [{"type": "mcp_toolset", "mcp_server_name": "tracker", "tools": paused[0]["tools"]}]}
+    _, events = post_beta(fake, body(model="claude-haiku-4-5", **pinned))
+    assert "mcp_tool_listing" not in [b["type"] for b in content_of(events)]
+
+
+@pytest.mark.parametrize("listing, error", [
+    ({"type": "mcp_tool_listing", "mcp_server_name": "tracker", "tools": []}, None),
+    ({"type": "mcp_tool_listing", "server_name": "tracker", "tools": []}, "content.0.server_name: Extra inputs"),
+    ({"type": "mcp_tool_listing", "tools": []}, "content.0.mcp_server_name: Field required"),
+    ({"type": "mcp_tool_listing", "mcp_server_name": "tracker", "tools": [{"name": "search"}]},
+     "content.0.tools.0.input_schema: Field required"),
+])
+def test_mcp_tool_listing_blocks_are_accepted_back_with_the_connector_beta_as_the_sdk_types_them(fake, listing, error):
     messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [listing, {"type": "text", "text": "Hi."}]},
                 {"role": "user", "content": "again"}]
-    call = urllib.request.Request(fake.url + "/v1/messages", data=json.dumps(body(model="claude-haiku-4-5",
-                                  messages=messages)).encode(),
-                                  headers={"Content-Type": "application/json", "anthropic-beta": "mcp-client-2026-09-15"})
-    with urllib.request.urlopen(call, timeout=5) as response:
-        assert response.status == 200
+    status, answer = post_beta(fake, body(model="claude-haiku-4-5", messages=messages))
+    if error is None:
+        assert status == 200
+    else:
+        assert status == 400 and error in answer["error"]["message"]
+        fake.rejections.clear()

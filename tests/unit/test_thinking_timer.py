@@ -1,6 +1,7 @@
 """Each reply's 👀 (bot/slack/thinking.py) on the process's one scheduler and a pool the composition root made:
 added once THINKING_DELAY passes with no text visible, never for a fast answer (whose scheduled add is dropped),
-and removed only after its add."""
+and removed only after its add; a delayed call (a top-level answer's "Thinking…") runs on that pool, never once
+cancelled."""
 import threading
 import time
 
@@ -77,6 +78,23 @@ def test_hundreds_of_replies_share_the_scheduler_s_threads():
         for reply in replies:
             reply.stop()
         assert wait_for(lambda: len(client.calls) == 600, timeout=10)
+    finally:
+        means.timer.shutdown(wait=False)
+        means.calls.settle(2)
+
+
+def test_a_delayed_call_runs_on_the_calls_pool_and_a_cancelled_one_never_runs_nor_stays_scheduled():
+    means = reactions()
+    ran: list[str] = []
+    try:
+        means.later(0.1, lambda: ran.append(threading.current_thread().name))
+        cancelled = means.later(0.1, lambda: ran.append("cancelled"))
+        cancelled.cancel()
+        cancelled.cancel()  # twice is once
+        assert len(means.timer.get_jobs()) == 1
+        assert wait_for(lambda: ran)
+        time.sleep(0.2)
+        assert len(ran) == 1 and ran[0].startswith("test-thinking") and means.timer.get_jobs() == []
     finally:
         means.timer.shutdown(wait=False)
         means.calls.settle(2)

@@ -12,6 +12,8 @@ class ReplyEvents(Protocol):
     """What a model call reports while it works."""
 
     def write(self, delta: str) -> None: ...
+    def thinking_started(self) -> None:
+        """Claude began to think (a thinking block started): nothing of it is shown, it may take a while."""
     def tool_started(self, tool_id: str, name: str, detail: str) -> None:
         """Claude began a web search (`detail`: the query) or fetch (the URL), or called a connector's tool
         (`name`: "connector · tool")."""

@@ -51,6 +51,7 @@ class SessionRow:
     model: str | None = None
     tools: tuple[str, ...] | None = None
     connectors: tuple = ()  # its Connectors at its fork point
+    effort: str | None = None
     merged_by: str | None = None
     merge_owner: str | None = None
     merge_until: datetime | None = None
@@ -87,7 +88,7 @@ class SessionRow:
                     opened_at_seq=self.opened_at_seq, adopted=self.adopted, draft=self.draft(),
                     draft_number=self.draft_number, drafted_seq=self.draft_seq, summary_edited_by=self.summary_edited_by,
                     instructions=self.instructions, model=self.model, tools=self.tools, connectors=self.connectors,
-                    pruned_before_seq=self.pruned_before_seq, private_of=self.private_of,
+                    effort=self.effort, pruned_before_seq=self.pruned_before_seq, private_of=self.private_of,
                     merge_guidance=self.merge_guidance or "", merge_taken=self.merge_owner is not None,
                     created_at=self.created_at)
 
@@ -161,11 +162,12 @@ class Memory:
         """The settings a fork opened now keeps: its parent fork's, or its channel's now over `defaults`."""
         if parent is not None:
             return {"instructions": parent.instructions, "model": parent.model, "tools": parent.tools,
-                    "connectors": parent.connectors}
+                    "connectors": parent.connectors, "effort": parent.effort}
         chosen = self.settings.get(channel, ChannelSettings())
         return {"instructions": chosen.instructions or defaults.instructions, "model": chosen.model or defaults.model,
                 "tools": chosen.tools if chosen.tools is not None else defaults.tools,
-                "connectors": (chosen.connectors if chosen.connectors is not None else defaults.connectors) or ()}
+                "connectors": (chosen.connectors if chosen.connectors is not None else defaults.connectors) or (),
+                "effort": chosen.effort or defaults.effort}
 
     def new_id(self) -> int:
         return next(self._ids)
