@@ -1,9 +1,10 @@
 """`python -m bench.trace`: the modules of the bot one mention runs through, from the signed POST to the
-answer's last Slack call (issue 36's walk; docs/architecture.md's "Life of a message" follows it).
+answer's last Slack call (issue 36's walk; docs/architecture.md's "Life of a message" follows it); with
+--merge, a fork's ✅ instead, from the signed reaction to the merge's last Slack call.
 
 The bot runs as it runs in HTTP mode (`python -m bot` under gunicorn, one worker) against the test suite's
 fake Slack and fake Anthropic, inside bench/traced.py's profiler. One mention warms it up (imports, caches);
-the next is traced: every bot/ file a function of which was called between the moment its signed request is
+the next (or, with --merge, the ✅ on a fork opened then) is traced: every bot/ file a function of which was called between the moment its signed request is
 sent and the moment the fake Slack received the answer's last call counts, except calls of the scheduler's
 heartbeat (which renews claims every few seconds whatever the bot does). Prints the count and, with
 --list, the files in the order they were first entered, each with the functions called in it.
@@ -14,6 +15,7 @@ import argparse
 import json
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 
 from sqlalchemy import create_engine
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_THE_MESSAGE = ("services/catalog.py:heartbeat",)  # the scheduler's beat, on its own clock
 
 
-def trace() -> dict:
+def trace(merge: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="threadfork-trace-"))
     slack, claude = FakeSlack().start(), FakeAnthropic().start()
     database_url = f"sqlite:///{tmp / 'trace.db'}"
@@ -39,7 +41,13 @@ def trace() -> dict:
     try:
         bot.wait_healthy(timeout=180)
         _mention(bot, slack, claude, db, "C0WARMUP01", "hello")
-        started, ended = _mention(bot, slack, claude, db, "C0TRACED01", "what is a fork?")
+        if merge:
+            root = _fork(bot, slack, claude, db, "C0TRACED01", "explore the options")
+            started, ended = _delivered(bot, slack, claude, db, {
+                "type": "reaction_added", "user": "UTRACE01", "reaction": "white_check_mark",
+                "item": {"type": "message", "channel": "C0TRACED01", "ts": root}, "event_ts": f"{time.time():.6f}"})
+        else:
+            started, ended = _mention(bot, slack, claude, db, "C0TRACED01", "what is a fork?")
         time.sleep(0.5)  # the profiler's writer flushes every 50 ms
         events = [line.split("\t") for path in tmp.glob("trace-*.tsv") for line in path.read_text().splitlines()]
     finally:
@@ -61,13 +69,32 @@ def trace() -> dict:
 
 
 def _mention(bot: BotProcess, slack: FakeSlack, claude: FakeAnthropic, db, channel: str, text: str):
-    """A mention at the channel's top level, signed as Slack signs it; (when it was sent, when the fake
-    Slack received the answer's last call)."""
+    """A mention at the channel's top level; (when it was sent, when the fake Slack received the answer's last
+    call)."""
     team, ts = slack.team(None), f"{time.time():.6f}"
-    event = {"type": "app_mention", "channel": channel, "user": "UTRACE01", "text": f"<@{team.bot_user_id}> {text}",
-             "ts": ts, "event_ts": ts, "team": team.id}
-    body = json.dumps({"type": "event_callback", "event_id": f"EvT{ts}", "team_id": team.id, "api_app_id": "A0TRACE",
-                       "event": event, "event_time": int(time.time()),
+    return _delivered(bot, slack, claude, db, {"type": "app_mention", "channel": channel, "user": "UTRACE01",
+                                               "text": f"<@{team.bot_user_id}> {text}", "ts": ts, "event_ts": ts})
+
+
+def _fork(bot: BotProcess, slack: FakeSlack, claude: FakeAnthropic, db, channel: str, topic: str) -> str:
+    """`/fork <topic>` at the channel's top level, answered in its thread; the fork root's ts."""
+    form = {"command": "/fork", "text": topic, "user_id": "UTRACE01", "user_name": "trace", "channel_id": channel,
+            "team_id": slack.team(None).id, "response_url": slack.response_url("trace"),
+            "trigger_id": f"{time.time():.6f}.trigger", "api_app_id": "A0TRACE", "token": "unused"}
+    requests = len(claude.requests)
+    assert bot.send(bot.signed(urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded")) == 200
+    wait_until(lambda: len(claude.requests) > requests, timeout=60, message="the topic's answer")
+    wait_until(lambda: not answering(db), timeout=60, interval=0.05, message="the topic's answer")
+    return next(m for m in slack.posts(channel, top_level=True) if m.get("text", "").startswith("Fork #")).ts
+
+
+def _delivered(bot: BotProcess, slack: FakeSlack, claude: FakeAnthropic, db, event: dict):
+    """An event signed as Slack signs it; (when it was sent, when the fake Slack received the last call of
+    the model exchange it makes)."""
+    team = slack.team(None)
+    event = {**event, "team": team.id}
+    body = json.dumps({"type": "event_callback", "event_id": f"EvT{time.time():.6f}", "team_id": team.id,
+                       "api_app_id": "A0TRACE", "event": event, "event_time": int(time.time()),
                        "authorizations": [{"team_id": team.id, "is_bot": True, "is_enterprise_install": False}]})
     request = bot.signed(body.encode(), "application/json")
     requests, calls = len(claude.requests), len(slack.calls)
@@ -81,11 +108,12 @@ def _mention(bot: BotProcess, slack: FakeSlack, claude: FakeAnthropic, db, chann
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.trace", description=__doc__.splitlines()[0])
+    parser.add_argument("--merge", action="store_true", help="trace a fork's ✅ instead of a mention")
     parser.add_argument("--list", action="store_true", help="name each file entered, in order")
     parser.add_argument("--json", type=Path, help="write the result there too")
     args = parser.parse_args()
-    result = trace()
-    print(f"one mention, signed POST → last Slack call ({result['seconds']} s): "
+    result = trace(args.merge)
+    print(f"{'a fork’s ✅' if args.merge else 'one mention'}, signed POST → last Slack call ({result['seconds']} s): "
           f"{result['entered']} of the bot's {result['modules']} modules")
     if args.list:
         for row in result["files"]:
