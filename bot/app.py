@@ -289,6 +289,6 @@ def _installable_app(settings: Settings, client: WebClient, clients: Installed, 
     """Bolt with its OAuth flow (bot/slack/installs.py)."""
     app = App(name=APP_NAME, client=client, request_verification_enabled=False, listener_executor=executor,
               signing_secret=settings.slack_signing_secret.get_secret_value(),
-              authorize=installs.authorize(settings, clients.installations, client),
+              authorize=installs.KeptInstallationAuthorize(settings, clients, client),
               oauth_settings=installs.oauth_settings(settings, installations, db.engine, workspaces, clients))
     return app

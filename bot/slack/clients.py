@@ -91,6 +91,11 @@ class Installed:
         found = self._installed(team_id)
         return found[0].bot_user_id if found else None
 
+    def bot(self, team_id: str) -> Bot | None:
+        """The team's installed bot (its token, ids and scopes), as kept; None when it is not installed."""
+        found = self._installed(team_id)
+        return found[0] if found else None
+
     def forget(self, team_id: str) -> None:
         with self._lock:
             self._known.pop(team_id, None)

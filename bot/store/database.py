@@ -35,6 +35,20 @@ class Database:
             with conn.begin():
                 yield conn
 
+    @contextmanager
+    def keeping(self):
+        """One statement an acknowledgement waits for. On PostgreSQL it commits as it runs, on a pool of its own
+        (engine.py: one round trip instead of BEGIN, the statement and COMMIT — a single statement is atomic by
+        itself, and its commit as durable as any — never queued behind the replies' transactions); on SQLite it
+        is an urgent write transaction (`writing`)."""
+        door = getattr(self.engine, "threadfork_door", None)
+        if door is None:
+            with self.writing(urgent=True) as conn:
+                yield conn
+            return
+        with door.connect() as conn:
+            yield conn
+
     def reading(self):
         """A transaction that only reads (on SQLite a deferred one: it never waits for the writer)."""
         return self.engine.begin()
