@@ -215,3 +215,14 @@ def test_with_review_on_the_draft_shows_the_conclusions_to_remember(bot, slack, 
     remember_buttons = [b for b in draft["blocks"] if b.get("accessory", {}).get("action_id") ==
                         "threadfork_memory_remember"]
     assert len(remember_buttons) == 2 and "Alice owns the pricing page." in str(remember_buttons[1])
+
+
+def test_workspace_memory_is_written_by_admins_and_seen_in_every_channel(bot, slack, claude):
+    bot.say("UALICE01", "remember --workspace our fiscal year starts in April", mention=True)
+    wait_until(lambda: [r for r in ephemerals(slack) if "workspace's memory" in r.get("text", "")])
+    user = admin(slack)
+    remember(bot, slack, "--workspace our fiscal year starts in April", user=user)
+    before = len(claude.requests)
+    bot.say("UALICE01", "when does the year start?", mention=True, channel="C0OTHER01")
+    wait_until(lambda: len(claude.requests) > before, message="the other channel's request")
+    assert "our fiscal year starts in April" in system_text(claude.requests[-1])

@@ -294,3 +294,23 @@ def test_suggested_prompts_never_name_a_channel_the_person_is_not_in(bot, slack,
     assert bot.open_dm("UALICE01", dm=DM).status == 200
     [made] = wait_until(lambda: slack.suggested(), message="the suggested prompts")
     assert "secret-plans" not in str(made.prompts) and CHANNEL not in str(made.prompts)
+
+
+def test_remembering_in_a_private_fork_writes_its_owners_own_memory_never_the_channels(
+        bot, slack, claude, channel_talk):
+    root = fork_privately(bot, slack, claude)
+    bot.dm("UALICE01", "remember schools pay per classroom", dm=DM, thread_ts=root)
+    [note] = wait_until(lambda: [m for m in posts_in(slack, DM, root) if "remembered" in m.get("text", "")],
+                        message="the remembered note in the DM thread")
+    assert "your own memory" in note["text"] and not [m for m in posts_in(slack, CHANNEL) if "remembered" in
+                                                       m.get("text", "")]
+    bot.settled()
+    before = len(claude.requests)
+    bot.say("UBOB0001", "what do schools pay?", mention=True)
+    wait_until(lambda: len(claude.requests) == before + 1)
+    bot.settled()
+    assert "schools pay per classroom" not in str(claude.requests[-1]["system"])  # not the channel's memory
+    before = len(claude.requests)
+    bot.dm("UALICE01", "so what do schools pay?", dm=DM, thread_ts=root)
+    wait_until(lambda: len(claude.requests) == before + 1)
+    assert "schools pay per classroom" in str(claude.requests[-1]["messages"][-1])  # hers: a note in her fork
