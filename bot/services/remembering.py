@@ -15,7 +15,7 @@ import logging
 from ..domain import memory
 from ..domain.errors import ThreadforkError
 from ..domain.memory import MemoryEntry, workspace_of
-from ..domain.model import Channel, Fork
+from ..domain.model import Channel, Fork, ForkStatus
 from .access import NOT_ADMIN, Access
 from .policy import Policies
 from .ports import Audience, Claims, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
@@ -110,16 +110,22 @@ class Remembering:
         if fork is None or fork.team_id != audience.team_id:
             self.answers.tell(audience, "That fork is gone, so its conclusions can't be remembered from here.")
             return None
-        home, _ = self.home_of(fork.channel, fork)
+        home, owner = self.home_of(fork.channel, fork)
+        if owner and fork.status is ForkStatus.MERGED:
+            owner = None  # merged: its owner approved what reaches the channel
         try:
             line = memory.cleaned(text)
             self.check_writer(home, audience.user_id)
         except (ValueError, ThreadforkError) as refused:
             self.answers.tell(audience, str(refused))
             return None
-        if not self.claims.claim(f"remember:{fork.id}:{hashlib.sha256(line.encode()).hexdigest()[:32]}"):
+        key = f"remember:{fork.id}:{owner or ''}:{hashlib.sha256(line.encode()).hexdigest()[:32]}"
+        if not self.claims.claim(key):
             self.answers.tell(audience, "That conclusion is remembered already.")
             return None
+        if owner:  # a private fork's draft: its owner's own memory until the merge (DESIGN invariant 14)
+            return self.write(home, line, audience.user_id, self.people.display_name(home.team_id, audience.user_id),
+                              owner, fork, audience)
         where = Audience(home.team_id, home.id, audience.user_id)  # its note goes to the channel's top level
         # a private fork's number and thread are its owner's DM's: the channel's entry names neither
         return self.write(home, line, audience.user_id, self.people.display_name(home.team_id, audience.user_id),
