@@ -134,6 +134,8 @@ class Turn:
     attachments: tuple[Attachment, ...] = ()
     stopped_by: str | None = None  # who stopped this answer (Stop), or asked to while it streams
     stop_reason: str | None = None  # an answer's, as the API gave it (end_turn, max_tokens, refusal, …)
+    # when it was stored (a compaction's folds the memory saved before it into its session's prefix); not compared
+    created_at: datetime | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

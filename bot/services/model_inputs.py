@@ -92,13 +92,16 @@ class ModelInputs:
                 cache: CacheMode = CacheMode.AUTO, since: list | None = None) -> ModelInput:
         """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
         A fork keeps its channel's instructions, model, tools and connectors as they were at its fork point
-        (a snapshot); its connectors' tokens are read now. Its system carries the memory saved before it opened;
-        what was saved since is added to `since`, when given, for the caller's note."""
-        configured = self._fork_input(fork, history, cache).configured(fork.instructions, fork.model, fork.tools,
-                                                                       fork.connectors if connections else ())
+        (a snapshot); its connectors' tokens are read now. Its system carries the memory saved before it opened (or
+        before its latest compaction, which rewrote its prefix anyway); what was saved since is added to `since`,
+        when given, for the caller's note."""
+        own = self.turns.turns(fork.id) if history is None else history
+        configured = self._fork_input(fork, own, cache).configured(fork.instructions, fork.model, fork.tools,
+                                                                   fork.connectors if connections else ())
         top = self._top(fork)
         remembered = memory.visible_to(self.memories.seen_in(top.home), top.owner_id if top.private else None)
-        before = [e for e in remembered if fork.created_at is None or e.created_at <= fork.created_at]
+        folded = memory.folded_at(fork.created_at, own)
+        before = [e for e in remembered if folded is None or e.created_at <= folded]
         if since is not None:
             since.extend(e for e in remembered if e not in before)
         configured = replace(configured, system=memory.with_memory(configured.system, before))
@@ -113,7 +116,7 @@ class ModelInputs:
             fork = self.sessions.fork(fork.parent_id)
         return fork
 
-    def _fork_input(self, fork: Fork, history: list[Turn] | None, cache: CacheMode) -> ModelInput:
+    def _fork_input(self, fork: Fork, own: list[Turn], cache: CacheMode) -> ModelInput:
         ancestors: list[tuple[Fork, list[Turn]]] = []
         inherited: list[Turn] = []
         channel_pruned = False
@@ -126,7 +129,6 @@ class ModelInputs:
                 break
             child = self.sessions.fork(child.parent_id)
             ancestors.insert(0, (child, turns))
-        own = self.turns.turns(fork.id) if history is None else history
         return fork_input(fork, inherited, own, ancestors, channel_pruned, cache)
 
 

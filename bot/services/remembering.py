@@ -15,7 +15,7 @@ import logging
 from ..domain import memory
 from ..domain.errors import ThreadforkError
 from ..domain.memory import MemoryEntry, workspace_of
-from ..domain.model import Channel, Fork
+from ..domain.model import Channel, Fork, ForkStatus
 from .access import NOT_ADMIN, Access
 from .policy import Policies
 from .ports import Audience, Claims, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
@@ -47,7 +47,8 @@ class Remembering:
             home, owner, words = workspace_of(channel.team_id), None, words[len(WORKSPACE_FLAG):]
         try:
             line = memory.cleaned(words)
-            self.check_writer(home, user_id)
+            if owner is None:  # a person's own memory is theirs to write, whoever writes the channel's
+                self.check_writer(home, user_id)
         except (ValueError, ThreadforkError) as refused:
             self.answers.tell(audience, str(refused))
             return None
@@ -69,8 +70,8 @@ class Remembering:
             return None
         source = source or (fork if fork is not None and not fork.private else None)
         entry = self.memories.add(home, line, author_id, author_name, owner_id=owner,
-                                        source_fork=source.number if source else None,
-                                        source_ts=source.root_ts if source else None, path=path, pending=pending)
+                                  source_fork=source.number if source else None,
+                                  source_ts=source.root_ts if source else None, path=path, pending=pending)
         where = Place(fork.channel_id, fork.root_ts, fork.team_id, None) if fork else \
             Place(audience.channel_id if audience else home.id, None, home.team_id, None)
         try:
@@ -110,16 +111,27 @@ class Remembering:
         if fork is None or fork.team_id != audience.team_id:
             self.answers.tell(audience, "That fork is gone, so its conclusions can't be remembered from here.")
             return None
-        home, _ = self.home_of(fork.channel, fork)
+        home, owner = self.home_of(fork.channel, fork)
+        if owner and fork.status is ForkStatus.MERGED:
+            owner = None  # merged: its owner approved what reaches the channel
         try:
             line = memory.cleaned(text)
-            self.check_writer(home, audience.user_id)
+            if owner is None:
+                self.check_writer(home, audience.user_id)
+            why = memory.over_budget([e for e in self.memories.entries(home) if e.owner_id == owner], line,
+                                     self.budget(home))
+            if why:
+                raise ValueError(why)
         except (ValueError, ThreadforkError) as refused:
             self.answers.tell(audience, str(refused))
             return None
-        if not self.claims.claim(f"remember:{fork.id}:{hashlib.sha256(line.encode()).hexdigest()[:32]}"):
+        key = f"remember:{fork.id}:{owner or ''}:{hashlib.sha256(line.encode()).hexdigest()[:32]}"
+        if not self.claims.claim(key):
             self.answers.tell(audience, "That conclusion is remembered already.")
             return None
+        if owner:  # a private fork's draft: its owner's own memory until the merge (DESIGN invariant 14)
+            return self.write(home, line, audience.user_id, self.people.display_name(home.team_id, audience.user_id),
+                              owner, fork, audience)
         where = Audience(home.team_id, home.id, audience.user_id)  # its note goes to the channel's top level
         # a private fork's number and thread are its owner's DM's: the channel's entry names neither
         return self.write(home, line, audience.user_id, self.people.display_name(home.team_id, audience.user_id),
@@ -151,7 +163,8 @@ class Remembering:
             self.answers.tell(audience, "That entry is someone's own memory: only they may change it.")
             return None
         try:
-            self.check_writer(entry.channel, audience.user_id)
+            if entry.owner_id is None:  # their own entry is theirs to change
+                self.check_writer(entry.channel, audience.user_id)
         except ThreadforkError as refused:
             self.answers.tell(audience, str(refused))
             return None

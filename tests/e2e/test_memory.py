@@ -5,7 +5,7 @@ from the next request; its Undo does the same; a channel's budget refuses an ent
 import pytest
 
 from ..fakes.anthropic_api import Script, last_user_text
-from ..harness import CHANNEL, wait_until
+from ..harness import CHANNEL, GENERAL, wait_until
 from .test_channel_settings import admin, ask_parent, open_settings
 
 LAUNCH = "the launch is on 14 March"
@@ -215,3 +215,37 @@ def test_with_review_on_the_draft_shows_the_conclusions_to_remember(bot, slack, 
     remember_buttons = [b for b in draft["blocks"] if b.get("accessory", {}).get("action_id") ==
                         "threadfork_memory_remember"]
     assert len(remember_buttons) == 2 and "Alice owns the pricing page." in str(remember_buttons[1])
+
+
+def test_workspace_memory_is_written_by_admins_and_seen_in_every_channel(bot, slack, claude):
+    bot.say("UALICE01", "remember --workspace our fiscal year starts in April", mention=True)
+    wait_until(lambda: [r for r in ephemerals(slack) if "workspace's memory" in r.get("text", "")])
+    user = admin(slack)
+    remember(bot, slack, "--workspace our fiscal year starts in April", user=user)
+    before = len(claude.requests)
+    bot.say("UALICE01", "when does the year start?", mention=True, channel="C0OTHER01")
+    wait_until(lambda: len(claude.requests) > before, message="the other channel's request")
+    assert "our fiscal year starts in April" in system_text(claude.requests[-1])
+
+
+def test_claude_views_edits_and_deletes_memory_files_over_several_calls_within_one_answer(bot, slack, claude):
+    memory_tool_on(bot, slack)
+    remember(bot, slack)
+    bot.settled()
+    [entry] = bot.store.memories.entries(GENERAL)
+    claude.script(Script(memory=[{"command": "view", "path": "/memories"}]),
+                  Script(memory=[{"command": "str_replace", "path": entry.file, "old_str": "14 March",
+                                  "new_str": "21 March"}]),
+                  Script(memory=[{"command": "delete", "path": "/memories/missing.md"}]),
+                  Script(text="Moved to 21 March."))
+    before = len(claude.requests)
+    bot.say("UALICE01", "the launch moved a week later", mention=True)
+    wait_until(lambda: len(claude.requests) >= before + 4, message="three tool rounds and the answer")
+    bot.settled()
+    rounds = claude.requests[before:before + 4]
+    results = [[b for b in r["messages"][-1]["content"] if b["type"] == "tool_result"] for r in rounds[1:]]
+    assert entry.file in results[0][0]["content"] and not results[0][0].get("is_error")
+    assert "edited" in results[1][0]["content"] and results[2][0]["is_error"] is True
+    assert [m["role"] for m in rounds[3]["messages"][-6:]] == ["assistant", "user"] * 3
+    assert bot.store.memories.entry(entry.id).text == "the launch is on 21 March" and not claude.rejections
+    assert any("Moved to 21 March." in p.get("text", "") for p in slack.posts(CHANNEL, top_level=True))
