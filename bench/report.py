@@ -90,7 +90,8 @@ def targets(r: dict) -> str:
             and c["shared_share"] >= 0.9)
     if "day" in r:
         cost = {name: run["usage"]["cost_micros"] / 1e6 for name, run in r["day"]["runs"].items()}
-        row(11, "a team's day, priced", " · ".join(f"{name} ${cost[name]:.2f}" for name, _ in DAY_ROWS),
+        row(11, "a team's day, priced", " · ".join(f"{name} ${cost[name]:.2f}" for name, _ in DAY_ROWS
+                                                     if name in cost),
             "`auto` ≤ 1.05 × min(`5m`, `1h`) and ≤ 0.6 × `5m`",
             cost["auto"] <= 1.05 * min(cost["5m"], cost["1h"]) and cost["auto"] <= 0.6 * cost["5m"])
     if "replicas" in r:
@@ -178,6 +179,8 @@ DAY_ROWS = (("auto", "Threadfork, `THREADFORK_CACHE_TTL=auto` (the default)"),
             ("5m", "Threadfork, `5m` (every breakpoint the API's default)"),
             ("1h", "Threadfork, `1h`"),
             ("inline", "Threadfork, `auto`, every exploration asked in the channel (no forks)"),
+            ("memory", "Threadfork, `auto`, the same day with memory writes (a fact remembered after three turns "
+                       "and after each merge)"),
             ("baseline", "the baseline bot (no prompt caching; a thread sees only its own messages)"))
 
 
@@ -195,12 +198,18 @@ def day_table(raw: dict) -> str:
              "| run | model requests | input | cache reads | cache writes 5m / 1h | output | cost | ÷ `5m` |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, label in DAY_ROWS:
+        if name not in runs:  # a run from before that row existed
+            continue
         run = runs[name]
         u = run["usage"]
         hour = u["cache_write_1h_tokens"]
         lines.append(f"| {label} | {run['requests']} | {u['input_tokens']:,} | {u['cache_read_tokens']:,} | "
                      f"{u['cache_write_tokens'] - hour:,} / {hour:,} | {u['output_tokens']:,} | "
                      f"${cost[name]:.2f} | {cost[name] / cost['5m']:.2f} |")
+    if "memory" in cost:
+        lines += ["", f"With {steps.get('remember', 0)} memory writes the same day cost ${cost['memory']:.2f} against "
+                      f"${cost['auto']:.2f} without ({cost['memory'] / cost['auto']:.2f}×): each write rewrites the "
+                      "channel conversation's cached prefix once; running forks keep theirs (docs/memory.md)."]
     cheaper = min(cost["5m"], cost["1h"])
     lines += ["", f"`auto` ≤ 1.05 × the cheaper of `5m` and `1h` (${1.05 * cheaper:.2f}): "
                   f"{'yes' if cost['auto'] <= 1.05 * cheaper else '**no**'}; `auto` ≤ 0.6 × `5m` "

@@ -282,6 +282,7 @@ class ContextReport:
     cap_usd: float | None = None  # the monthly spend cap in force (None or 0: none)
     stop_reasons: dict[str, int] | None = None  # the conversation's answers by stop reason
     effort: str | None = None  # the channel's effort setting (None: the API's default)
+    memory: tuple[int, int, int] | None = None  # the channel's memory: (entries, tokens, budget; 0: none)
 
     @property
     def kept_out(self) -> int:

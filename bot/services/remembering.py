@@ -9,6 +9,7 @@ where it was said; its Undo deletes the entry for real. Claude's own writes (the
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from ..domain import memory
@@ -17,7 +18,7 @@ from ..domain.memory import MemoryEntry, workspace_of
 from ..domain.model import Channel, Fork
 from .access import NOT_ADMIN, Access
 from .policy import Policies
-from .ports import Audience, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
+from .ports import Audience, Claims, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +29,8 @@ GONE = "That memory entry is gone already."
 
 class Remembering:
     def __init__(self, notes: MemoryNotes, answers: PrivateAnswers, people: People, policies: Policies,
-                 access: Access, *, memories: Memories, sessions: Sessions):
-        self.memories, self.sessions = memories, sessions
+                 access: Access, *, memories: Memories, sessions: Sessions, claims: Claims):
+        self.memories, self.sessions, self.claims = memories, sessions, claims
         self.notes = notes
         self.answers = answers
         self.people = people
@@ -55,7 +56,7 @@ class Remembering:
 
     def write(self, home: Channel, line: str, author_id: str, author_name: str | None, owner: str | None,
               fork: Fork | None, audience: Audience | None, pending: bool = False, path: str | None = None,
-              by_claude: bool = False) -> MemoryEntry | None:
+              by_claude: bool = False, source: Fork | None = None) -> MemoryEntry | None:
         """Add the entry if it fits the budget (else say why: to `audience`, or raise ValueError for Claude),
         then post its note where it was said."""
         budget = self.budget(home)
@@ -66,7 +67,7 @@ class Remembering:
                 raise ValueError(why)
             self.answers.tell(audience, why)
             return None
-        source = fork if fork is not None and not fork.private else None
+        source = source or (fork if fork is not None and not fork.private else None)
         entry = self.memories.add(home, line, author_id, author_name, owner_id=owner,
                                         source_fork=source.number if source else None,
                                         source_ts=source.root_ts if source else None, path=path, pending=pending)
@@ -101,6 +102,28 @@ class Remembering:
         if home.id == memory.WORKSPACE:
             return self.policies.base.channel.memory_budget or 0
         return self.policies.of(home).channel.memory_budget or 0
+
+    def from_merge(self, fork_id: int, text: str, audience: Audience) -> MemoryEntry | None:
+        """A merge post's (or a draft's) Remember: the conclusion joins the memory of the fork's channel, linked to
+        the fork — once, however often it is pressed."""
+        fork = self.sessions.fork(fork_id)
+        if fork is None or fork.team_id != audience.team_id:
+            self.answers.tell(audience, "That fork is gone, so its conclusions can't be remembered from here.")
+            return None
+        home, _ = self.home_of(fork.channel, fork)
+        try:
+            line = memory.cleaned(text)
+            self.check_writer(home, audience.user_id)
+        except (ValueError, ThreadforkError) as refused:
+            self.answers.tell(audience, str(refused))
+            return None
+        if not self.claims.claim(f"remember:{fork.id}:{hashlib.sha256(line.encode()).hexdigest()[:32]}"):
+            self.answers.tell(audience, "That conclusion is remembered already.")
+            return None
+        where = Audience(home.team_id, home.id, audience.user_id)  # its note goes to the channel's top level
+        # a private fork's number and thread are its owner's DM's: the channel's entry names neither
+        return self.write(home, line, audience.user_id, self.people.display_name(home.team_id, audience.user_id),
+                          None, None, where, source=None if fork.private else fork)
 
     def undo(self, entry_id: int, audience: Audience, message_ts: str | None) -> None:
         """The note's Undo: the entry deleted for real, the note says so (once, whoever presses it first)."""

@@ -159,8 +159,9 @@ class SlackChat:
         self.tell(audience, f"{reason}\n{views.open_forks_text(open_forks)}")
 
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
-                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> None:
-        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy, spend))
+                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None,
+                     memory: dict[str, int] | None = None) -> None:
+        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy, spend, memory))
 
     def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
         text, blocks = render.children_refusal(reason, children)
