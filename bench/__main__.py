@@ -24,7 +24,8 @@ from tests.fakes.slack_api import FakeSlack
 
 from . import against, burst, day, replicas, rounds
 from .measure import machine
-from .report import DAY_MARKS, day_table, replace_marked, targets, update_readme, versus
+from .report import (DAY_MARKS, REPLICA_MARKS, TARGET_MARKS, day_table, replace_marked, targets, update_readme,
+                     versus)
 from .rig import Rig, progress
 from .threadfork import Threadfork
 from .versus import Baseline
@@ -148,10 +149,16 @@ def main() -> int:
               f"{' --quick' if args.quick else ''}` on {when}. "
               "Fakes answer with zero latency unless a stream is scripted (5 s for figures 3–4, 10 s for figure 5).\n\n"
               f"{against_targets}\n\n## Against a plain Bolt bot\n\n{BASELINE_NOTE}\n\n{against_baseline}\n")
+    two_replicas = replicas.table(raw["replicas"]) if "replicas" in raw else ""
+    if two_replicas:
+        report += f"\n## Figure 12: two replicas on one PostgreSQL\n\n{two_replicas}\n"
     (ROOT / "bench" / "RESULTS.md").write_text(report)
     if not args.quick:
-        update_readme(ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md)):\n\n"
-                      + against_baseline)
+        page, source = ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md))"
+        replace_marked(page, TARGET_MARKS, f"{source}, {machine()}:\n\n{against_targets}")
+        update_readme(page, f"{source}:\n\n{against_baseline}")
+        if two_replicas:
+            replace_marked(page, REPLICA_MARKS, f"{source}:\n\n{two_replicas}")
         write_day(raw["day"], when)
     return 0
 

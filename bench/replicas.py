@@ -5,9 +5,9 @@ the fakes; the workspaces are installed once, through the first (the second read
 A phase opens COUNT forks — one a thread, over COUNT / 8 fresh workspaces, so Slack's per-workspace rate limits
 are never the bottleneck — then sends one message to every fork's thread at once (32 senders), the messages
 dealt to the replicas in turn; the fake Claude answers at once, so each replica's own CPU and the database are
-all there is to wait for. That backlog is the saturation: the turns answered per second are read between the
-quarter and the three-quarter mark of the replies closed (chat.stopStream), past the ramp and the tail. Then the
-same with one replica alone, the other idle, for how the rate grows with a second replica.
+all there is to wait for. That backlog is the saturation: turns per second are the turns ÷ the time from the
+first delivery to the last reply closed in Slack (chat.stopStream). Then the same with one replica alone, the
+other idle, for how the rate grows with a second replica.
 
 CPU per turn is each party's over the phase ÷ the turns: the replicas' processes; PostgreSQL's backends serving
 the database (bench/database_cpu.py, /proc); and this process (the fakes), so the machine's whole budget shows.
@@ -72,10 +72,7 @@ def phase(rigs: list[Rig], serving: list[Rig], count: int, label: str) -> dict:
         list(pool.map(deliver, threads))
     first.wait(lambda: first.stops() - stops >= count, timeout=300, interval=0.05)
     wall = time.monotonic() - started
-    closed = sorted(c.at for c in first.slack.calls_to("chat.stopStream"))[-count:]
-    quarter, three = closed[count // 4], closed[3 * count // 4]
-    return {"count": count, "replicas": len(serving), "wall": wall,
-            "rate": (3 * count // 4 - count // 4) / (three - quarter), "overall": count / wall,
+    return {"count": count, "replicas": len(serving), "wall": wall, "overall": count / wall,
             "bot_cpu": [rig.cpu() - before for rig, before in zip(rigs, cpu)],
             "database_cpu": database.stop() if database else None, "fakes_cpu": time.process_time() - fakes}
 
@@ -96,14 +93,14 @@ def connections(url: str) -> int:
 
 def table(r: dict) -> str:
     """Figure 12's rows, and what they make of one database's reach."""
-    lines = ["| replicas serving | turns | turns / s at saturation (whole phase) | CPU per turn: replicas · "
-             "PostgreSQL · the fakes |", "|---|---:|---:|---|"]
+    lines = ["| replicas serving | turns | turns / s at saturation | CPU per turn: replicas · PostgreSQL · the fakes |",
+             "|---|---:|---:|---|"]
     for key in ("one", "two"):
         p = r[key]
         per = {name: value / p["count"] * 1000 for name, value in
                (("bot", sum(p["bot_cpu"])), ("fakes", p["fakes_cpu"]))}
         database = f"{p['database_cpu'] / p['count'] * 1000:.1f} ms" if p["database_cpu"] is not None else "—"
-        lines.append(f"| {p['replicas']} | {p['count']} | {p['rate']:.0f} ({p['overall']:.0f}) | "
+        lines.append(f"| {p['replicas']} | {p['count']} | {p['overall']:.0f} | "
                      f"{per['bot']:.1f} ms · {database} · {per['fakes']:.1f} ms |")
     return "\n".join(lines)
 

@@ -63,6 +63,10 @@ def make_engine(url: str) -> Engine:
 # holds a connection while it waits for another (the PostgreSQL tests all pass on a pool of one).
 POOL_CONNECTIONS = 16  # every transaction but the acknowledgements' (a reply's holds one a few round trips)
 DOOR_CONNECTIONS = 8  # the acknowledgements' own (Database.keeping): they never queue behind a burst's replies
+# psycopg prepares a statement on a connection once it ran there this many times (its default, 5, left 16
+# connections a pool to run each of a turn's statements 80 times over before the server stopped parsing and
+# planning them anew; a statement run once is still never prepared)
+PSYCOPG = {"prepare_threshold": 1}
 
 
 def _postgres(url: str) -> Engine:
@@ -70,9 +74,9 @@ def _postgres(url: str) -> Engine:
     trip), without the pre-ping's round trip — SQLAlchemy invalidates the pool at the first disconnect, and the
     inbox tries a keep once more on a fresh connection (SqlInbox)."""
     engine = create_engine(url, pool_pre_ping=True, pool_size=POOL_CONNECTIONS, max_overflow=0,
-                           hide_parameters=True)
+                           hide_parameters=True, connect_args=PSYCOPG)
     engine.threadfork_door = create_engine(url, pool_size=DOOR_CONNECTIONS, max_overflow=0, hide_parameters=True,
-                                           isolation_level="AUTOCOMMIT")
+                                           isolation_level="AUTOCOMMIT", connect_args=PSYCOPG)
     return engine
 
 
