@@ -22,9 +22,10 @@ from sqlalchemy import create_engine, text
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
-from . import against, day, rounds
+from . import against, burst, day, replicas, rounds
 from .measure import machine
-from .report import DAY_MARKS, day_table, replace_marked, targets, update_readme, versus
+from .report import (DAY_MARKS, REPLICA_MARKS, TARGET_MARKS, day_table, replace_marked, targets, update_readme,
+                     versus)
 from .rig import Rig, progress
 from .threadfork import Threadfork
 from .versus import Baseline
@@ -65,6 +66,9 @@ def run(quick: bool, with_postgres: bool) -> dict:
         finally:
             bench.rig.stop()
             bench.close()
+        if with_postgres and "postgresql" in raw:  # figure 12 on the same database, emptied again
+            postgres_ready()
+            raw["replicas"] = replicas.run(tmp, PG_URL, quick)
         raw["reads"] = len([c for c in slack.calls if c.method.startswith("conversations.")])
         raw["turns"] = len(claude.requests)
     finally:
@@ -106,20 +110,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples and 50 concurrent replies")
     parser.add_argument("--no-postgres", action="store_true", help="skip the PostgreSQL figures")
-    parser.add_argument("--only", choices=["day", "load"],
+    parser.add_argument("--no-sqlite", action="store_true", help="with --only burst: skip SQLite")
+    parser.add_argument("--only", choices=["day", "load", "burst", "replicas"],
                         help="one figure alone: `day` is figure 11, a team's day priced; `load` is figure 4 against "
-                             "the baseline, round by round")
+                             "the baseline, round by round; `burst` is figure 3's burst acks on SQLite and "
+                             "PostgreSQL (with --against: side by side with those revisions); `replicas` is figure 12, "
+                             "two replicas on one PostgreSQL")
     parser.add_argument("--against", nargs="+", metavar="REV",
                         help="figure 1 alone, this checkout side by side with these git revisions (SQLite)")
     parser.add_argument("--rounds", type=int,
-                        help="with --only load: how many rounds (default 5); with --against: 60")
+                        help="with --only load or burst: how many rounds (default 5); with --against: 60")
     args = parser.parse_args()
+    if args.only == "burst":
+        pg = None if args.no_postgres else PG_URL
+        print(burst.table(burst.run(ROOT, args.against or [], args.rounds or 5, pg, args.quick, not args.no_sqlite)))
+        return 0
     if args.against:
         results = against.run(ROOT, args.against, args.rounds or 60)
         print(against.table(results, ["this", *args.against]))
         return 0
     if args.only == "day":
         return only_day()
+    if args.only == "replicas":
+        if not postgres_ready():
+            return 1
+        raw = replicas.run(Path(tempfile.mkdtemp(prefix="threadfork-replicas-")), PG_URL, args.quick)
+        print(replicas.table(raw))
+        return 0
     if args.only == "load":
         print(rounds.table(rounds.run(args.rounds or 5, args.quick)))
         return 0
@@ -132,10 +149,16 @@ def main() -> int:
               f"{' --quick' if args.quick else ''}` on {when}. "
               "Fakes answer with zero latency unless a stream is scripted (5 s for figures 3–4, 10 s for figure 5).\n\n"
               f"{against_targets}\n\n## Against a plain Bolt bot\n\n{BASELINE_NOTE}\n\n{against_baseline}\n")
+    two_replicas = replicas.table(raw["replicas"]) if "replicas" in raw else ""
+    if two_replicas:
+        report += f"\n## Figure 12: two replicas on one PostgreSQL\n\n{two_replicas}\n"
     (ROOT / "bench" / "RESULTS.md").write_text(report)
     if not args.quick:
-        update_readme(ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md)):\n\n"
-                      + against_baseline)
+        page, source = ROOT / "docs" / "benchmarks.md", f"Full run of {when} ([`bench/RESULTS.md`](../bench/RESULTS.md))"
+        replace_marked(page, TARGET_MARKS, f"{source}, {machine()}:\n\n{against_targets}")
+        update_readme(page, f"{source}:\n\n{against_baseline}")
+        if two_replicas:
+            replace_marked(page, REPLICA_MARKS, f"{source}:\n\n{two_replicas}")
         write_day(raw["day"], when)
     return 0
 

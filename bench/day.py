@@ -7,8 +7,10 @@ real bot process on fresh fakes per run, the fake Anthropic's prompt cache on a 
 each step's minute (people's Slack timestamps carry the same minute): Threadfork with
 THREADFORK_CACHE_TTL=auto, 5m and 1h; Threadfork again with every exploration asked in the channel's
 conversation (inline, no forks); and the bench's baseline bot (no prompt caching; a thread is a
-conversation of its own messages). Each request's reported usage is priced with bot/eval/pricing.py (the
-bot's own table, bot/domain/pricing.py).
+conversation of its own messages); and Threadfork (`auto`) on the same day with memory writes: someone
+remembers a short fact in the channel after three of its bursts and after each merge (`@Threadfork remember`,
+issue 37), which every later request of the channel then carries. Each request's reported usage is priced with
+bot/eval/pricing.py (the bot's own table, bot/domain/pricing.py).
 Nothing here is asserted: the figure is a measurement.
 """
 from __future__ import annotations
@@ -38,7 +40,7 @@ WORDS = ("the launch plan billing migration support rota beta cohort pricing tie
 @dataclass(frozen=True)
 class Step:
     minute: float  # after 09:00
-    kind: str  # ask (the channel), open (/fork with its topic), turn (in a fork), merge, abandon
+    kind: str  # ask (the channel), open (/fork with its topic), turn (in a fork), merge, abandon, remember
     fork: int = 0
     text: str = ""
     answer: str = ""  # what Claude answers, or the summary
@@ -89,6 +91,23 @@ def fork_steps(rng: random.Random, number: int, start: float) -> list[Step]:
     return steps
 
 
+REMEMBERED_AFTER_ASKS = (8, 20, 32)  # the channel's asks after which someone remembers a fact (and after merges)
+
+
+def with_memory(steps: list[Step], seed: int = SEED) -> list[Step]:
+    """The same day with memory writes: a short fact remembered in the channel a few seconds after three of its
+    turns and after each merge."""
+    rng = random.Random(seed * 7)
+    out: list[Step] = []
+    asks = 0
+    for step in steps:
+        out.append(step)
+        asks += step.kind == "ask"
+        if (step.kind == "ask" and asks in REMEMBERED_AFTER_ASKS) or step.kind == "merge":
+            out.append(Step(step.minute + 0.1, "remember", text=prose(rng, 60, 160)))
+    return sorted(out, key=lambda s: s.minute)
+
+
 @dataclass
 class Priced:
     run: str
@@ -121,8 +140,8 @@ def at(step: Step, index: int) -> tuple[float, str]:
     return moment, f"{moment:.6f}"
 
 
-def play_threadfork(tmp: Path, steps: list[Step], mode: str, inline: bool = False) -> Priced:
-    label = "inline" if inline else mode
+def play_threadfork(tmp: Path, steps: list[Step], mode: str, inline: bool = False, label: str | None = None) -> Priced:
+    label = label or ("inline" if inline else mode)
     slack, claude = FakeSlack().start(), FakeAnthropic().start()
     url = f"sqlite:///{tmp / f'day-{label}.db'}"
     populate_pairs(url, CHANNEL, history())
@@ -136,7 +155,12 @@ def play_threadfork(tmp: Path, steps: list[Step], mode: str, inline: bool = Fals
             claude.cache.clock.fixed = moment
             if step.kind in ("merge", "abandon") and inline:
                 continue
-            if step.kind == "ask" or (inline and step.kind in ("open", "turn")):
+            if step.kind == "remember":  # no model call: the entry joins every later request's system content
+                notes = len(remembered(rig))
+                rig.mention(CHANNEL, f"remember {step.text}", ts=ts)
+                rig.wait(lambda: len(remembered(rig)) > notes)
+                bench.settle()
+            elif step.kind == "ask" or (inline and step.kind in ("open", "turn")):
                 claude.script(Script(text=step.answer))
                 answered(bench, lambda: rig.mention(CHANNEL, step.text, ts=ts))
             elif step.kind == "open":
@@ -157,6 +181,10 @@ def play_threadfork(tmp: Path, steps: list[Step], mode: str, inline: bool = Fals
         bench.close()
         slack.stop()
         claude.stop()
+
+
+def remembered(rig: Rig) -> list:
+    return [p for p in rig.slack.posts(CHANNEL, top_level=True) if "remembered" in p.get("text", "")]
 
 
 def answered(bench: Threadfork, send) -> None:
@@ -230,8 +258,9 @@ def run(tmp: Path) -> dict:
     steps = day()
     runs = [play_threadfork(tmp, steps, mode) for mode in ("auto", "5m", "1h")]
     runs.append(play_threadfork(tmp, steps, "auto", inline=True))
+    runs.append(play_threadfork(tmp, with_memory(steps), "auto", label="memory"))
     runs.append(play_baseline(tmp, steps))
-    return {"seed": SEED, "history": HISTORY, "steps": {kind: sum(s.kind == kind for s in steps)
-                                    for kind in ("ask", "open", "turn", "merge", "abandon")},
+    return {"seed": SEED, "history": HISTORY, "steps": {kind: sum(s.kind == kind for s in with_memory(steps))
+                                    for kind in ("ask", "open", "turn", "merge", "abandon", "remember")},
             "hours": round(max(s.minute for s in steps) / 60, 1),
             "runs": {r.run: {"requests": r.requests, "usage": r.usage} for r in runs}}

@@ -37,7 +37,9 @@ def stream_replies(rig: Rig, roots: list[tuple[Team, str, str]], probe: Probe, l
     rig.claude.default_script = Script(text="streamed words " * 25, chunks=10, chunk_delay=0.5)
     stops_before, requests_before = rig.stops(), len(rig.claude.requests)
     acks: dict[str, list[float]] = {}
-    cpu_before = rig.cpu()
+    cpu_before, database = rig.cpu(), rig.database_cpu()
+    if database:
+        database.start()
     started = time.monotonic()
 
     def deliver(place: tuple[Team, str, str]) -> float:  # the delivery's own ack, in ms: sent at once
@@ -60,6 +62,7 @@ def stream_replies(rig: Rig, roots: list[tuple[Team, str, str]], probe: Probe, l
     rig.wait(lambda: rig.stops() - stops_before >= count, timeout=60, interval=0.02)
     wall = time.monotonic() - started
     cpu = rig.cpu() - cpu_before
+    database_cpu = database.stop() if database else None
     completed = rig.stops() - stops_before
     parts = [peak_rss_mb(pid) for pid in pids(rig.bot)]
     rig.claude.default_script = None
@@ -72,6 +75,7 @@ def stream_replies(rig: Rig, roots: list[tuple[Team, str, str]], probe: Probe, l
     return {"acks": [ms for values in acks.values() for ms in values], "acks_by_kind": acks, "burst": burst,
             "wall": wall,
             "completed": completed, "count": count, "rss": sum(parts), "rss_parts": parts, "cpu": cpu,
+            "database_cpu": database_cpu,
             "delivery": delivered - started, "last_request": sent[-1] - started,
             "last_stream_end": ended[-1] - started, "last_close": closed[-1] - started,
             "workspaces": len({team.id for team, _, _ in roots}),

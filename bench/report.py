@@ -7,9 +7,13 @@ import statistics
 from pathlib import Path
 
 from .measure import percentile
+from .replicas import reach as replicas_reach
 
 THREADFORK = ("sqlite", "postgresql")
+BURST_GATE = {"sqlite": 150, "postgresql": 250}  # ms, the p99 of figure 3's burst acks (issue 35)
 README_MARKS = ("<!-- bench:versus -->", "<!-- /bench:versus -->")
+TARGET_MARKS = ("<!-- bench:targets -->", "<!-- /bench:targets -->")
+REPLICA_MARKS = ("<!-- bench:replicas -->", "<!-- /bench:replicas -->")
 
 
 def targets(r: dict) -> str:
@@ -26,8 +30,8 @@ def targets(r: dict) -> str:
         row(1 if label == "sqlite" else 9, f"overhead per turn{tag}",
             " · ".join(f"{s:,} turns: median {med[s]:.1f} ms, p99 {p99[s]:.1f} ms" for s in (10, 100, 1000))
             + f" · 1,000/10 median ratio {med[1000] / med[10]:.2f}",
-            "median ≤ 10 ms, p99 ≤ 50 ms at 1,000 turns; ratio ≤ 3",
-            med[1000] <= 10 and p99[1000] <= 50 and med[1000] / med[10] <= 3)
+            "median ≤ 10 ms at 10 and 1,000 turns; p99 ≤ 50 ms at 1,000; ratio ≤ 3",
+            med[10] <= 10 and med[1000] <= 10 and p99[1000] <= 50 and med[1000] / med[10] <= 3)
         fm = {s: statistics.median(v) for s, v in f.items()}
         row(2 if label == "sqlite" else 9, f"`/fork` cost{tag}",
             f"10 turns: median {fm[10]:.1f} ms · 1,000 turns: median {fm[1000]:.1f} ms · ratio {fm[1000] / fm[10]:.2f}",
@@ -43,14 +47,17 @@ def targets(r: dict) -> str:
         row(3 if label == "sqlite" else 9, f"ack while {load['count']} replies stream{tag}",
             f"median {statistics.median(load['acks']):.1f} ms, p99 {percentile(load['acks'], 99):.1f} ms "
             f"({len(load['acks'])} acks)", "p99 ≤ 100 ms", percentile(load["acks"], 99) <= 100)
+        gate = BURST_GATE[label]
         row(3 if label == "sqlite" else 9, f"acks of a burst of {load['count']} deliveries{tag}",
             f"median {statistics.median(load['burst']):.1f} ms, p99 {percentile(load['burst'], 99):.1f} ms",
-            "p99 ≤ 150 ms", percentile(load["burst"], 99) <= 150)
+            f"p99 ≤ {gate} ms", percentile(load["burst"], 99) <= gate)
         row(4 if label == "sqlite" else 9, f"concurrent replies and RSS{tag}",
             f"{load['completed']}/{load['count']} complete in {load['wall']:.2f} s wall (delivering them took "
             f"{load['delivery']:.2f} s; last model request {load['last_request']:.2f} s, last stream ended "
             f"{load['last_stream_end']:.2f} s, last closed in Slack {load['last_close']:.2f} s); "
-            f"peak RSS {load['rss']:.0f} MB",
+            f"peak RSS {load['rss']:.0f} MB, {load['rss'] / load['count'] * 1000:.0f} KB per answer in flight"
+            + (f"; CPU per reply {load['cpu'] / load['count'] * 1000:.1f} ms, PostgreSQL's "
+               f"{load['database_cpu'] / load['count'] * 1000:.1f} ms" if load.get("database_cpu") is not None else ""),
             "all within 6.5 s, none lost; RSS ≤ 400 MB",
             load["completed"] == load["count"] and load["wall"] <= 6.5 and load["rss"] <= 400)
     if "sqlite, 2 processes" in r:
@@ -67,7 +74,7 @@ def targets(r: dict) -> str:
         row(5, "Slack calls and first token",
             f"{s['calls']} Slack calls for a {s['stream']:.1f}-s streamed reply ({', '.join(s['methods'])}); "
             f"first token → first visible text {s['first_visible'] * 1000:.0f} ms",
-            "≤ 12 calls; ≤ 1 s", s["calls"] <= 12 and s["first_visible"] <= 1)
+            "≤ 12 calls; ≤ 50 ms", s["calls"] <= 12 and s["first_visible"] <= 0.05)
     row(6, "`conversations.*` reads", f"{r['reads']} over {r['turns']} model turns (0 per turn)", "0",
         r["reads"] == 0)
     if "economy" in r:
@@ -83,9 +90,18 @@ def targets(r: dict) -> str:
             and c["shared_share"] >= 0.9)
     if "day" in r:
         cost = {name: run["usage"]["cost_micros"] / 1e6 for name, run in r["day"]["runs"].items()}
-        row(11, "a team's day, priced", " · ".join(f"{name} ${cost[name]:.2f}" for name, _ in DAY_ROWS),
+        row(11, "a team's day, priced", " · ".join(f"{name} ${cost[name]:.2f}" for name, _ in DAY_ROWS
+                                                     if name in cost),
             "`auto` ≤ 1.05 × min(`5m`, `1h`) and ≤ 0.6 × `5m`",
             cost["auto"] <= 1.05 * min(cost["5m"], cost["1h"]) and cost["auto"] <= 0.6 * cost["5m"])
+    if "replicas" in r:
+        two, reach = r["replicas"]["two"], replicas_reach(r["replicas"])
+        row(12, "two replicas on one PostgreSQL, saturated",
+            f"{two['overall']:.0f} turns/s ({r['replicas']['one']['overall']:.0f} with one replica); per turn "
+            f"{reach['replica_ms']:.1f} ms of the replicas' CPU, {reach['database_ms']:.1f} ms of PostgreSQL's: one "
+            f"database core serves ~{reach['per_database_core']:.0f} turns/s, "
+            f"~{reach['replicas_per_database_core']:.1f} busy replica cores; {reach['connections']} connections",
+            "reported (docs/production.md works out the reach)", True)
     if "images" in r:
         i = r["images"]
         med, p99 = statistics.median(i["latency"]), percentile(i["latency"], 99)
@@ -163,6 +179,8 @@ DAY_ROWS = (("auto", "Threadfork, `THREADFORK_CACHE_TTL=auto` (the default)"),
             ("5m", "Threadfork, `5m` (every breakpoint the API's default)"),
             ("1h", "Threadfork, `1h`"),
             ("inline", "Threadfork, `auto`, every exploration asked in the channel (no forks)"),
+            ("memory", "Threadfork, `auto`, the same day with memory writes (a fact remembered after three turns "
+                       "and after each merge)"),
             ("baseline", "the baseline bot (no prompt caching; a thread sees only its own messages)"))
 
 
@@ -180,12 +198,18 @@ def day_table(raw: dict) -> str:
              "| run | model requests | input | cache reads | cache writes 5m / 1h | output | cost | ÷ `5m` |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, label in DAY_ROWS:
+        if name not in runs:  # a run from before that row existed
+            continue
         run = runs[name]
         u = run["usage"]
         hour = u["cache_write_1h_tokens"]
         lines.append(f"| {label} | {run['requests']} | {u['input_tokens']:,} | {u['cache_read_tokens']:,} | "
                      f"{u['cache_write_tokens'] - hour:,} / {hour:,} | {u['output_tokens']:,} | "
                      f"${cost[name]:.2f} | {cost[name] / cost['5m']:.2f} |")
+    if "memory" in cost:
+        lines += ["", f"With {steps.get('remember', 0)} memory writes the same day cost ${cost['memory']:.2f} against "
+                      f"${cost['auto']:.2f} without ({cost['memory'] / cost['auto']:.2f}×): each write rewrites the "
+                      "channel conversation's cached prefix once; running forks keep theirs (docs/memory.md)."]
     cheaper = min(cost["5m"], cost["1h"])
     lines += ["", f"`auto` ≤ 1.05 × the cheaper of `5m` and `1h` (${1.05 * cheaper:.2f}): "
                   f"{'yes' if cost['auto'] <= 1.05 * cheaper else '**no**'}; `auto` ≤ 0.6 × `5m` "

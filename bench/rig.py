@@ -14,12 +14,15 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import CLIENT_ID, CLIENT_SECRET, TEAM_ID, FakeSlack, Team
 from tests.fakes.slack_browser import install
 from tests.harness import wait_until
 from tests.processes import BotProcess, bot_env
 
+from .database_cpu import DatabaseCpu
 from .measure import cpu_seconds, pids
 
 _ts = itertools.count(1)
@@ -31,14 +34,19 @@ def progress(text: str) -> None:
 
 class Rig:
     def __init__(self, slack: FakeSlack, claude: FakeAnthropic, tmp: Path, database_url: str, name: str,
-                 module: str = "bot", processes: int = 1, **more):
-        """`more`: further settings of the bot (lower-case names, as THREADFORK_CACHE_TTL → threadfork_cache_ttl)."""
+                 module: str = "bot", processes: int = 1, path: Path | None = None, install_default: bool = True,
+                 **more):
+        """`more`: further settings of the bot (lower-case names, as THREADFORK_CACHE_TTL → threadfork_cache_ttl);
+        `path`: the checkout whose bot runs (default: this one); `install_default`: False for a replica of a bot
+        whose database already holds the default workspace's installation."""
         self.slack, self.claude, self.database_url, self.module = slack, claude, database_url, module
         self.tokens = tmp / f"{name}-tokens.json"  # the baseline's tokens of the workspaces added
         self.tokens.write_text("{}")
         settings = {"threadfork_sweep_interval": "1h", "threadfork_processes": processes} if module == "bot" else {}
         settings.update(more)
         env = bot_env(slack, claude, database_url, log_level="WARNING", **settings)
+        if path is not None:
+            env["PYTHONPATH"] = str(path)
         if module == "bot":  # many workspaces: Slack's OAuth install, one per workspace
             del env["SLACK_BOT_TOKEN"]
             env.update(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET)
@@ -51,7 +59,7 @@ class Rig:
             self.bot.stop()
             raise
         self.default = slack.team(None)
-        if module == "bot":
+        if module == "bot" and install_default:
             install(self.bot.url, slack, self.default)
 
     def workspaces(self, count: int) -> list[Team]:
@@ -68,6 +76,14 @@ class Rig:
 
     def stop(self) -> None:
         self.bot.stop()
+
+    def database_cpu(self) -> DatabaseCpu | None:
+        """What PostgreSQL's backends spend for this bot's database (None on SQLite, or a server elsewhere)."""
+        url = make_url(self.database_url) if self.database_url else None
+        if url is None or url.get_backend_name() != "postgresql":
+            return None
+        watch = DatabaseCpu(url.database)
+        return watch if watch.available else None
 
     def cpu(self) -> float:
         """CPU seconds the bot's processes have used so far."""

@@ -41,7 +41,7 @@ from .services.catalog import Services
 from .services.channel_admin import ChannelAdmin
 from .services.commands import SlashCommands
 from .services.compaction import Compactor
-from .services.connections import Connections
+from .services.model_inputs import Connections
 from .services.conversation import Conversation
 from .services.forks import Forks
 from .services.gestures import Gestures
@@ -64,12 +64,12 @@ from .slack.agent_sessions import SessionCalls
 from .slack.channels import ChannelFacts
 from .slack.clients import Installed, OneWorkspace, web_client
 from .slack.downloads import Downloads
-from .slack.file_stubs import FileStubs
+from .slack.shares import FileStubs
 from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
 from .slack.listeners import register, register_fallbacks
-from .slack.pacing import Pacing
-from .slack.pooled import connection_pool
+from .slack.paging import Pacing
+from .slack.clients import connection_pool
 from .slack.thinking import Reactions
 from .store import Database, open_store, utcnow
 from .infrastructure.tls import tls_context
@@ -289,6 +289,6 @@ def _installable_app(settings: Settings, client: WebClient, clients: Installed, 
     """Bolt with its OAuth flow (bot/slack/installs.py)."""
     app = App(name=APP_NAME, client=client, request_verification_enabled=False, listener_executor=executor,
               signing_secret=settings.slack_signing_secret.get_secret_value(),
-              authorize=installs.authorize(settings, clients.installations, client),
+              authorize=installs.KeptInstallationAuthorize(settings, clients, client),
               oauth_settings=installs.oauth_settings(settings, installations, db.engine, workspaces, clients))
     return app

@@ -145,7 +145,7 @@ class Settings(BaseSettings):
     threadfork_workers: int = Field(256, gt=0)
     threadfork_processes: int = Field(1, gt=0, le=64)  # HTTP mode: worker processes sharing PORT
     # per workspace and process: how many times a second answers being written are shown anew, at most, when
-    # many are written at once (bot/slack/pacing.py)
+    # many are written at once (bot/slack/paging.py)
     threadfork_stream_updates_per_second: float = Field(10.0, gt=0, le=1000)
     threadfork_context_window: int = Field(200_000, gt=0)
     threadfork_compact_at: int | None = Field(None, gt=0)  # default: 80 % of the context window

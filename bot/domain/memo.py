@@ -1,10 +1,10 @@
 """Identity caches: where "the same object" means "the same bytes".
 
 Two caches let a long session cost only its new turns (encoding its request is one orjson call,
-~0.6 ms for a 1,000-turn history: bot/llm/request.py). Both rest on one rule: a turn whose state
+~0.6 ms for a 1,000-turn history: bot/llm/claude.py). Both rest on one rule: a turn whose state
 can no longer change is handed out as the same immutable object every time, so identity (`is`)
 proves equality without comparing a byte.
-1. The history cache (bot/store/history.py) keeps each session's settled turns and returns the same
+1. The history cache (bot/store/queue.py) keeps each session's settled turns and returns the same
    Turn objects on every read; a session's version bump (an edit, deletion, retry, or turns removed
    by the retention policy) starts it afresh, in every process. A session deleted outright reads as
    empty, and its id is never given to another session, so nothing cached under it can come back.

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from .model import Channel
+from .model import Channel, Role, Turn
 from .text import inert
 
 WORKSPACE = ""  # the channel id under which a workspace's own memory is kept
@@ -122,6 +122,14 @@ def with_memory(system: str, entries: Sequence[MemoryEntry]) -> str:
     """The system prompt with the memory after it (no memory: the prompt unchanged, to the byte)."""
     text = section(entries)
     return f"{system}\n\n{text}" if text else system
+
+
+def folded_at(opened: datetime | None, turns: Sequence[Turn]) -> datetime | None:
+    """Until when a running session's prefix holds the memory: since it opened, or its latest compaction (which
+    rewrote the prefix anyway, so the entries saved before it join the prefix there); None: everything."""
+    compacted = [t.created_at for t in turns if t.role is Role.COMPACTION and t.created_at is not None]
+    marks = [m for m in (opened, *compacted) if m is not None]
+    return max(marks) if marks else None
 
 
 def visible_to(entries: Iterable[MemoryEntry], owner_id: str | None) -> list[MemoryEntry]:

@@ -26,6 +26,9 @@ MERGE_PROMPT = (
     "5. Open questions\n"
     "6. Artifacts (code and exact values verbatim, in fenced blocks; the web sources relied on, as links)\n"
     "7. Next actions (with owners where known)\n"
+    "8. Worth remembering: at most five lines, each `- ` and one short self-contained fact, decision or "
+    "convention the channel should keep knowing after this thread is gone (people may add them to the "
+    "channel's lasting memory)\n"
     "Be complete but concise; do not add a preamble."
 )
 
@@ -124,3 +127,28 @@ def split_conflicts(summary: str) -> tuple[str, list[str]]:
     while cut and lines[cut - 1].startswith("⚠️ Conflict"):
         cut -= 1
     return "\n".join(lines[:cut]).rstrip(), lines[cut:]
+
+
+REMEMBER_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:\d+[.)]\s*)?(?:\*\*|__)?\s*Worth remembering\s*:?"
+                              r"\s*(?:\*\*|__)?\s*:?\s*$", re.IGNORECASE)
+_REMEMBER_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
+MAX_REMEMBERED = 5
+
+
+def worth_remembering(summary: str) -> list[str]:
+    """The conclusions a summary offers for the channel's memory: the items of its `Worth remembering` section
+    (at most MAX_REMEMBERED, each one line), in order; none without the section."""
+    lines = summary.splitlines()
+    start = next((i for i, line in enumerate(lines) if REMEMBER_HEADING.match(line)), None)
+    if start is None:
+        return []
+    items: list[str] = []
+    for line in lines[start + 1:]:
+        if _NEXT_HEADING.match(line) or CONFLICTS_HEADING.match(line) or line.startswith("⚠️ Conflict"):
+            break
+        item = _REMEMBER_ITEM.match(line)
+        if item and not _NONE.match(line):
+            items.append(" ".join(item.group(1).split()).strip("*_ "))
+        elif items and not line.strip():
+            continue
+    return [item for item in items if item][:MAX_REMEMBERED]

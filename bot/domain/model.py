@@ -134,6 +134,8 @@ class Turn:
     attachments: tuple[Attachment, ...] = ()
     stopped_by: str | None = None  # who stopped this answer (Stop), or asked to while it streams
     stop_reason: str | None = None  # an answer's, as the API gave it (end_turn, max_tokens, refusal, …)
+    # when it was stored (a compaction's folds the memory saved before it into its session's prefix); not compared
+    created_at: datetime | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,7 @@ class ContextReport:
     cap_usd: float | None = None  # the monthly spend cap in force (None or 0: none)
     stop_reasons: dict[str, int] | None = None  # the conversation's answers by stop reason
     effort: str | None = None  # the channel's effort setting (None: the API's default)
+    memory: tuple[int, int, int] | None = None  # the channel's memory: (entries, tokens, budget; 0: none)
 
     @property
     def kept_out(self) -> int:

@@ -26,11 +26,52 @@ Claude's words and fork topics neither pings nor phishes.
 - `Masker` hides the secrets the bot itself sent (connectors' tokens) in text it shows or keeps,
   also in text that arrives piece by piece: it holds back a tail that could begin a secret.
 Pure functions: names come from the caller (`name_of`), so the domain stays free of I/O.
+
+Numbers and ids that come from people or payloads, checked before they reach the store.
+
+- `row_id`: a fork id, a stored turn's id, a fork or draft number — a whole number from 1 to the store's
+  integer range (PostgreSQL `integer`); anything else (a word, a negative, 20 digits) is None.
+- `is_slack_id`: a channel, user, team id or a message ts as Slack writes them — letters, digits, `.`,
+  `_` and `-`, at most 32 characters (the store's columns): no NUL, no list, no number.
+
+A message someone shared or forwarded with their own, as Claude reads it: plain text inside the
+sharer's turn, after their own words, quoted and marked as shared —
+
+    what do you make of this?
+
+    [shared a message from alice <@U123>]
+    > the build is red again
+
+Invariants: pure and byte-stable — the same shares and words always give the same bytes (no dates,
+links or ids that change), so the turn they are stored in keeps the prompt cache warm; the shared
+text is quoted verbatim, line by line, so it can never pass for the sharer's own words.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+MAX_ROW_ID = 2**31 - 1
+_DIGITS = re.compile(r"[0-9]{1,10}")
+_SLACK_ID = re.compile(r"[A-Za-z0-9._-]{1,32}")
+
+
+def row_id(value: object) -> int | None:
+    """`value` (a payload's string, or a number) as a store id or number; None when it can't be one."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    text = str(value).strip()
+    if not _DIGITS.fullmatch(text):
+        return None
+    number = int(text)
+    return number if 1 <= number <= MAX_ROW_ID else None
+
+
+def is_slack_id(value: object) -> bool:
+    return isinstance(value, str) and _SLACK_ID.fullmatch(value) is not None
+
 
 ZWSP = "\u200b"
 ELLIPSIS = "…"
@@ -233,3 +274,39 @@ def _fenced(text: str) -> list[tuple[int, int]]:
                 opened = None
         position += len(line)
     return spans + ([(opened, len(text))] if opened is not None else [])
+
+
+@dataclass(frozen=True)
+class SharedMessage:
+    """What a share carries: the shared message's words, who wrote them, the names of its files."""
+
+    text: str
+    author_id: str | None = None
+    author_name: str | None = None
+    files: tuple[str, ...] = ()
+
+
+def with_shared(words: str, shared: Sequence[SharedMessage]) -> str:
+    """The sharer's words followed by each shared message, e.g.
+    `with_shared("see?", [SharedMessage("red", "U1", "alice")])` → "see?\\n\\n[shared a message from alice <@U1>]\\n> red"."""
+    parts = [words] if words else []
+    parts.extend(quoted(message) for message in shared)
+    return "\n\n".join(parts)
+
+
+def quoted(message: SharedMessage) -> str:
+    header = f"[shared a message from {_author(message)}"
+    if message.files:
+        header += f", with {', '.join(message.files)}"
+    lines = [header + "]"]
+    lines.extend(f"> {line}" if line else ">" for line in message.text.splitlines())
+    return "\n".join(lines)
+
+
+def _author(message: SharedMessage) -> str:
+    name, user = (message.author_name or "").strip(), (message.author_id or "").strip()
+    if name and user:
+        return f"{name} <@{user}>"
+    if user:
+        return f"<@{user}>"
+    return name or "someone"

@@ -37,6 +37,9 @@ def start(settings: Settings) -> Running:
         print(f"Threadfork cannot start: {error}", file=sys.stderr, flush=True)
         raise SystemExit(STARTUP_FAILED) from None
     scheduler = start_scheduler(wiring.services, settings.threadfork_sweep_interval, wiring.scheduler)
+    # the listener pool's threads all started now: the first burst after a start (a deploy) then finds them
+    # running, as every later one does (bench, figure 3: that burst's ack p99 ~300 → ~130 ms)
+    wiring.executor.start_threads()
     # start-up leaves ~200K long-lived objects (libraries, models, schemas); a full collection
     # over them took ~140 ms, a pause in whichever turn it hit. Frozen, they are never scanned again.
     gc.collect()

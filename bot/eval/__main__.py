@@ -16,7 +16,7 @@ from ..domain.errors import ThreadforkError
 from ..llm.claude import Claude
 from .endpoint import EvalSettings, Refused, api_key, check
 from .report import MEANINGLESS, render, summarise
-from .runner import ARMS, EvalFailed, run_arm
+from .runner import ARMS, EVERY_ARM, EvalFailed, run_arm
 from .scenario import ScenarioError, available, load
 
 
@@ -30,6 +30,10 @@ def arguments(settings: EvalSettings) -> argparse.Namespace:
                         help=f"a shipped scenario ({', '.join(available())}) or a scenario .json file; "
                              "repeat the flag for several (default: every shipped one)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="runs of each arm (default: 1)")
+    parser.add_argument("--arm", action="append", choices=EVERY_ARM, metavar="ARM",
+                        help=f"an arm to play ({', '.join(EVERY_ARM)}); repeat the flag for several (default: "
+                             f"{', '.join(ARMS)}). `memory`: forks whose conclusions are remembered at each merge, the "
+                             "parent compacted before the questions")
     parser.add_argument("--out", type=Path, metavar="PATH",
                         help="where to write the JSON result (default: data/eval/recall-<UTC time>.json)")
     args = parser.parse_args()
@@ -57,7 +61,7 @@ def main() -> int:
     try:
         for scenario in scenarios:
             for repeat in range(1, args.repeat + 1):
-                for arm in ARMS:
+                for arm in args.arm or ARMS:
                     claude = Claude(api_key=key, model=args.model, base_url=settings.anthropic_base_url,
                                     max_tokens=settings.threadfork_max_tokens,
                                     timeout=settings.threadfork_model_timeout)

@@ -7,7 +7,7 @@ from statistics import mean
 
 from ..domain.model import Usage
 from .pricing import PRICES_AS_OF, PRICES_SOURCE, cost, price_of
-from .runner import ARMS, ArmRun
+from .runner import ARMS, EVERY_ARM, ArmRun
 
 MEANINGLESS = ("OFFLINE: a fake Anthropic API answered (it said so), so the accuracy means nothing — "
                "this run only exercised the eval's plumbing end to end.")
@@ -25,7 +25,8 @@ def summarise(runs: list[ArmRun], *, model: str, endpoint: str, offline: bool, s
         "grading": "each answer must match all of its question's patterns (bot/eval/grading.py)",
         "prices": {"usd_per_million_tokens": asdict(price) if price else None, "as_of": PRICES_AS_OF,
                    "source": PRICES_SOURCE},
-        "arms": {arm: _arm(model, [r for r in runs if r.arm == arm]) for arm in ARMS},
+        "arms": {arm: _arm(model, [r for r in runs if r.arm == arm]) for arm in EVERY_ARM
+                 if arm in ARMS or any(r.arm == arm for r in runs)},  # the memory arm when it was played
         "runs": [_run(model, r) for r in runs],
     }
     if error:

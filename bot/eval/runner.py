@@ -16,18 +16,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..domain.merge import worth_remembering
 from ..domain.model import Channel, ForkStatus, Role, Usage
+from ..services.compaction import Compactor
 from ..services.commands import SlashCommand
 from ..app import wire_services
 from ..services.policy import Policy
-from ..services.ports import Chat, Completion, Model
+from ..services.ports import Audience, Chat, Completion, Model
 from ..services.routing import IncomingMessage
 from ..store import open_store
 from .recording import RecordingChat
 from .grading import grade
 from .scenario import Exploration, Line, Scenario
 
-ARMS = ("forks", "inline", "none")
+ARMS = ("forks", "inline", "none")  # the arms every run plays
+MEMORY = "memory"  # forks, each merge's conclusions remembered, the parent compacted before the questions
+EVERY_ARM = (*ARMS, MEMORY)
+COMPACT_AT = 400  # the memory arm's compaction budget: all but the parent's last turns are compacted, whatever its size
 TEAM, CHANNEL, BOT_USER = "T0EVAL001", "C0EVAL001", "U0EVALBOT"
 
 Progress = Callable[[str], None]
@@ -91,7 +96,7 @@ class MeteredModel:
 
 
 def run_arm(scenario: Scenario, arm: str, repeat: int, model: Model, progress: Progress) -> ArmRun:
-    if arm not in ARMS:
+    if arm not in EVERY_ARM:
         raise ValueError(f"unknown arm {arm!r}")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="threadfork-eval-") as folder:
@@ -126,12 +131,20 @@ class _Play:
             progress(f"opening turn {number}/{len(self.scenario.parent)}")
             self._in_parent(line)
         for exploration in self.scenario.explorations if arm != "none" else ():
-            if arm == "forks":
-                self._in_fork(exploration, progress)
+            if arm in ("forks", MEMORY):
+                fork_id, summary = self._in_fork(exploration, progress)
+                if arm == MEMORY:
+                    self._remember(fork_id, summary, exploration)
             else:
                 for number, line in enumerate(exploration.turns, 1):
                     progress(f"{exploration.topic}, inline turn {number}/{len(exploration.turns)}")
                     self._in_parent(line)
+        if arm == MEMORY:
+            progress("compacting the parent")
+            compactor = Compactor(self.model, Policy(compact_at=COMPACT_AT), claims=self.store.claims,
+                                  turns=self.store.turns, upkeep=self.store.upkeep)
+            if compactor.compact(self.parent_id) is None:
+                raise EvalFailed("the parent was not compacted")
         for number, question in enumerate(self.scenario.questions, 1):
             progress(f"question {number}/{len(self.scenario.questions)}")
             text = self._in_parent(Line(question.asker, self.scenario.asked(question)))
@@ -149,7 +162,18 @@ class _Play:
                                   self._next_ts())
         return self._answer(lambda: self.services.router.receive(message), "reply")
 
-    def _in_fork(self, exploration: Exploration, progress: Progress) -> None:
+    def _remember(self, fork_id: int, summary: str, exploration: Exploration) -> None:
+        """Each conclusion the merge post offers to remember, remembered by whoever merged (its Remember button)."""
+        who = Audience(TEAM, CHANNEL, exploration.merged_by.user_id)
+        for item in worth_remembering(summary):
+            before = len(self.chat.said)
+            self.services.remembering.from_merge(fork_id, item, who)
+            problems = [s for s in self.chat.said[before:] if s.what in PROBLEMS]
+            if problems:
+                raise EvalFailed(f"remembering “{item}” failed: {problems[0].text}")
+
+    def _in_fork(self, exploration: Exploration, progress: Progress) -> tuple[int, str]:
+        """The exploration in a fork, merged: the fork's id and its summary as posted."""
         first, *rest = exploration.turns
         progress(f"{exploration.topic}, fork turn 1/{len(exploration.turns)}")
         opening = SlashCommand(TEAM, CHANNEL, first.speaker.user_id, f"--inherit {first.text}", None)
@@ -162,9 +186,10 @@ class _Play:
             self._answer(lambda: self.services.router.receive(message), "reply")
         progress(f"{exploration.topic}, merge")
         merge = SlashCommand(TEAM, CHANNEL, exploration.merged_by.user_id, str(fork.number), None)
-        self._answer(lambda: self.services.commands.merge(merge), "post_merge")
+        posted = self._answer(lambda: self.services.commands.merge(merge), "post_merge")
         if self.store.sessions.fork(fork.id).status is not ForkStatus.MERGED:
             raise EvalFailed(f"fork #{fork.number} ({exploration.topic}) was not merged")
+        return fork.id, posted
 
     def _answer(self, act: Callable[[], None], what: str) -> str:
         """Do `act` and return the text of what it produced (`reply` or `post_merge`); fail on anything else."""

@@ -15,6 +15,15 @@ class DrainableExecutor(ThreadPoolExecutor):
         self._running: set[Future] = set()
         self._lock = threading.Lock()
 
+    def start_threads(self) -> None:
+        """Every thread started now. A pool starts a thread when a task finds none idle, and Thread.start waits
+        until the new thread runs: under a burst of deliveries each acknowledgement waited for that, behind every
+        thread that held the interpreter lock meanwhile."""
+        started = threading.Event()
+        for _ in range(self._max_workers):
+            super().submit(started.wait)
+        started.set()
+
     def submit(self, fn, /, *args, **kwargs) -> Future:
         future = super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
         with self._lock:

@@ -119,7 +119,7 @@ def merge(gesture: str, merge_now, *args, **kwargs):
 
 
 def ratelimited(request, response) -> None:
-    """A retry handler saw an answer (bot/slack/retries.py): count it if it is Slack's 429."""
+    """A retry handler saw an answer (bot/slack/clients.py): count it if it is Slack's 429."""
     if response is not None and response.status_code == 429:
         SLACK_RATELIMITED.labels(urlsplit(request.url).path.rsplit("/", 1)[-1]).inc()
 

@@ -20,7 +20,7 @@ from ..domain.model import Channel
 from ..domain.settings import ChannelSettings, Choices, FormValue, changes, read_form
 from .access import NOT_ADMIN, Access
 from .commands import SlashCommand
-from .connections import Connections
+from .model_inputs import Connections
 from .ports import (Audience, ChannelSettingsStore, Claims, Clock, ConnectorTokens, Erasure, Place, PrivateAnswers,
                     Replies, Screens)
 from .remembering import Remembering

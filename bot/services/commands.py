@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ..domain import memory
 from ..domain.commands import parse_merge
 from ..domain.errors import ChildrenOpen, ThreadforkError
 from ..domain.model import Channel, ContextReport, ForkStatus, Role
@@ -14,7 +15,7 @@ from .conversation import Speaker
 from .caps import SpendCaps
 from .forks import Forks
 from .policy import Policy
-from .ports import (Audience, ChannelSettingsStore, ConnectorUse, People, PrivateAnswers, PrivateForks, Sessions,
+from .ports import (Audience, ChannelSettingsStore, ConnectorUse, Memories, People, PrivateAnswers, PrivateForks, Sessions,
                     Spending, TurnQueue, Views)
 from .refusals import refuse
 
@@ -44,7 +45,9 @@ class SlashCommands:
     def __init__(self, answers: PrivateAnswers, people: People, forks: Forks, policy: Policy,
                  caps: SpendCaps | None = None,
                  *, sessions: Sessions, private: PrivateForks, turns: TurnQueue, views: Views,
-                    channel_settings: ChannelSettingsStore, connector_use: ConnectorUse, spending: Spending):
+                    channel_settings: ChannelSettingsStore, connector_use: ConnectorUse, spending: Spending,
+                    memories: Memories):
+        self.memories = memories
         self.sessions = sessions
         self.private = private
         self.turns = turns
@@ -93,6 +96,8 @@ class SlashCommands:
         parent = self.sessions.parent_id(command.channel)
         sessions = self.sessions
         turns = self.turns.turns(parent)
+        settings = self.channel_settings.of(command.channel).over(self.policy.channel)
+        remembered = memory.visible_to(self.memories.seen_in(command.channel), None)  # what every request carries
         report = ContextReport(
             size=self.views.context_size(parent), budget=self.policy.compact_at,
             compactions=sum(1 for t in turns if t.role is Role.COMPACTION),
@@ -103,7 +108,8 @@ class SlashCommands:
             connector_calls=self.connector_use.in_channel(command.channel),
             spend=self.spending.report(command.channel),
             cap_usd=self.caps.read(command.channel).cap.cap_usd if self.caps else None,
-            effort=self.channel_settings.of(command.channel).over(self.policy.channel).effort,
+            effort=settings.effort,
+            memory=(len(remembered), memory.size(remembered), settings.memory_budget or 0),
         )
         self.answers.show_context(command.audience, report)
 

@@ -38,7 +38,7 @@ from ..infrastructure import metrics
 from .budgets import Budgets
 from .caps import SpendCaps
 from .compaction import Compactor
-from .connections import Connections
+from .model_inputs import Connections
 from .liveness import Liveness
 from .memory_tool import MemoryTools
 from .model_inputs import ModelInputs

@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..domain.agent import SessionStatus, session_title
 from ..domain.commands import FORK_USAGE, HelpCommand, parse_fork
 from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
-from ..domain.ids import row_id
+from ..domain.text import row_id
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
 from .caps import SpendCaps

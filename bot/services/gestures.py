@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from ..domain.commands import strip_mention
 from ..domain.errors import ChatUnavailable, ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus
-from ..domain.shared import SharedMessage, with_shared
+from ..domain.text import SharedMessage, with_shared
 from ..infrastructure import metrics
 from .access import Access
 from .caps import SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .ports import (Audience, BotUsers, Feedback, Files, People, PrivateAnswers, Screens, Sessions, Spending, TurnEdits,
-                    Views)
+from .ports import (Audience, BotUsers, Feedback, Files, Memories, People, PrivateAnswers, Screens, Sessions, Spending,
+                    TurnEdits, Views)
 from .opening import once_opened
 from .refusals import refuse
 
@@ -26,7 +26,8 @@ class Gestures:
                  conversation: Conversation, forks: Forks, bot_user_id: BotUsers, access: Access,
                  caps: SpendCaps | None = None,
                  *, sessions: Sessions, edits: TurnEdits, views: Views, files: Files, feedback: Feedback,
-                    spending: Spending):
+                    spending: Spending, memories: Memories):
+        self.memories = memories  # App Home shows each channel's memory size
         self.access = access
         self.caps = caps  # at the monthly spend cap a retry makes no model call
         self.sessions = sessions
@@ -156,7 +157,8 @@ class Gestures:
         listings = self.forks.listings(self.sessions.open_forks_of(team_id, user_id))
         months = self.spending.months(team_id)
         self.screens.publish_home(team_id, user_id, listings, self.views.economy(team_id, user_id),
-                                  months if months and self._admin(team_id, user_id) else None)
+                                  months if months and self._admin(team_id, user_id) else None,
+                                  self.memories.sizes(team_id))
 
     def _admin(self, team_id: str, user_id: str) -> bool:
         try:

@@ -20,7 +20,7 @@ from ..domain.queue import one_too_many
 from .followups import safely
 from .liveness import Liveness
 from .model_inputs import ModelInputs
-from .connections import Connections
+from .model_inputs import Connections
 from .ports import MAX_ATTEMPTS, AgentSessions, ForkPosts, Merges, Model, Sessions, TurnQueue, Views
 
 log = logging.getLogger(__name__)

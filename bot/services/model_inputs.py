@@ -3,18 +3,59 @@
 Memory (bot/domain/memory.py) is read with it, one query, and goes into the `system` content as data: the
 channel's conversation carries its memory as it is now; a fork carries the memory saved before it opened
 (its prefix stays byte-stable) and what was saved since in a note after its cached prefix.
+
+Which MCP connectors a request names, and their tokens, read as the request is made.
+
+A channel's connectors are its own choice, or THREADFORK_CONNECTORS where it made none; a fork uses the
+ones it snapshotted when it opened. A token is the channel's own (sealed in the store, opened here), or,
+for a default connector the channel kept as configured (same name and URL), the environment's. Tokens
+are read at every request, so a rotated one takes effect at once, and live only in the request.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ..domain import memory
 from ..domain.caching import CacheMode
+from ..domain.connectors import Connector
 from ..domain.context import Block, ModelInput, asking, fork_input, parent_input
-from ..domain.model import Fork, Mode, Session, Turn
+from ..domain.model import Channel, Fork, Mode, Session, Turn
 from ..domain.settings import ChannelSettings
-from .connections import Connections
-from .ports import ChannelSettingsStore, Memories, Sessions, TurnQueue
+from .ports import ChannelSettingsStore, ConnectorTokens, Memories, Secrets, Sessions, TurnQueue
+
+
+class Connections:
+    def __init__(self, tokens: ConnectorTokens, secrets: Secrets | None, defaults: tuple[Connector, ...] = (),
+                 default_tokens: Mapping[str, str] | None = None):
+        self.tokens = tokens
+        self.secrets = secrets
+        self.defaults = defaults
+        self._default_tokens = {c.name: (c.url, (default_tokens or {}).get(c.name)) for c in defaults}
+
+    def of_channel(self, chosen: ChannelSettings) -> tuple[Connector, ...]:
+        """The connectors a channel's settings (its own choices) give its parent session."""
+        return chosen.connectors if chosen.connectors is not None else self.defaults
+
+    def has_default_token(self, connector: Connector) -> bool:
+        url, token = self._default_tokens.get(connector.name, (None, None))
+        return bool(token) and url == connector.url
+
+    def attach(self, model_input: ModelInput, channel: Channel) -> ModelInput:
+        """`model_input` with its connectors' tokens, read now."""
+        if not model_input.connectors:
+            return model_input
+        sealed = self.tokens.sealed(channel)
+        tokens = {}
+        for connector in model_input.connectors:
+            if connector.name in sealed:
+                token = self.secrets.open(sealed[connector.name]) if self.secrets else None
+            else:
+                url, token = self._default_tokens.get(connector.name, (None, None))
+                token = token if url == connector.url else None
+            if token:
+                tokens[connector.name] = token
+        return replace(model_input, tokens=tokens)
 
 
 class ModelInputs:
@@ -51,13 +92,16 @@ class ModelInputs:
                 cache: CacheMode = CacheMode.AUTO, since: list | None = None) -> ModelInput:
         """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
         A fork keeps its channel's instructions, model, tools and connectors as they were at its fork point
-        (a snapshot); its connectors' tokens are read now. Its system carries the memory saved before it opened;
-        what was saved since is added to `since`, when given, for the caller's note."""
-        configured = self._fork_input(fork, history, cache).configured(fork.instructions, fork.model, fork.tools,
-                                                                       fork.connectors if connections else ())
+        (a snapshot); its connectors' tokens are read now. Its system carries the memory saved before it opened (or
+        before its latest compaction, which rewrote its prefix anyway); what was saved since is added to `since`,
+        when given, for the caller's note."""
+        own = self.turns.turns(fork.id) if history is None else history
+        configured = self._fork_input(fork, own, cache).configured(fork.instructions, fork.model, fork.tools,
+                                                                   fork.connectors if connections else ())
         top = self._top(fork)
         remembered = memory.visible_to(self.memories.seen_in(top.home), top.owner_id if top.private else None)
-        before = [e for e in remembered if fork.created_at is None or e.created_at <= fork.created_at]
+        folded = memory.folded_at(fork.created_at, own)
+        before = [e for e in remembered if folded is None or e.created_at <= folded]
         if since is not None:
             since.extend(e for e in remembered if e not in before)
         configured = replace(configured, system=memory.with_memory(configured.system, before))
@@ -72,7 +116,7 @@ class ModelInputs:
             fork = self.sessions.fork(fork.parent_id)
         return fork
 
-    def _fork_input(self, fork: Fork, history: list[Turn] | None, cache: CacheMode) -> ModelInput:
+    def _fork_input(self, fork: Fork, own: list[Turn], cache: CacheMode) -> ModelInput:
         ancestors: list[tuple[Fork, list[Turn]]] = []
         inherited: list[Turn] = []
         channel_pruned = False
@@ -85,7 +129,6 @@ class ModelInputs:
                 break
             child = self.sessions.fork(child.parent_id)
             ancestors.insert(0, (child, turns))
-        own = self.turns.turns(fork.id) if history is None else history
         return fork_input(fork, inherited, own, ancestors, channel_pruned, cache)
 
 

@@ -9,15 +9,16 @@ where it was said; its Undo deletes the entry for real. Claude's own writes (the
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from ..domain import memory
 from ..domain.errors import ThreadforkError
 from ..domain.memory import MemoryEntry, workspace_of
-from ..domain.model import Channel, Fork
+from ..domain.model import Channel, Fork, ForkStatus
 from .access import NOT_ADMIN, Access
 from .policy import Policies
-from .ports import Audience, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
+from .ports import Audience, Claims, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +29,8 @@ GONE = "That memory entry is gone already."
 
 class Remembering:
     def __init__(self, notes: MemoryNotes, answers: PrivateAnswers, people: People, policies: Policies,
-                 access: Access, *, memories: Memories, sessions: Sessions):
-        self.memories, self.sessions = memories, sessions
+                 access: Access, *, memories: Memories, sessions: Sessions, claims: Claims):
+        self.memories, self.sessions, self.claims = memories, sessions, claims
         self.notes = notes
         self.answers = answers
         self.people = people
@@ -46,7 +47,8 @@ class Remembering:
             home, owner, words = workspace_of(channel.team_id), None, words[len(WORKSPACE_FLAG):]
         try:
             line = memory.cleaned(words)
-            self.check_writer(home, user_id)
+            if owner is None:  # a person's own memory is theirs to write, whoever writes the channel's
+                self.check_writer(home, user_id)
         except (ValueError, ThreadforkError) as refused:
             self.answers.tell(audience, str(refused))
             return None
@@ -55,7 +57,7 @@ class Remembering:
 
     def write(self, home: Channel, line: str, author_id: str, author_name: str | None, owner: str | None,
               fork: Fork | None, audience: Audience | None, pending: bool = False, path: str | None = None,
-              by_claude: bool = False) -> MemoryEntry | None:
+              by_claude: bool = False, source: Fork | None = None) -> MemoryEntry | None:
         """Add the entry if it fits the budget (else say why: to `audience`, or raise ValueError for Claude),
         then post its note where it was said."""
         budget = self.budget(home)
@@ -66,10 +68,10 @@ class Remembering:
                 raise ValueError(why)
             self.answers.tell(audience, why)
             return None
-        source = fork if fork is not None and not fork.private else None
+        source = source or (fork if fork is not None and not fork.private else None)
         entry = self.memories.add(home, line, author_id, author_name, owner_id=owner,
-                                        source_fork=source.number if source else None,
-                                        source_ts=source.root_ts if source else None, path=path, pending=pending)
+                                  source_fork=source.number if source else None,
+                                  source_ts=source.root_ts if source else None, path=path, pending=pending)
         where = Place(fork.channel_id, fork.root_ts, fork.team_id, None) if fork else \
             Place(audience.channel_id if audience else home.id, None, home.team_id, None)
         try:
@@ -102,6 +104,39 @@ class Remembering:
             return self.policies.base.channel.memory_budget or 0
         return self.policies.of(home).channel.memory_budget or 0
 
+    def from_merge(self, fork_id: int, text: str, audience: Audience) -> MemoryEntry | None:
+        """A merge post's (or a draft's) Remember: the conclusion joins the memory of the fork's channel, linked to
+        the fork — once, however often it is pressed."""
+        fork = self.sessions.fork(fork_id)
+        if fork is None or fork.team_id != audience.team_id:
+            self.answers.tell(audience, "That fork is gone, so its conclusions can't be remembered from here.")
+            return None
+        home, owner = self.home_of(fork.channel, fork)
+        if owner and fork.status is ForkStatus.MERGED:
+            owner = None  # merged: its owner approved what reaches the channel
+        try:
+            line = memory.cleaned(text)
+            if owner is None:
+                self.check_writer(home, audience.user_id)
+            why = memory.over_budget([e for e in self.memories.entries(home) if e.owner_id == owner], line,
+                                     self.budget(home))
+            if why:
+                raise ValueError(why)
+        except (ValueError, ThreadforkError) as refused:
+            self.answers.tell(audience, str(refused))
+            return None
+        key = f"remember:{fork.id}:{owner or ''}:{hashlib.sha256(line.encode()).hexdigest()[:32]}"
+        if not self.claims.claim(key):
+            self.answers.tell(audience, "That conclusion is remembered already.")
+            return None
+        if owner:  # a private fork's draft: its owner's own memory until the merge (DESIGN invariant 14)
+            return self.write(home, line, audience.user_id, self.people.display_name(home.team_id, audience.user_id),
+                              owner, fork, audience)
+        where = Audience(home.team_id, home.id, audience.user_id)  # its note goes to the channel's top level
+        # a private fork's number and thread are its owner's DM's: the channel's entry names neither
+        return self.write(home, line, audience.user_id, self.people.display_name(home.team_id, audience.user_id),
+                          None, None, where, source=None if fork.private else fork)
+
     def undo(self, entry_id: int, audience: Audience, message_ts: str | None) -> None:
         """The note's Undo: the entry deleted for real, the note says so (once, whoever presses it first)."""
         entry = self._writable(entry_id, audience)
@@ -128,7 +163,8 @@ class Remembering:
             self.answers.tell(audience, "That entry is someone's own memory: only they may change it.")
             return None
         try:
-            self.check_writer(entry.channel, audience.user_id)
+            if entry.owner_id is None:  # their own entry is theirs to change
+                self.check_writer(entry.channel, audience.user_id)
         except ThreadforkError as refused:
             self.answers.tell(audience, str(refused))
             return None

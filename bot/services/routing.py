@@ -11,7 +11,7 @@ fork of that channel in the thread under it, and is its first turn; without a ch
 the person may not fork it, it is a DM turn as always.
 
 A message someone shared or forwarded (`shared`) is part of the sharer's turn, quoted after their own
-words (bot/domain/shared.py), with or without words of their own; whether the bot was mentioned, and
+words (bot/domain/text.py), with or without words of their own; whether the bot was mentioned, and
 which command was given, is read from the sharer's own words only.
 
 A message in a thread that is no fork while a fork of the channel is being opened waits for that opening to be
@@ -31,7 +31,7 @@ from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_co
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
 from ..domain.settings import ChannelSettings
-from ..domain.shared import SharedMessage, with_shared
+from ..domain.text import SharedMessage, with_shared
 from ..infrastructure import metrics
 from .access import Access
 from .adoption import Adoption

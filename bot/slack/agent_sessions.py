@@ -29,7 +29,7 @@ from slack_sdk.errors import SlackApiError
 from ..domain.agent import Prompt, SessionStatus
 from ..domain.model import Fork
 from .clients import Clients
-from .retries import FAILURES, failure_code
+from .clients import FAILURES, failure_code
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel
 from ..services.ports import Membership
 from .clients import Clients
-from .retries import FAILURES, failure_code
+from .clients import FAILURES, failure_code
 
 NEGATIVE_TTL = 60.0
 NAME_TTL = 3600.0

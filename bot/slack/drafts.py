@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 
 from ..domain import text as safe
-from ..domain.ids import is_slack_id, row_id
+from ..domain.text import is_slack_id, row_id
 from ..domain.merge import EXPIRY_ACTOR
 from ..domain.model import Draft, Fork
 from ..domain.text import NameOf
-from .render import SECTION_LIMIT, button, plain, section, summary_blocks
+from .render import SECTION_LIMIT, button, plain, remember_blocks, section, summary_blocks
 
 APPROVE_ACTION = "draft_merge"
 EDIT_ACTION = "draft_edit"
@@ -55,7 +55,7 @@ def draft_text(fork: Fork, draft: Draft, guidance: str = "") -> str:
 def draft_blocks(fork: Fork, draft: Draft, guidance: str = "", name_of: NameOf | None = None) -> list[dict]:
     value = draft_value(fork, draft)
     return [section(draft_text(fork, draft, guidance)), *summary_blocks(draft.text, name_of),
-            {"type": "actions", "block_id": f"draft_{value.replace(':', '_')}", "elements": [
+            *remember_blocks(fork, draft.text), {"type": "actions", "block_id": f"draft_{value.replace(':', '_')}", "elements": [
                 button("Merge as is", APPROVE_ACTION, value, "primary"), button("Edit", EDIT_ACTION, value),
                 button("Redraft", REDRAFT_ACTION, value), button("Cancel", CANCEL_ACTION, value, "danger")]}]
 

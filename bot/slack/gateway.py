@@ -2,37 +2,148 @@
 Shared: bot/services/ports/chat.py) implemented by one SlackChat with slack-sdk's WebClient.
 
 Every call goes to SLACK_API_URL with the bot token of the workspace it concerns (clients.py: the
-fork's, the place's or the audience's team), retried as retries.py says. Slack
+fork's, the place's or the audience's team), retried as clients.py says. Slack
 errors, 5xx and lost connections are logged with the method and Slack's error code (never the
 token) and, where a person waits, raised as ChatUnavailable with a plain explanation.
+
+People's display names and whether they are workspace admins, looked up with users.info at most once
+an hour per person and process (the name and the roles come in one answer), in each workspace with that
+workspace's client (a user id means nothing outside its team). A role changed in Slack is seen within the
+hour.
+
+Names are wanted beside people's words (the speaker line Claude reads) and in Claude's answers,
+where a mention `<@U…>` is shown as the person's name instead of notifying them. Every outcome is
+remembered for NAME_TTL, a failed lookup too (an id Claude made up is asked about once an hour, not
+at every streamed update); callers asking about one person at once share one lookup (a mention
+arrives as `message` and `app_mention` together); and one text asks about at most
+NEW_NAMES_PER_TEXT people not yet known: the rest are shown by their ids.
 """
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from ..domain.errors import ChatUnavailable
+from ..domain.memory import MemoryEntry
 from ..domain.model import Channel, ChannelEconomy, ContextReport, Draft, Fork, ForkListing, ForkStats, ForkStatus
 from ..domain.settings import ChannelSettings, Choices
 from ..domain.spend import Spent
-from ..domain.text import neutralise
+from ..domain.text import NameOf, neutralise, storable
 from ..services.ports import Audience, Place, StopSignal, ThreadMessage
 from . import drafts, memory_view, render, settings_view, threads, views
-from ..domain.memory import MemoryEntry
 from .agent_sessions import SessionCalls
 from .channel_reply import ChannelReply
-from .clients import Clients
+from .clients import FAILURES, Clients, PooledWebhookClient, failure_code, retry_handlers
 from .downloads import Downloads
-from .names import Names
-from .pacing import Pacing
-from .pooled import PooledWebhookClient
+from .paging import Pacing
 from .reply import ThreadReply
-from .retries import FAILURES, failure_code, retry_handlers
 from .thinking import Reactions
+
+
+NAME_TTL = 3600.0  # people rename themselves; an hour-old name is fine beside their words
+NAMES_KEPT = 10_000
+NEW_NAMES_PER_TEXT = 5
+LOOKUP_WAIT = 10.0  # seconds a caller waits for another's lookup of the same person
+_UNKNOWN = object()
+
+
+class Names:
+    def __init__(self, client_for: Callable[[str], WebClient], clock=time.monotonic):
+        self.client_for = client_for  # team → its client (bot/slack/clients.py)
+        self.clock = clock
+        # (team, user) → (their name, whether an admin or owner (None: Slack would not say), when asked)
+        self._names: OrderedDict[tuple[str, str], tuple[str | None, bool | None, float]] = OrderedDict()
+        self._asking: dict[tuple[str, str], threading.Event] = {}  # lookups under way
+        self._lock = threading.Lock()
+
+    def __call__(self, team_id: str, user_id: str) -> str | None:
+        """The person's name (None if Slack would not say); users.info once an hour at most."""
+        known = self._known((team_id, user_id))
+        return self._look_up((team_id, user_id)) if known is _UNKNOWN else known
+
+    def admin(self, team_id: str, user_id: str) -> bool:
+        """Whether the person is a workspace admin or owner, from the same users.info answer as their name.
+        A refusal is not taken as an answer here (a person waits to be let in or not): Slack is asked again,
+        and its SlackApiError raised."""
+        person = (team_id, user_id)
+        with self._lock:
+            cached = self._names.get(person)
+        if cached is None or cached[1] is None or self.clock() - cached[2] >= NAME_TTL:
+            self._ask_slack(person, raising=True)
+            with self._lock:
+                cached = self._names[person]
+        return bool(cached[1])
+
+    def for_text(self, team_id: str) -> NameOf:
+        """A lookup for one text: known names, and at most NEW_NAMES_PER_TEXT new users.info calls."""
+        left = [NEW_NAMES_PER_TEXT]
+
+        def name_of(user_id: str) -> str | None:
+            known = self._known((team_id, user_id))
+            if known is not _UNKNOWN:
+                return known
+            if left[0] <= 0:
+                return None
+            left[0] -= 1
+            return self._look_up((team_id, user_id))
+
+        return name_of
+
+    def _known(self, person: tuple[str, str]):
+        with self._lock:
+            cached = self._names.get(person)
+        return cached[0] if cached and self.clock() - cached[2] < NAME_TTL else _UNKNOWN
+
+    def _look_up(self, person: tuple[str, str]) -> str | None:
+        """users.info for a person, unless another caller is already asking: then its answer."""
+        with self._lock:
+            asking = self._asking.get(person)
+            mine = asking is None
+            if mine:
+                asking = self._asking[person] = threading.Event()
+        if not mine:
+            asking.wait(LOOKUP_WAIT)
+            known = self._known(person)
+            return None if known is _UNKNOWN else known
+        try:
+            return self._ask_slack(person)
+        finally:
+            with self._lock:
+                del self._asking[person]
+            asking.set()
+
+    def _ask_slack(self, person: tuple[str, str], raising: bool = False) -> str | None:
+        team_id, user_id = person
+        try:
+            user = self.client_for(team_id).users_info(user=user_id)["user"]
+            profile = user.get("profile") or {}
+            name = profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
+            name = storable(name) if name else None  # it reaches the database in speaker lines
+            admin = bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner"))
+        except SlackApiError as error:
+            if raising:
+                raise
+            log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
+            name, admin = None, None  # remembered too: asking again within the hour would get the same answer
+        except Exception as error:  # noqa: BLE001 - a name is optional; Slack unreachable is not remembered
+            if raising:
+                raise
+            log.warning("users.info failed for %s: %s", user_id, type(error).__name__)
+            return None
+        with self._lock:
+            self._names[person] = (name, admin, self.clock())
+            self._names.move_to_end(person)
+            while len(self._names) > NAMES_KEPT:
+                self._names.popitem(last=False)
+        return name
+
 
 log = logging.getLogger(__name__)
 
@@ -159,8 +270,9 @@ class SlackChat:
         self.tell(audience, f"{reason}\n{views.open_forks_text(open_forks)}")
 
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
-                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> None:
-        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy, spend))
+                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None,
+                     memory: dict[str, int] | None = None) -> None:
+        self.call(team_id, "views_publish", user_id=user_id, view=views.home_view(listings, economy, spend, memory))
 
     def refuse_with_children(self, audience: Audience, reason: str, children: list[Fork]) -> None:
         text, blocks = render.children_refusal(reason, children)
@@ -175,7 +287,7 @@ class SlackChat:
                   blocks=blocks, thread_ts=audience.thread_ts)
 
     def is_admin(self, team_id: str, user_id: str) -> bool:
-        """From the person's users.info answer of this hour (names.py): one call per person an hour, names
+        """From the person's users.info answer of this hour (Names, above): one call per person an hour, names
         and roles together; raises ChatUnavailable, explained, when Slack would not say."""
         with self.failures_explained("users_info"):
             return self.names.admin(team_id, user_id)

@@ -5,8 +5,8 @@ bot's own database (tables from migration 0006). Threadfork writes no token anyw
   BOT_SCOPES and a state, kept in the state store and in Bolt's state cookie.
 - GET /slack/oauth_redirect: Bolt checks the state (store and cookie), trades the code with
   oauth.v2.access at SLACK_API_URL and saves the installation; a workspace that had left returns.
-- Every request is authorized from the installation store (Bolt's authorize, its auth.test cached
-  per token): a workspace without an installation is refused before any listener runs.
+- Every request is authorized from its team's installation as clients.py keeps it (CACHE_TTL): a
+  workspace without an installation is refused before any listener runs.
 - app_uninstalled, and tokens_revoked naming the bot, go to Bolt's token revocation listeners,
   which delete the workspace's installation; the departure is recorded (services/workspaces.py).
 """
@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from slack_bolt import App, BoltResponse
-from slack_bolt.authorization.authorize import InstallationStoreAuthorize
+from slack_bolt import App, BoltContext, BoltResponse
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.authorization.authorize import Authorize, InstallationStoreAuthorize
 from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
 from slack_bolt.oauth.oauth_settings import OAuthSettings
@@ -27,7 +28,7 @@ from sqlalchemy import Engine
 from ..config import Settings
 from ..services.catalog import Services
 from ..services.workspaces import Workspaces
-from .clients import Clients
+from .clients import Clients, Installed
 from .intake import delivered
 
 log = logging.getLogger(__name__)
@@ -73,13 +74,31 @@ def oauth_settings(settings: Settings, installations: SQLAlchemyInstallationStor
     )
 
 
-def authorize(settings: Settings, installations: SQLAlchemyInstallationStore, client) -> InstallationStoreAuthorize:
-    """Bolt's installation store authorize, with its auth.test cached per token: a token that is
-    deleted (uninstall) is no longer found, so the cache never authorizes a workspace that left.
-    It only reads (token rotation is off), so `installations` may be the store on the reading engine."""
-    return InstallationStoreAuthorize(installation_store=installations, client_id=settings.slack_client_id,
-                                      client_secret=settings.slack_client_secret.get_secret_value(),
-                                      cache_enabled=True, client=client, logger=log)
+class KeptInstallationAuthorize(Authorize):
+    """Each request authorized from its team's installation as `clients` keeps it (read again every CACHE_TTL
+    seconds, at once after this process saw an uninstall): an acknowledgement waits for no read of the
+    installation store — Bolt's own authorize made two a request (the team's installation, then the sender's
+    user token, which Threadfork never asks for), each a transaction of its own (bench: burst acks). The team's
+    bot entity carries everything Bolt's auth.test would tell (bot id, bot user, scopes). An org-wide install
+    (no team, or `is_enterprise_install`) goes to Bolt's installation-store authorize, as before."""
+
+    def __init__(self, settings: Settings, clients: Installed, client):
+        self.clients = clients
+        self.org_wide = InstallationStoreAuthorize(
+            installation_store=clients.installations, client_id=settings.slack_client_id,
+            client_secret=settings.slack_client_secret.get_secret_value(), cache_enabled=True, client=client,
+            logger=log)
+
+    def __call__(self, *, context: BoltContext, enterprise_id: str | None, team_id: str | None,
+                 user_id: str | None, **actor) -> AuthorizeResult | None:
+        if not team_id or context.is_enterprise_install:
+            return self.org_wide(context=context, enterprise_id=enterprise_id, team_id=team_id, user_id=user_id,
+                                 **actor)
+        bot = self.clients.bot(team_id)
+        if bot is None:
+            return None
+        return AuthorizeResult(enterprise_id=bot.enterprise_id, team_id=bot.team_id, bot_token=bot.bot_token,
+                               bot_id=bot.bot_id, bot_user_id=bot.bot_user_id, bot_scopes=bot.bot_scopes)
 
 
 def register_departures(app: App, installations: SQLAlchemyInstallationStore | None, services: Services,

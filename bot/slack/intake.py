@@ -27,7 +27,7 @@ from ..domain.text import storable
 from ..services.catalog import Services
 from ..services.gestures import ABANDON_REACTIONS, MERGE_REACTIONS, RETRY_REACTIONS
 from ..services.ports import Audience, PrivateAnswers
-from .settings_view import without_tokens
+from .settings_view import SETTINGS_VIEW
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,19 @@ def turn_channel(body: dict, team_id: str | None) -> Channel | None:
         return None
     channel = event.get("channel")
     return Channel(team_id, channel) if team_id and isinstance(channel, str) and channel else None
+
+
+def without_tokens(body: dict) -> dict:
+    """A delivery as the inbox may keep it: a settings submission's typed tokens emptied (a replay then keeps
+    the tokens set before; a token is never stored in plain text, not even for a day)."""
+    view = body.get("view") if isinstance(body.get("view"), dict) else None
+    if body.get("type") != "view_submission" or not view or view.get("callback_id") != SETTINGS_VIEW:
+        return body
+    values = (view.get("state") or {}).get("values") or {}
+    emptied = {block: ({action: {**element, "value": None} for action, element in elements.items()}
+                       if block.endswith("_token") and isinstance(elements, dict) else elements)
+               for block, elements in values.items()}
+    return {**body, "view": {**view, "state": {**(view.get("state") or {}), "values": emptied}}}
 
 
 def _digest(body: dict) -> str:

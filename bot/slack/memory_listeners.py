@@ -5,13 +5,16 @@ list in place (views.update); an edit refused comes back inside its modal (`resp
 """
 from __future__ import annotations
 
+import json
+
 from slack_bolt import App
 
-from ..domain.ids import row_id
+from ..domain.text import row_id
 from ..services.catalog import Services
 from ..services.ports import Audience
 from . import memory_view
 from .intake import delivered, presser
+from .render import REMEMBER_ACTION
 from .settings_view import submitted_channel
 
 ERROR_LIMIT = 150  # characters Slack shows under an input
@@ -33,6 +36,14 @@ def register_memory(app: App, services: Services) -> None:
             entry = row_id(action.get("value"))
             if entry is not None:
                 services.remembering.keep(entry, presser(body, context), _message_ts(body))
+
+    @app.action(REMEMBER_ACTION)
+    def on_remember(ack, body, action, context):
+        ack()
+        with delivered(services, context):
+            fork, text = _conclusion(action.get("value"))
+            if fork is not None and text:
+                services.remembering.from_merge(fork, text, presser(body, context))
 
     @app.action(memory_view.DELETE_ACTION)
     def on_delete(ack, body, action, context):
@@ -69,6 +80,15 @@ def _in_modal(body: dict, context) -> Audience | None:
     """Who acts in a memory modal, and on which channel's memory (the modal's private_metadata)."""
     channel = submitted_channel(body.get("view") or {})
     return Audience(context.team_id or "", channel, body["user"]["id"]) if channel else None
+
+
+def _conclusion(value) -> tuple[int | None, str]:
+    """A Remember button's fork id and conclusion (render.remember_blocks)."""
+    try:
+        given = json.loads(value or "")
+        return row_id(given.get("f")), str(given.get("t") or "")
+    except (ValueError, AttributeError):
+        return None, ""
 
 
 def _message_ts(body: dict) -> str | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..services.ports import Place
 from .paging import Pager, open_fence, utf8_size
-from .retries import FAILURES, failure_code
+from .clients import FAILURES, failure_code
 
 if TYPE_CHECKING:
     from .gateway import SlackChat

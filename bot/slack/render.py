@@ -8,8 +8,10 @@ message 12,000) — and kept whole in a fallback `text` (40,000). Claude's summa
 """
 from __future__ import annotations
 
+import json
+
 from ..domain import text as safe
-from ..domain.merge import EXPIRY_ACTOR, split_conflicts
+from ..domain.merge import EXPIRY_ACTOR, split_conflicts, worth_remembering
 from ..domain.model import Fork, ForkStats, ForkStatus
 from ..domain.text import NameOf
 
@@ -87,7 +89,25 @@ def merge_header(fork: Fork, stats: ForkStats, topic_limit: int | None = None) -
 
 def merge_blocks(fork: Fork, stats: ForkStats, summary: str, name_of: NameOf | None = None) -> list[dict]:
     header = {"type": "section", "text": {"type": "mrkdwn", "text": merge_header(fork, stats, MERGE_TOPIC)}}
-    return [header, *summary_blocks(summary, name_of), feedback_block()]
+    return [header, *summary_blocks(summary, name_of), *remember_blocks(fork, summary), feedback_block()]
+
+
+REMEMBER_ACTION = "threadfork_memory_remember"
+
+
+def remember_blocks(fork: Fork, summary: str) -> list[dict]:
+    """The summary's conclusions worth remembering, each with a Remember button that adds it to the channel's
+    memory (its value: the fork's id and the conclusion, for whoever presses it)."""
+    items = worth_remembering(summary)
+    if not items:
+        return []
+    blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": "🧠 *Worth remembering* — add any to this "
+                                                "channel's memory, which every session here sees:"}]}]
+    for n, item in enumerate(items):
+        shown = safe.inert(item, 600)
+        blocks.append({**section(f"• {shown}"), "block_id": f"remember_{fork.id}_{n}",
+                       "accessory": button("Remember", REMEMBER_ACTION, json.dumps({"f": fork.id, "t": item[:1_000]}))})
+    return blocks
 
 
 def private_merge(fork: Fork, summary: str, name_of: NameOf | None = None) -> tuple[str, list[dict]]:
@@ -95,7 +115,8 @@ def private_merge(fork: Fork, summary: str, name_of: NameOf | None = None) -> tu
     not its topic, number or size (those stayed in its owner's DM)."""
     edited = f", edited by <@{fork.summary_edited_by}>" if fork.summary_edited_by else ""
     header = f"🔒 From <@{fork.owner_id}>'s private fork — the summary they approved{edited}:"
-    return header, [section(header), *summary_blocks(summary, name_of), feedback_block()]
+    return header, [section(header), *summary_blocks(summary, name_of), *remember_blocks(fork, summary),
+                    feedback_block()]
 
 
 def private_intro(fork: Fork, channel_name: str | None) -> tuple[str, list[dict]]:

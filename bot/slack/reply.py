@@ -11,7 +11,7 @@ An 👀 reaction on the person's message says Claude is thinking while no text i
 (thinking.py), except in a fork whose agent session says so itself (gateway.begin_reply). Long answers
 continue in further messages of the same place (see paging.py).
 
-Invariants, whatever Slack refuses or fails on (after the retries in retries.py):
+Invariants, whatever Slack refuses or fails on (after the retries in clients.py):
 - write() and finish() never raise for Slack's sake: a failed call never costs Claude's answer.
 - Only a Stop is a Stop: an append answered `stopped_by_user`, or refused as not streaming once a Stop is
   recorded. A stream Slack ended without one (it expires streams after about five minutes:
@@ -39,12 +39,12 @@ from slack_sdk.models.messages.chunk import MarkdownTextChunk
 from ..domain.text import settled
 from ..infrastructure import metrics
 from ..services.ports import Place, Source, StopSignal
-from .pacing import APPEND, UPDATE
+from .paging import APPEND, UPDATE
 from .paging import Pager, open_fence
 from .posted import Message, Posted
 from .render import carry_on_block, feedback_block
 from .research import status_line, task_chunk, task_title
-from .retries import FAILURES, failure_code, retry_after
+from .clients import FAILURES, failure_code, retry_after
 
 if TYPE_CHECKING:
     from .gateway import SlackChat
@@ -59,7 +59,7 @@ STOPPED_BY_USER = "stopped_by_user"  # an append after a person pressed Stop
 
 
 class BaseReply:
-    floor = UPDATE_INTERVAL  # seconds between showings at the least; more while many answers are written (pacing.py)
+    floor = UPDATE_INTERVAL  # seconds between showings at the least; more while many answers are written (paging.py: Pacing)
     kind = UPDATE  # the call that shows it anew, whose tier paces it
 
     def __init__(self, chat: SlackChat, place: Place, clock: Callable[[], float] = time.monotonic,

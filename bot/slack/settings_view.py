@@ -11,7 +11,7 @@ import json
 
 from ..domain.settings import INSTRUCTIONS_LIMIT, ChannelSettings, Choices, FormValue, form_value, offered_models, shown
 from ..domain.connectors import MAX_CONNECTORS, Connector, block_id
-from ..domain.ids import is_slack_id
+from ..domain.text import is_slack_id
 from .render import plain, section
 
 SETTINGS_VIEW = "threadfork_settings"  # the modal's callback_id
@@ -114,19 +114,6 @@ def saved_view(notes: tuple[str, ...]) -> dict:
     """What the modal turns into after a save that has something to say (a token it did not keep)."""
     return {"type": "modal", "callback_id": f"{SETTINGS_VIEW}_saved", "title": plain("Threadfork settings"),
             "close": plain("Done"), "blocks": [section("✅ Saved.")] + [section(note[:SECTION_TEXT]) for note in notes]}
-
-
-def without_tokens(body: dict) -> dict:
-    """A delivery as the inbox may keep it: a settings submission's typed tokens emptied (a replay then keeps
-    the tokens set before; a token is never stored in plain text, not even for a day)."""
-    view = body.get("view") if isinstance(body.get("view"), dict) else None
-    if body.get("type") != "view_submission" or not view or view.get("callback_id") != SETTINGS_VIEW:
-        return body
-    values = (view.get("state") or {}).get("values") or {}
-    emptied = {block: ({action: {**element, "value": None} for action, element in elements.items()}
-                       if block.endswith("_token") and isinstance(elements, dict) else elements)
-               for block, elements in values.items()}
-    return {**body, "view": {**view, "state": {**(view.get("state") or {}), "values": emptied}}}
 
 
 def submitted_channel(view: dict) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from ..domain.ids import is_slack_id
+from ..domain.text import is_slack_id
 
 log = logging.getLogger(__name__)
 

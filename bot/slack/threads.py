@@ -3,7 +3,7 @@
 Pages are followed with Slack's cursor (slack-sdk's SlackResponse iterates them) up to MAX_PAGES of
 PAGE_SIZE, so a thread of any length costs a bounded number of calls. Slack may give fewer a page and fewer
 pages a minute (an app outside the Marketplace: 15, once a minute); each page then waits out Retry-After
-(retries.py), and a page it never gives ends the reading with what was read. Each message keeps what the
+(clients.py), and a page it never gives ends the reading with what was read. Each message keeps what the
 transcript needs: who wrote it, its words, and the names of its files (never their contents;
 deleted files, shown as tombstones, are left out).
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from ..domain.text import storable
 from ..services.ports import ThreadMessage
-from .retries import FAILURES, failure_code
+from .clients import FAILURES, failure_code
 
 log = logging.getLogger(__name__)
 

@@ -86,8 +86,10 @@ def open_forks_text(forks: list[Fork]) -> str:
     return "Open forks here:\n" + "\n".join(lines)
 
 
-def home_view(listings: list[ForkListing], economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> dict:
-    """`spend`: each channel's month, shown to the workspace's admins only."""
+def home_view(listings: list[ForkListing], economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None,
+              memory: dict[str, int] | None = None) -> dict:
+    """`spend`: each channel's month, shown to the workspace's admins only; `memory`: each channel's memory size
+    in tokens (the workspace's under "")."""
     blocks: list[dict] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Threadfork"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": "*Your open forks*"}},
@@ -111,9 +113,20 @@ def home_view(listings: list[ForkListing], economy: list[ChannelEconomy], spend:
                         f" · {research(entry)} · {feedback(entry)}")
                for entry in economy[:HOME_CHANNELS]]
     blocks += _more(len(economy) - HOME_CHANNELS, "channels")
+    if memory:
+        blocks += [{"type": "divider"}, section(memory_text(memory))]
     if spend:
         blocks += [{"type": "divider"}, section(spend_text(spend))]
     return {"type": "home", "blocks": blocks}
+
+
+def memory_text(memory: dict[str, int]) -> str:
+    """Each channel's memory size, the largest first (a DM's is its person's own: never shown here)."""
+    lines = [("the workspace" if channel == "" else f"<#{channel}>") + f": ~{tokens:,} tokens"
+             for channel, tokens in sorted(memory.items(), key=lambda item: (-item[1], item[0]))
+             if not is_dm(channel)]
+    return "*Memory*, carried by every request of each channel:\n" + "\n".join(
+        fitted(lines, lambda line, _: line, "channels", budget=2_600))
 
 
 def spend_text(spend: dict[str, Spent]) -> str:
@@ -163,6 +176,8 @@ def context_text(report: ContextReport) -> str:
     if report.effort is not None:
         lines.append(f"*Effort*: {shown('effort', report.effort)} — lower effort thinks less: sooner, cheaper answers "
                      "(thinking is billed as output).")
+    if report.memory is not None:
+        lines.append(memory_line(*report.memory))
     if report.stop_reasons:
         lines.append(stop_reasons_line(report.stop_reasons))
     if report.connector_calls:
@@ -171,6 +186,15 @@ def context_text(report: ContextReport) -> str:
             + ", ".join(f"{name} {count}" for name, count in calls.items())
             for number, calls in report.connector_calls.items()) + ".")
     return "\n".join(lines)
+
+
+def memory_line(entries: int, tokens: int, budget: int) -> str:
+    """`/context`'s memory: what every request of the channel carries, against its budget."""
+    if not entries:
+        return "*Memory*: nothing remembered yet — `@Threadfork remember <text>` adds an entry."
+    of = f" of its {budget:,}-token budget" if budget else ""
+    return (f"*Memory*: ~{tokens:,} tokens{of} in {entries} entr{'y' if entries == 1 else 'ies'}, carried by every "
+            "request here — `/threadfork memory` to edit.")
 
 
 STOP_REASON_WORDS = {"end_turn": "ended", "max_tokens": "cut at the length limit", "refusal": "declined",

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from .database import Database
+from .engine import Database
 from .tables import departures
 
 

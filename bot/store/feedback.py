@@ -5,7 +5,7 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel
-from .database import Database
+from .engine import Database
 from .tables import feedback
 
 

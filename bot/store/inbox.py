@@ -11,11 +11,11 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, delete, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ..domain.model import Channel
 from ..services.ports import Kept, Standing
-from .database import Database
+from .engine import Database
 from .spend import read_standing
 from .tables import inbox
 
@@ -36,16 +36,33 @@ class SqlInbox:
         return self._keep(key, payload, claim_seconds, channel) or None
 
     def _keep(self, key: str, payload: str, claim_seconds: float, channel: Channel | None) -> Standing | bool:
-        """Kept (with, given `channel`, its turn's read of it, without a transaction of its own), or False: it
-        was kept before."""
+        """Kept (with, given `channel`, its turn's read of it, in the same transaction), or False: it was kept
+        before."""
         now = self.db.now()
+        row = {"key": key, "payload": payload, "received_at": now, "attempts": 1,
+               "claimed_until": now + timedelta(seconds=claim_seconds)}
         try:
+            if channel is None:
+                return self._insert(row)
             with self.db.writing(urgent=True) as conn:  # Slack's ack waits for it
-                conn.execute(_KEEP, {"key": key, "payload": payload, "received_at": now, "attempts": 1,
-                                     "claimed_until": now + timedelta(seconds=claim_seconds)})
-                return read_standing(conn, channel, now) if channel else True
+                conn.execute(_KEEP, row)
+                return read_standing(conn, channel, now)
         except IntegrityError:
             return False
+
+    def _insert(self, row: dict) -> bool:
+        """One INSERT Slack's ack waits for. A connection the server dropped (a restart) is tried once more on a
+        fresh one (SQLAlchemy has replaced the pool's by then): had the first reached the table after all, the
+        second finds the key, and the sweep replays the kept delivery once its claim expires."""
+        try:
+            with self.db.keeping() as conn:
+                conn.execute(_KEEP, row)
+        except DBAPIError as error:
+            if isinstance(error, IntegrityError) or not error.connection_invalidated:
+                raise
+            with self.db.keeping() as conn:
+                conn.execute(_KEEP, row)
+        return True
 
     def done(self, key: str) -> None:
         with self.db.writing() as conn:

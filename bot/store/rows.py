@@ -46,7 +46,7 @@ def append(conn, now: datetime, session_id: int, role: Role, text: str, status: 
             {"turn_id": turn_id, "position": n, "sha256": a.sha256, "name": a.name, "slack_file_id": a.slack_file_id,
              "deleted": False} for n, a in enumerate(attachments)])
     return Turn(session_id, seq, role, text, author_id, author_name, status, usage, slack_ts, turn_id, covers_seq,
-                tuple(attachments))
+                tuple(attachments), created_at=now)
 
 
 def usage_values(usage: Usage) -> dict:
@@ -145,7 +145,7 @@ def to_turn(row) -> Turn:
                     row.searches, row.fetches, row.cache_write_1h_tokens, row.cost_micros, row.uncached_micros,
                     row.unpriced),
         slack_ts=row.slack_ts, id=row.id, covers_seq=row.covers_seq, stopped_by=row.stopped_by,
-        stop_reason=row.stop_reason,
+        stop_reason=row.stop_reason, created_at=row.created_at,
     )
 
 

@@ -171,3 +171,33 @@ def test_an_unknown_scenario_is_refused_before_any_call(tmp_path, claude):
 
     assert done.returncode == 2 and "no scenario named 'no-such-scenario'" in done.stderr
     assert "launch-planning" in done.stderr and claude.requests == []
+
+
+def test_the_memory_arm_remembers_each_merges_conclusions_and_recalls_them_after_the_parent_is_compacted(
+        tmp_path, claude):
+    """Offline: the fake says what a forks arm's summaries would, with a `Worth remembering` section; the parent
+    is compacted (its summary keeps nothing of the forks), and every question's request still carries the
+    remembered facts in its system content."""
+    facts = [f"REMEMBERED-FACT-{e}" for e, _ in enumerate(SCENARIO.explorations, 1)]
+    texts = [f"Noted (memory, opening turn {i})." for i, _ in enumerate(SCENARIO.parent, 1)]
+    for e, exploration in enumerate(SCENARIO.explorations, 1):
+        texts += [f"EXPLORATION-ANSWER-{e}-{t}: a long analysis." for t, _ in enumerate(exploration.turns, 1)]
+        texts.append(f"MERGED-SUMMARY-{e}: the decision.\n\n**Worth remembering**\n- {facts[e - 1]} was decided.")
+    texts.append("COMPACTED: the channel planned a launch.")
+    texts += [q.reference for q in SCENARIO.questions]
+    claude.script(*[Script(text=text) for text in texts])
+
+    done = run_eval(tmp_path, clean_env(ANTHROPIC_API_KEY=API_KEY, ANTHROPIC_BASE_URL=claude.url),
+                    "--arm", "memory", "--out", "result.json")
+
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["arms"]["memory"]["runs"] == 1 and result["arms"]["memory"]["accuracy"] == 1.0
+    assert result["arms"]["forks"]["runs"] == 0
+    assert len(claude.requests) == len(texts)  # remembering makes no model call; the compaction makes one
+    compaction = claude.requests[len(texts) - len(SCENARIO.questions) - 1]
+    assert "[Compaction request]" in request_texts(compaction)[-1]
+    for question in claude.requests[len(texts) - len(SCENARIO.questions):]:
+        system = "".join(block["text"] for block in question["system"])
+        assert all(f"{fact} was decided." in system for fact in facts)
+        assert "COMPACTED" in joined(question) and "MERGED-SUMMARY-1" not in joined(question)

@@ -120,6 +120,8 @@ def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_withi
     processes.append(doomed)
     doomed.wait_healthy()
     root = open_fork(doomed, slack, "--fresh crash test")
+    wait_until(lambda: claude.requests, timeout=15)  # the topic asked
+    settled(migrated_url)  # and answered: the two scripts below are the reply's and the merge's
     claude.script(Script(text="a long answer " * 20, chunks=80, chunk_delay=0.5),
                   Script(text="a summary that never arrives", chunks=80, chunk_delay=0.5))
     doomed.event(mention("UALICE01", "tell me everything", "1700000200.000001"), "EvKILL1")

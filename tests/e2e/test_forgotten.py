@@ -31,9 +31,10 @@ def running(slack, claude, migrated_url):
 
 
 def converse(bot, slack, claude, migrated_url) -> list[str]:
-    """A mention, a fork with a topic, a turn in it, each answered: unique words in each, all stored."""
-    words = [f"{part}-{uuid.uuid4().hex[:10]}" for part in ("mention", "topic", "forkturn", "answer")]
-    mention, topic, fork_turn, answer = words
+    """A mention, a fork with a topic, a turn in it, each answered, and an entry of the channel's memory: unique
+    words in each, all stored."""
+    words = [f"{part}-{uuid.uuid4().hex[:10]}" for part in ("mention", "topic", "forkturn", "answer", "memory")]
+    mention, topic, fork_turn, answer, remembered = words
     claude.script(*[Script(text=f"Claude says {answer} ({n})") for n in range(3)])
     bot.say("UALICE01", f"please keep {mention}", mention=True)
     wait_until(lambda: len(claude.requests) >= 1, message="the parent's answer")
@@ -45,6 +46,8 @@ def converse(bot, slack, claude, migrated_url) -> list[str]:
     bot.say("UBOB0001", f"and {fork_turn}", thread_ts=root)
     wait_until(lambda: len(claude.requests) >= 3, message="the fork turn's answer")
     bot.settled()
+    bot.say("UALICE01", f"remember {remembered}", mention=True)  # the channel's memory (issue 37)
+    wait_until(lambda: any(remembered in p.get("text", "") for p in slack.posts(CHANNEL)), message="remembered")
     wait_until(lambda: undone(bot) == 0, message="every delivery processed")
     assert set(holding(migrated_url, *words)) == set(words)  # stored: the scan below can fail
     return words

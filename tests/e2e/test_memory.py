@@ -2,8 +2,10 @@
 every later request of the channel's conversation and of a new fork (inherit and fresh) carries the entry in its
 `system` content, quoted as data with its author; `/threadfork memory` lists it and deleting it there removes it
 from the next request; its Undo does the same; a channel's budget refuses an entry past it."""
-from ..fakes.anthropic_api import Script
-from ..harness import CHANNEL, wait_until
+import pytest
+
+from ..fakes.anthropic_api import Script, last_user_text
+from ..harness import CHANNEL, GENERAL, wait_until
 from .test_channel_settings import admin, ask_parent, open_settings
 
 LAUNCH = "the launch is on 14 March"
@@ -161,3 +163,89 @@ def test_with_ask_first_claudes_entry_waits_for_keep(bot, slack, claude):
 
 def test_without_claudes_remembering_no_memory_tool_is_offered(bot, slack, claude):
     assert "tools" not in ask_parent(bot, claude, "hello")
+
+
+def test_context_counts_the_memorys_tokens_and_app_home_shows_each_channels_memory_size(bot, slack, claude):
+    remember(bot, slack, "x" * 400)
+    bot.slash("/context")
+    [shown] = wait_until(lambda: [r for r in slack.responses if "*Memory*" in r.get("text", "")])
+    assert "~100 tokens of its 2,000-token budget in 1 entry" in shown["text"]
+    bot.open_dm("UALICE01", dm="D0HOME001", tab="home")
+    [publish] = wait_until(lambda: slack.calls_to("views.publish"), message="the Home tab")
+    assert f"<#{CHANNEL}>: ~100 tokens" in str(publish["view"]["blocks"])
+
+
+SUMMARY = """**Outcome**: tiered pricing.
+
+**Worth remembering**
+- Pricing has three tiers: free, team and enterprise.
+- Alice owns the pricing page.
+"""
+
+
+def test_a_merge_asks_for_conclusions_and_its_post_offers_each_to_remember_linked_to_the_fork(bot, slack, claude):
+    fork_request(bot, claude, "", "pricing")
+    root = bot.fork_root(1)
+    claude.script(Script(text=SUMMARY))
+    bot.slash("/merge", "1")
+    [post] = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=True) if "merged fork" in p.get("text", "")])
+    assert "Worth remembering" in last_user_text(claude.requests[-1])  # the merge request asks for them
+    buttons = [b["accessory"] for b in post["blocks"] if b.get("accessory", {}).get("text", {}).get("text") == "Remember"]
+    assert len(buttons) == 2
+    bot.settled()
+    bot.click("threadfork_memory_remember", buttons[0]["value"], message_ts=post.ts)
+    [note] = wait_until(lambda: remembered(slack), message="the remembered note")
+    assert "fork #1" in note["text"] and "three tiers" in note["text"]
+    bot.click("threadfork_memory_remember", buttons[0]["value"], message_ts=post.ts)  # pressed twice: once
+    assert "three tiers: free, team and enterprise" in system_text(ask_parent(bot, claude, "what tiers?"))
+    assert len(remembered(slack)) == 1
+    bot.slash("/threadfork", "memory")
+    [modal] = wait_until(lambda: [v for v in slack.opened_views() if "memory" in v.view["callback_id"]])
+    assert f"p{root.replace('.', '')}" in str(modal.view["blocks"])  # linked to the fork's thread
+
+
+@pytest.mark.settings(threadfork_merge_review="on")
+def test_with_review_on_the_draft_shows_the_conclusions_to_remember(bot, slack, claude):
+    fork_request(bot, claude, "", "pricing")
+    root = bot.fork_root(1)
+    claude.script(Script(text=SUMMARY))
+    bot.slash("/merge", "1")
+    [draft] = wait_until(lambda: [p for p in slack.posts(CHANNEL, top_level=False)
+                                  if p.get("thread_ts") == root and "Draft " in p.get("text", "")])
+    remember_buttons = [b for b in draft["blocks"] if b.get("accessory", {}).get("action_id") ==
+                        "threadfork_memory_remember"]
+    assert len(remember_buttons) == 2 and "Alice owns the pricing page." in str(remember_buttons[1])
+
+
+def test_workspace_memory_is_written_by_admins_and_seen_in_every_channel(bot, slack, claude):
+    bot.say("UALICE01", "remember --workspace our fiscal year starts in April", mention=True)
+    wait_until(lambda: [r for r in ephemerals(slack) if "workspace's memory" in r.get("text", "")])
+    user = admin(slack)
+    remember(bot, slack, "--workspace our fiscal year starts in April", user=user)
+    before = len(claude.requests)
+    bot.say("UALICE01", "when does the year start?", mention=True, channel="C0OTHER01")
+    wait_until(lambda: len(claude.requests) > before, message="the other channel's request")
+    assert "our fiscal year starts in April" in system_text(claude.requests[-1])
+
+
+def test_claude_views_edits_and_deletes_memory_files_over_several_calls_within_one_answer(bot, slack, claude):
+    memory_tool_on(bot, slack)
+    remember(bot, slack)
+    bot.settled()
+    [entry] = bot.store.memories.entries(GENERAL)
+    claude.script(Script(memory=[{"command": "view", "path": "/memories"}]),
+                  Script(memory=[{"command": "str_replace", "path": entry.file, "old_str": "14 March",
+                                  "new_str": "21 March"}]),
+                  Script(memory=[{"command": "delete", "path": "/memories/missing.md"}]),
+                  Script(text="Moved to 21 March."))
+    before = len(claude.requests)
+    bot.say("UALICE01", "the launch moved a week later", mention=True)
+    wait_until(lambda: len(claude.requests) >= before + 4, message="three tool rounds and the answer")
+    bot.settled()
+    rounds = claude.requests[before:before + 4]
+    results = [[b for b in r["messages"][-1]["content"] if b["type"] == "tool_result"] for r in rounds[1:]]
+    assert entry.file in results[0][0]["content"] and not results[0][0].get("is_error")
+    assert "edited" in results[1][0]["content"] and results[2][0]["is_error"] is True
+    assert [m["role"] for m in rounds[3]["messages"][-6:]] == ["assistant", "user"] * 3
+    assert bot.store.memories.entry(entry.id).text == "the launch is on 21 March" and not claude.rejections
+    assert any("Moved to 21 March." in p.get("text", "") for p in slack.posts(CHANNEL, top_level=True))

@@ -294,3 +294,45 @@ def test_suggested_prompts_never_name_a_channel_the_person_is_not_in(bot, slack,
     assert bot.open_dm("UALICE01", dm=DM).status == 200
     [made] = wait_until(lambda: slack.suggested(), message="the suggested prompts")
     assert "secret-plans" not in str(made.prompts) and CHANNEL not in str(made.prompts)
+
+
+def test_remembering_in_a_private_fork_writes_its_owners_own_memory_never_the_channels(
+        bot, slack, claude, channel_talk):
+    root = fork_privately(bot, slack, claude)
+    bot.dm("UALICE01", "remember schools pay per classroom", dm=DM, thread_ts=root)
+    [note] = wait_until(lambda: [m for m in posts_in(slack, DM, root) if "remembered" in m.get("text", "")],
+                        message="the remembered note in the DM thread")
+    assert "your own memory" in note["text"] and not [m for m in posts_in(slack, CHANNEL) if "remembered" in
+                                                       m.get("text", "")]
+    bot.settled()
+    before = len(claude.requests)
+    bot.say("UBOB0001", "what do schools pay?", mention=True)
+    wait_until(lambda: len(claude.requests) == before + 1)
+    bot.settled()
+    assert "schools pay per classroom" not in str(claude.requests[-1]["system"])  # not the channel's memory
+    before = len(claude.requests)
+    bot.dm("UALICE01", "so what do schools pay?", dm=DM, thread_ts=root)
+    wait_until(lambda: len(claude.requests) == before + 1)
+    assert "schools pay per classroom" in str(claude.requests[-1]["messages"][-1])  # hers: a note in her fork
+
+
+def test_remember_on_a_private_forks_draft_keeps_the_conclusion_its_owners_own_until_the_merge(
+        bot, slack, claude, channel_talk):
+    root = fork_privately(bot, slack, claude)
+    intro = next(m for m in posts_in(slack, DM, root) if "Private fork of" in m.get("text", ""))
+    claude.script(Script(text="Schools get 40% off.\n\n**Worth remembering**\n- Schools get 40% off."))
+    bot.click("fork_merge", message_ts=intro.ts, channel=DM, user="UALICE01")
+    draft = wait_until(lambda: [m for m in posts_in(slack, DM, root) if "Draft " in m.get("text", "")],
+                       message="the draft in the DM thread")[0]
+    bot.settled()
+    [button] = [b["accessory"] for b in draft["blocks"] if b.get("accessory", {}).get("action_id")
+                == "threadfork_memory_remember"]
+    bot.click("threadfork_memory_remember", button["value"], message_ts=draft.ts, channel=DM, user="UALICE01")
+    [note] = wait_until(lambda: [m for m in posts_in(slack, DM, root) if "remembered" in m.get("text", "")])
+    assert "your own memory" in note["text"]
+    assert not any("remembered" in m.get("text", "") for m in posts_in(slack, CHANNEL))
+    assert "Schools get 40% off" not in str(claude.requests[-1]["system"])
+    before = len(claude.requests)
+    bot.say("UBOB0001", "what do schools get?", mention=True)
+    wait_until(lambda: len(claude.requests) == before + 1)
+    assert "Schools get 40% off" not in str(claude.requests[-1]["system"])  # not the channel's before the merge

@@ -13,8 +13,8 @@ from bot.llm.claude import Claude
 from bot.domain.context import Block, ModelInput
 from bot.domain.errors import ModelUnavailable
 from bot.slack.clients import web_client
-from bot.slack.pooled import connection_pool
-from bot.slack.retries import FAILURES
+from bot.slack.clients import connection_pool
+from bot.slack.clients import FAILURES
 from bot.infrastructure.tls import tls_context
 
 from ..fakes.anthropic_api import FakeAnthropic, Script, is_merge_request

@@ -36,7 +36,7 @@ def test_a_store_written_before_workspace_keys_upgrades_with_its_forks_messages_
     from sqlalchemy import text
 
     from bot.domain.model import Channel
-    from bot.store.migrate import alembic_config
+    from bot.store.engine import alembic_config
 
     db, store = open_store(database_url)
     with db.engine.begin() as conn:
@@ -174,7 +174,7 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
     from sqlalchemy import text
 
     from bot.domain.model import Channel
-    from bot.store.migrate import alembic_config
+    from bot.store.engine import alembic_config
 
     db, store = open_store(sqlite_url)
     with db.engine.begin() as conn:
@@ -199,7 +199,7 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
 def test_sqlite_writes_hold_the_write_lock_from_their_begin_and_reads_never_wait_for_it(tmp_path):
     import sqlite3
 
-    from bot.store.database import Database
+    from bot.store.engine import Database
 
     database = tmp_path / "locks.db"
     db = Database(make_engine(f"sqlite:///{database}"))
@@ -229,3 +229,21 @@ def test_a_sessions_pending_turns_are_read_through_their_index_not_its_whole_his
         assert [row[-1] for row in plan] == ["SEARCH turns USING INDEX ix_turns_pending (session_id=? AND status=?)"]
     finally:
         db.engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_delivery_kept_after_postgresql_dropped_every_connection_is_kept_on_a_fresh_one():
+    from sqlalchemy import create_engine, text
+
+    from ..conftest import migrated_postgres
+
+    db, store = open_store(migrated_postgres())
+    assert store.inbox.keep("event:EvBefore", "{}", 30)  # the door's pool now holds an open connection
+    admin = create_engine(db.engine.url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:  # what a server restart does to the bot's connections
+        conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+    admin.dispose()
+    assert store.inbox.keep("event:EvAfter", "{}", 30)  # the acknowledgement does not fail
+    assert store.inbox.keep("event:EvAfter", "{}", 30) is False  # kept once
+    db.engine.dispose()

@@ -1,7 +1,7 @@
 """Figure 11's day (bench/day.py) is the day the issue describes, the same every run, and its pricing is
 the bot's: the parent in bursts with 10–50-minute pauses, three forks with a meeting between two bursts
 each, two merged and one abandoned; usage priced as the fake Anthropic reported it."""
-from bench.day import day, history, price
+from bench.day import day, history, price, with_memory
 from bot.domain.model import Usage
 from bot.domain.pricing import priced
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -31,3 +31,12 @@ def test_a_run_is_priced_from_the_usage_the_fake_reported():
     claude.server.httpd.server_close()  # never started: nothing to stop but its socket
     expected = priced("claude-sonnet-5-5", Usage(10, 100, 5_000, 2_000, cache_write_1h_tokens=1_500))
     assert run.requests == 1 and run.usage["cost_micros"] == expected.cost_micros > 0
+
+
+def test_the_memory_run_is_the_same_day_with_a_fact_remembered_after_three_turns_and_each_merge():
+    steps = day()
+    remembering = with_memory(steps)
+    assert [s for s in remembering if s.kind != "remember"] == steps and with_memory(steps) == remembering
+    remembers = [s for s in remembering if s.kind == "remember"]
+    assert len(remembers) == 3 + 2 and all(s.text for s in remembers)
+    assert [s.minute for s in remembering] == sorted(s.minute for s in remembering)

@@ -4,7 +4,7 @@ import threading
 
 from slack_sdk import WebClient
 
-from bot.slack.names import NAME_TTL, NEW_NAMES_PER_TEXT, Names
+from bot.slack.gateway import NAME_TTL, NEW_NAMES_PER_TEXT, Names
 from tests.fakes.slack_api import FakeSlack
 
 

@@ -1,7 +1,7 @@
-"""How often answers being written are shown anew (bot/slack/pacing.py): one alone at its floor, many at once
+"""How often answers being written are shown anew (bot/slack/paging.py): one alone at its floor, many at once
 in a workspace less often each, so that together they stay near the budget and inside Slack's tier for the
 call that shows them; other workspaces are not slowed."""
-from bot.slack.pacing import APPEND, UPDATE, Pacing
+from bot.slack.paging import APPEND, UPDATE, Pacing
 
 
 def test_one_answer_alone_is_shown_at_its_floor():

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from bot.domain.caching import Ttl
 from bot.domain.connectors import Connector
 from bot.domain.context import Block, ModelInput
-from bot.llm.request import RequestEncoder
+from bot.llm.claude import RequestEncoder
 
 MODEL, MAX = "claude-test", 100
 

@@ -8,7 +8,7 @@ import pytest
 from bot.domain.context import OPENING, PRUNED, asking, compaction_input, fork_input, parent_input, with_request
 from bot.domain.merge import merge_prompt
 from bot.domain.model import Fork, ForkStatus, Mode, Role, Turn, TurnStatus
-from bot.llm.request import RequestEncoder
+from bot.llm.claude import RequestEncoder
 from tests.fakes.messages_rules import refusal
 
 

@@ -1,7 +1,7 @@
-"""The bot's Slack clients (bot/slack/pooled.py: slack-sdk over urllib3's pool) against the fake Slack, over
+"""The bot's Slack clients (bot/slack/clients.py: slack-sdk over urllib3's pool) against the fake Slack, over
 http and HTTPS: calls reuse kept-alive connections, a connection Slack closed while idle is replaced without
 losing or doubling a call, failures reach slack-sdk's retry handlers, a proxy in the environment is used —
-and the seam: the private methods pooled.py replaces are still the ones slack-sdk sends through."""
+and the seam: the private methods clients.py replaces are still the ones slack-sdk sends through."""
 import inspect
 
 import pytest
@@ -10,8 +10,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from bot.slack.clients import web_client
-from bot.slack.pooled import PooledWebhookClient, connection_pool
-from bot.slack.retries import FAILURES, retry_handlers
+from bot.slack.clients import PooledWebhookClient, connection_pool
+from bot.slack.clients import FAILURES, retry_handlers
 from bot.infrastructure.tls import tls_context
 
 from ..fakes.slack_api import BOT_TOKEN, FakeSlack
@@ -41,7 +41,7 @@ def client(slack, pool):
     return web_client(BOT_TOKEN, slack.api_url, pool)
 
 
-def test_the_seam_slack_sdk_sends_every_request_through_the_methods_pooled_py_replaces():
+def test_the_seam_slack_sdk_sends_every_request_through_the_methods_clients_py_replaces():
     for cls, name in ((WebClient, "_perform_urllib_http_request_internal"),
                       (WebhookClient, "_perform_http_request_internal")):
         assert list(inspect.signature(getattr(cls, name)).parameters) == ["self", "url", "req"], (cls, name)

@@ -32,7 +32,6 @@ methods: a service takes the few it uses.
 from .chat import (CHAT_PORTS, AgentSessions, Channels, Chat, ForkPosts, MemoryNotes, People, PrivateAnswers, Replies,
                    Screens, Shared)
 from .outside import Later, Model, ReplyEvents, ReplyWriter, Secrets, StopSignal
-from .memories import Memories
 from .kept import (
     ChannelSettingsStore,
     ConnectorTokens,
@@ -41,6 +40,7 @@ from .kept import (
     Erasure,
     Feedback,
     Files,
+    Memories,
     Spending,
 )
 from .store import (
@@ -82,7 +82,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Opener", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MemoryNotes", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Opener", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",

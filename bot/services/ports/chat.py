@@ -73,8 +73,10 @@ class Screens(Protocol):
     def open_draft_editor(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def ask_redraft_guidance(self, team_id: str, trigger_id: str, fork: Fork, draft: Draft) -> None: ...
     def publish_home(self, team_id: str, user_id: str, listings: list[ForkListing],
-                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None) -> None:
-        """`spend`: this month's estimated spend by channel id, for a workspace admin (None: not shown)."""
+                     economy: list[ChannelEconomy], spend: dict[str, Spent] | None = None,
+                     memory: dict[str, int] | None = None) -> None:
+        """`spend`: this month's estimated spend by channel id, for a workspace admin (None: not shown); `memory`:
+        each channel's memory size in tokens (the workspace's under "")."""
 
 
 class People(Protocol):

@@ -25,9 +25,8 @@ from ...domain.model import (
     Usage,
 )
 from .intake import Claims, Inbox  # noqa: F401 (part of the bundle's surface)
-from .kept import (Files, Feedback, ChannelSettingsStore, ConnectorTokens, ConnectorUse, Spending, Erasure,
+from .kept import (Files, Feedback, ChannelSettingsStore, ConnectorTokens, ConnectorUse, Spending, Erasure, Memories,
                    Departures)
-from .memories import Memories
 from .values import Adopted, Batch, Clock, Opener, Submitted
 
 

@@ -183,7 +183,7 @@ class Memory:
         session.next_seq += 1
         session.last_activity_at = now
         turn = Turn(session_id, session.next_seq, role, text, author_id, author_name, status, usage, slack_ts,
-                    self.new_id(), covers_seq, tuple(attachments))
+                    self.new_id(), covers_seq, tuple(attachments), created_at=now)
         self.rows(session_id).append(TurnRow(turn, now, source_fork_id=source_fork_id))
         return turn
 
