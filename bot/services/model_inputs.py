@@ -21,6 +21,7 @@ from ..domain.caching import CacheMode
 from ..domain.connectors import Connector
 from ..domain.context import Block, ModelInput, asking, fork_input, parent_input
 from ..domain.model import Channel, Fork, Mode, Session, Turn
+from ..domain.pricing import takes_system_messages
 from ..domain.settings import ChannelSettings
 from .ports import ChannelSettingsStore, ConnectorTokens, Memories, Secrets, Sessions, TurnQueue
 
@@ -62,9 +63,10 @@ class ModelInputs:
     """Reads what a request is made of: the fork chain (sessions), its turns, the channel's settings and memory."""
 
     def __init__(self, *, sessions: Sessions, turns: TurnQueue, channel_settings: ChannelSettingsStore,
-                 memories: Memories):
+                 memories: Memories, default_model: str | None = None):
         self.sessions, self.turns, self.channel_settings = sessions, turns, channel_settings
         self.memories = memories
+        self.default_model = default_model  # THREADFORK_MODEL: the model of a channel that chose none
 
     def of_session(self, session: Session, history: list[Turn] | None = None, chosen: ChannelSettings | None = None,
                    connections: Connections | None = None, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
@@ -73,12 +75,13 @@ class ModelInputs:
         connectors' (none without); `cache`: how breakpoints' TTLs are chosen (THREADFORK_CACHE_TTL)."""
         if session.fork is None:
             chosen = self.channel_settings.of(session.channel) if chosen is None else chosen
-            base = parent_input(self.turns.turns(session.id) if history is None else history, session.pruned, cache)
+            history = self.turns.turns(session.id) if history is None else history
+            base = parent_input(history, session.pruned, cache)
             connectors = connections.of_channel(chosen) if connections else ()
             configured = base.configured(chosen.instructions, chosen.model, chosen.tools, connectors)
-            remembered = memory.visible_to(self.memories.seen_in(session.channel), None)
-            asked = replace(asking(replace(configured, system=memory.with_memory(configured.system, remembered))),
-                            effort=chosen.effort)
+            before, since = self._parent_memory(session, history, chosen.model or self.default_model)
+            asked = replace(asking(replace(configured, system=memory.with_memory(configured.system, before))),
+                            effort=chosen.effort, late_system=memory.note(since))
             return connections.attach(asked, session.channel) if connections else asked
         # a fork keeps its fork point's effort, as its other settings (invariant 9); one opened before effort
         # was kept answers at its channel's effort as it is now
@@ -87,6 +90,18 @@ class ModelInputs:
         saved: list[memory.MemoryEntry] = []
         asked = asking(self.of_fork(session.fork, history, connections, cache, since=saved))
         return replace(with_note(asked, memory.note(saved)), effort=effort)
+
+    def _parent_memory(self, session: Session, history: list[Turn], model: str | None) -> tuple[list, list]:
+        """The channel conversation's memory: what its `system` carries, and what a mid-conversation system message
+        tells after its cached prefix. On a model that takes such messages the prefix keeps the memory as it was when
+        it began (its first turn, or its latest compaction, which rewrote it anyway) and later entries come after
+        it, so a write costs only its own tokens; on others the `system` carries it all, as it is now."""
+        remembered = memory.visible_to(self.memories.seen_in(session.channel), None)
+        if not takes_system_messages(model):
+            return remembered, []
+        folded = memory.folded_at(history[0].created_at if history else None, history)
+        before = [e for e in remembered if folded is None or e.created_at <= folded]
+        return before, [e for e in remembered if e not in before]
 
     def of_fork(self, fork: Fork, history: list[Turn] | None = None, connections: Connections | None = None,
                 cache: CacheMode = CacheMode.AUTO, since: list | None = None) -> ModelInput:
