@@ -1,8 +1,10 @@
 """A session's model input, read out of the store: the fork pointers are resolved here.
 
 Memory (bot/domain/memory.py) is read with it, one query, and goes into the `system` content as data: the
-channel's conversation carries its memory as it is now; a fork carries the memory saved before it opened
-(its prefix stays byte-stable) and what was saved since in a note after its cached prefix.
+channel's conversation carries its memory as it is now — or, on a model that takes mid-conversation system
+messages, as it was when its prefix began, and what was saved since in one system message after the last user
+message; a fork carries the memory saved before it opened (its prefix stays byte-stable; an inheriting fork on
+such a model: its parent's prefix's) and what was saved since in a note after its cached prefix.
 
 Which MCP connectors a request names, and their tokens, read as the request is made.
 
@@ -111,11 +113,15 @@ class ModelInputs:
         before its latest compaction, which rewrote its prefix anyway); what was saved since is added to `since`,
         when given, for the caller's note."""
         own = self.turns.turns(fork.id) if history is None else history
-        configured = self._fork_input(fork, own, cache).configured(fork.instructions, fork.model, fork.tools,
-                                                                   fork.connectors if connections else ())
+        base, inherited = self._fork_input(fork, own, cache)
+        configured = base.configured(fork.instructions, fork.model, fork.tools, fork.connectors if connections else ())
         top = self._top(fork)
         remembered = memory.visible_to(self.memories.seen_in(top.home), top.owner_id if top.private else None)
         folded = memory.folded_at(fork.created_at, own)
+        if inherited and folded == fork.created_at and takes_system_messages(fork.model or self.default_model):
+            # the channel's conversation keeps the memory its prefix began with (_parent_memory): so does a fork
+            # that inherits that prefix, until its own compaction, so that its first request reads the parent's cache
+            folded = memory.folded_at(inherited[0].created_at, inherited)
         before = [e for e in remembered if folded is None or e.created_at <= folded]
         if since is not None:
             since.extend(e for e in remembered if e not in before)
@@ -131,7 +137,8 @@ class ModelInputs:
             fork = self.sessions.fork(fork.parent_id)
         return fork
 
-    def _fork_input(self, fork: Fork, own: list[Turn], cache: CacheMode) -> ModelInput:
+    def _fork_input(self, fork: Fork, own: list[Turn], cache: CacheMode) -> tuple[ModelInput, list[Turn]]:
+        """The fork's input, and the channel's turns it inherits (none: it inherits no channel prefix)."""
         ancestors: list[tuple[Fork, list[Turn]]] = []
         inherited: list[Turn] = []
         channel_pruned = False
@@ -144,7 +151,7 @@ class ModelInputs:
                 break
             child = self.sessions.fork(child.parent_id)
             ancestors.insert(0, (child, turns))
-        return fork_input(fork, inherited, own, ancestors, channel_pruned, cache)
+        return fork_input(fork, inherited, own, ancestors, channel_pruned, cache), inherited
 
 
 def with_note(base: ModelInput, note: str) -> ModelInput:

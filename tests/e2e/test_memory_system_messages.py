@@ -6,7 +6,7 @@ import pytest
 
 from .test_cache_ttls import LONG
 from .test_channel_settings import ask_parent
-from .test_memory import LAUNCH, remember, system_text
+from .test_memory import LAUNCH, fork_request, remember, system_text
 
 OPUS_4_8 = "claude-opus-4-8"
 
@@ -46,6 +46,13 @@ def test_an_entry_reaches_the_running_conversation_after_its_cached_prefix(bot, 
     [note] = [m for m in again["messages"] if m["role"] == "system"]  # both entries in one message, the last
     assert again["messages"][-1] is note and LAUNCH in texts(note) and "the beta ends in May" in texts(note)
     assert usage(claude, again)["cache_creation_input_tokens"] < usage(claude, again)["cache_read_input_tokens"]
+
+    # a fork that inherits the conversation keeps its prefix too: same system, the parent's cache read, and the
+    # entries saved since that prefix began told after it
+    fork = fork_request(bot, claude, "", "pricing")
+    assert fork["system"] == before["system"] and all(m["role"] != "system" for m in fork["messages"])
+    assert "the beta ends in May" in str(fork["messages"][-1]["content"])
+    assert usage(claude, fork)["cache_read_input_tokens"] >= usage(claude, again)["cache_read_input_tokens"]
     assert not claude.rejections
 
 
