@@ -21,21 +21,18 @@ ERROR_LIMIT = 150  # characters Slack shows under an input
 
 
 def register_memory(app: App, services: Services) -> None:
-    @app.action(memory_view.UNDO_ACTION)
-    def on_undo(ack, body, action, context):
-        ack()
-        with delivered(services, context):
-            entry = row_id(action.get("value"))
-            if entry is not None:
-                services.remembering.undo(entry, presser(body, context), _message_ts(body))
+    def on_entry(decide):
+        """Undo or Keep under a "remembered" note: the entry's id is the button's value."""
+        def handler(ack, body, action, context):
+            ack()
+            with delivered(services, context):
+                entry = row_id(action.get("value"))
+                if entry is not None:
+                    decide(entry, presser(body, context), _message_ts(body))
+        return handler
 
-    @app.action(memory_view.KEEP_ACTION)
-    def on_keep(ack, body, action, context):
-        ack()
-        with delivered(services, context):
-            entry = row_id(action.get("value"))
-            if entry is not None:
-                services.remembering.keep(entry, presser(body, context), _message_ts(body))
+    app.action(memory_view.UNDO_ACTION)(on_entry(services.remembering.undo))
+    app.action(memory_view.KEEP_ACTION)(on_entry(services.remembering.keep))
 
     @app.action(REMEMBER_ACTION)
     def on_remember(ack, body, action, context):
