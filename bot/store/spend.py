@@ -107,15 +107,19 @@ def release(conn, reservation: Reservation | None) -> None:
     if reservation is None or not reservation.micros:
         return
     if reservation.reply_id is not None:
-        kept = conn.execute(_KEPT, {"reply": reservation.reply_id}).first()
-        if kept is None or not kept.reserved_micros or conn.execute(_UNKEEP, {"reply": reservation.reply_id}
-                                                                    ).rowcount != 1:
-            return  # given back already
-        reservation = replace(reservation, micros=kept.reserved_micros, day=kept.reserved_day)
-    give_back(conn, reservation.channel, reservation.day, reservation.micros)
+        release_kept(conn, reservation.channel, reservation.reply_id)
+    else:
+        _give_back(conn, reservation.channel, reservation.day, reservation.micros)
 
 
-def give_back(conn, channel: Channel, day: str, micros: int) -> None:
+def release_kept(conn, channel: Channel, reply_id: int) -> None:
+    """Give back what reply `reply_id` set aside on `channel`'s day, as its row keeps it, unless it was already."""
+    kept = conn.execute(_KEPT, {"reply": reply_id}).first()
+    if kept is not None and kept.reserved_micros and conn.execute(_UNKEEP, {"reply": reply_id}).rowcount == 1:
+        _give_back(conn, channel, kept.reserved_day, kept.reserved_micros)
+
+
+def _give_back(conn, channel: Channel, day: str, micros: int) -> None:
     conn.execute(_RELEASE, {"team": channel.team_id, "channel": channel.id, "on": day, "micros": micros})
 
 

@@ -9,7 +9,6 @@ from sqlalchemy import exists, func, select, update
 from ..domain import transitions
 from ..domain.model import Channel, Fork, Role, Turn, TurnStatus, Usage
 from ..domain.queue import lease_lapsed, stalled_turn
-from ..domain.spend import Reservation
 from . import spend
 from .engine import Database
 from .moves import clause, make, where
@@ -47,8 +46,7 @@ class SqlUpkeep:
             home = conn.execute(select(sessions.c.team_id, sessions.c.private_of, sessions.c.channel_id)
                                 .where(sessions.c.id == session_id)).one()
             for reply in conn.execute(select(turns.c.id).where(*streaming, turns.c.reserved_micros > 0)).all():
-                spend.release(conn, Reservation(Channel(home.team_id, home.private_of or home.channel_id), "", 1,
-                                                reply_id=reply.id))  # its day and micros as its row keeps them
+                spend.release_kept(conn, Channel(home.team_id, home.private_of or home.channel_id), reply.id)
             return conn.execute(update(turns).where(*streaming).values(status=TurnStatus.ABORTED.value)).rowcount
 
     def sessions_over(self, tokens: int) -> list[int]:
