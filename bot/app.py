@@ -211,7 +211,7 @@ def wire_services(store: Store, chat: Chat, model: Model, bot_user_id: str | Non
     stopping = Stopping(store.stops, store.sessions, merge_policy=lambda c: policies.of(c).merge_policy,
                         answers=chat.answers, watcher=watcher)
     caps = made(SpendCaps, store, chat.replies, channels.defaults.monthly_spend_cap_usd, channels.lists.admins)
-    inputs = made(ModelInputs, store)
+    inputs = made(ModelInputs, store, default_model=policy.channel.model)
     merging = made(Merging, store, inputs, chat.posts, model, liveness, connections, chat.agent, policy.cache_ttl)
     access = made(Access, store, chat.answers, chat.people, channels.lists)
     remembering = made(Remembering, store, chat.memory, chat.answers, chat.people, policies, access)

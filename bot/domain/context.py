@@ -153,6 +153,9 @@ class ModelInput:
     # Claude's memory tool for this answer (memory_files.py): a command's input → (tool_result text, is_error);
     # None: the tool is not offered
     memory: Callable[[dict], tuple[str, bool]] | None = field(default=None, repr=False, compare=False)
+    # sent as one mid-conversation system message after the last user's block (models that take them): what the
+    # cached prefix must not carry, e.g. memory saved since it began; "": none
+    late_system: str = ""
 
     def configured(self, instructions: str | None, model: str | None, tools: tuple[str, ...] | None,
                    connectors: tuple[Connector, ...] = ()) -> ModelInput:
@@ -175,6 +178,8 @@ class ModelInput:
                 out[-1]["content"].append(content)
             else:
                 out.append({"role": block.role, "content": [content]})
+        if self.late_system:  # last, right after a user message: where the API takes one
+            out.append({"role": "system", "content": [{"type": "text", "text": self.late_system}]})
         return out
 
 

@@ -75,11 +75,14 @@ class Traits:
     5.5 its migration guide): whether it thinks when the request has no `thinking` field (its thinking is billed as
     output and shares `max_tokens` with the text), which settings it answers 400 (`budget`: thinking budgets,
     `disabled`: thinking off, `sampling`: non-default temperature/top_p/top_k, `prefill`: a final assistant
-    message, `forced_tool_choice`), and whether it takes `output_config.effort`."""
+    message, `forced_tool_choice`), whether it takes `output_config.effort`, and whether it takes
+    mid-conversation system messages (a `{"role": "system"}` message in `messages`:
+    platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages; other models answer 400)."""
 
     thinks: bool
     refuses: frozenset[str] = frozenset()
     effort: bool = True
+    system_messages: bool = False
 
 
 _ALL_REFUSED = frozenset({"budget", "disabled", "sampling", "prefill", "forced_tool_choice"})
@@ -88,7 +91,7 @@ TRAITS: dict[str, Traits] = {
     "claude-fable-5": Traits(True, _ALL_REFUSED),
     "claude-opus-5-5": Traits(True, _ALL_REFUSED),
     "claude-opus-5": Traits(True, _ADAPTIVE),
-    "claude-opus-4-8": Traits(False, _ADAPTIVE),
+    "claude-opus-4-8": Traits(False, _ADAPTIVE, system_messages=True),
     "claude-opus-4-7": Traits(False, _ADAPTIVE),
     "claude-opus-4-6": Traits(False),
     "claude-opus-4-5": Traits(False),
@@ -112,6 +115,13 @@ def takes_effort(model: str | None) -> bool:
     model; the API's 400 would say otherwise)."""
     traits = traits_of(model)
     return traits is None or traits.effort
+
+
+def takes_system_messages(model: str | None) -> bool:
+    """Only a model the table says takes them gets a mid-conversation system message (unknown: no — a 400 would
+    lose the answer, where the other way only costs a prefix written again)."""
+    traits = traits_of(model)
+    return traits is not None and traits.system_messages
 
 
 def price_of(model: str | None) -> Price | None:

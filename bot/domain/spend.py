@@ -79,7 +79,7 @@ def ceiling(model_input: ModelInput, max_tokens: int) -> Usage:
     """The most one call with this input may use: its input as counted (characters / ESTIMATED_CHARS_PER_TOKEN,
     FILE_TOKENS a file), all of it unread from the cache, and max_tokens of output."""
     from .context import ESTIMATED_CHARS_PER_TOKEN  # noqa: PLC0415 - see the import of ModelInput
-    chars = len(model_input.system) + sum(len(b.text) for b in model_input.blocks if b.kind == "text")
+    chars = len(model_input.system) + len(model_input.late_system) + sum(len(b.text) for b in model_input.blocks if b.kind == "text")
     files = sum(1 for b in model_input.blocks if b.kind != "text")
     return Usage(input_tokens=chars // ESTIMATED_CHARS_PER_TOKEN + files * FILE_TOKENS, output_tokens=max_tokens)
 

@@ -1,8 +1,10 @@
 """A session's model input, read out of the store: the fork pointers are resolved here.
 
 Memory (bot/domain/memory.py) is read with it, one query, and goes into the `system` content as data: the
-channel's conversation carries its memory as it is now; a fork carries the memory saved before it opened
-(its prefix stays byte-stable) and what was saved since in a note after its cached prefix.
+channel's conversation carries its memory as it is now — or, on a model that takes mid-conversation system
+messages, as it was when its prefix began, and what was saved since in one system message after the last user
+message; a fork carries the memory saved before it opened (its prefix stays byte-stable; an inheriting fork on
+such a model: its parent's prefix's) and what was saved since in a note after its cached prefix.
 
 Which MCP connectors a request names, and their tokens, read as the request is made.
 
@@ -21,6 +23,7 @@ from ..domain.caching import CacheMode
 from ..domain.connectors import Connector
 from ..domain.context import Block, ModelInput, asking, fork_input, parent_input
 from ..domain.model import Channel, Fork, Mode, Session, Turn
+from ..domain.pricing import takes_system_messages
 from ..domain.settings import ChannelSettings
 from .ports import ChannelSettingsStore, ConnectorTokens, Memories, Secrets, Sessions, TurnQueue
 
@@ -62,9 +65,10 @@ class ModelInputs:
     """Reads what a request is made of: the fork chain (sessions), its turns, the channel's settings and memory."""
 
     def __init__(self, *, sessions: Sessions, turns: TurnQueue, channel_settings: ChannelSettingsStore,
-                 memories: Memories):
+                 memories: Memories, default_model: str | None = None):
         self.sessions, self.turns, self.channel_settings = sessions, turns, channel_settings
         self.memories = memories
+        self.default_model = default_model  # THREADFORK_MODEL: the model of a channel that chose none
 
     def of_session(self, session: Session, history: list[Turn] | None = None, chosen: ChannelSettings | None = None,
                    connections: Connections | None = None, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
@@ -73,12 +77,13 @@ class ModelInputs:
         connectors' (none without); `cache`: how breakpoints' TTLs are chosen (THREADFORK_CACHE_TTL)."""
         if session.fork is None:
             chosen = self.channel_settings.of(session.channel) if chosen is None else chosen
-            base = parent_input(self.turns.turns(session.id) if history is None else history, session.pruned, cache)
+            history = self.turns.turns(session.id) if history is None else history
+            base = parent_input(history, session.pruned, cache)
             connectors = connections.of_channel(chosen) if connections else ()
             configured = base.configured(chosen.instructions, chosen.model, chosen.tools, connectors)
-            remembered = memory.visible_to(self.memories.seen_in(session.channel), None)
-            asked = replace(asking(replace(configured, system=memory.with_memory(configured.system, remembered))),
-                            effort=chosen.effort)
+            before, since = self._parent_memory(session, history, chosen.model or self.default_model)
+            asked = replace(asking(replace(configured, system=memory.with_memory(configured.system, before))),
+                            effort=chosen.effort, late_system=memory.note(since))
             return connections.attach(asked, session.channel) if connections else asked
         # a fork keeps its fork point's effort, as its other settings (invariant 9); one opened before effort
         # was kept answers at its channel's effort as it is now
@@ -88,6 +93,18 @@ class ModelInputs:
         asked = asking(self.of_fork(session.fork, history, connections, cache, since=saved))
         return replace(with_note(asked, memory.note(saved)), effort=effort)
 
+    def _parent_memory(self, session: Session, history: list[Turn], model: str | None) -> tuple[list, list]:
+        """The channel conversation's memory: what its `system` carries, and what a mid-conversation system message
+        tells after its cached prefix. On a model that takes such messages the prefix keeps the memory as it was when
+        it began (its first turn, or its latest compaction, which rewrote it anyway) and later entries come after
+        it, so a write costs only its own tokens; on others the `system` carries it all, as it is now."""
+        remembered = memory.visible_to(self.memories.seen_in(session.channel), None)
+        if not takes_system_messages(model):
+            return remembered, []
+        folded = memory.folded_at(history[0].created_at if history else None, history)
+        before = [e for e in remembered if folded is None or e.created_at <= folded]
+        return before, [e for e in remembered if e not in before]
+
     def of_fork(self, fork: Fork, history: list[Turn] | None = None, connections: Connections | None = None,
                 cache: CacheMode = CacheMode.AUTO, since: list | None = None) -> ModelInput:
         """Up the chain of inheriting forks to the channel: each level's turns up to its child's fork point.
@@ -96,11 +113,15 @@ class ModelInputs:
         before its latest compaction, which rewrote its prefix anyway); what was saved since is added to `since`,
         when given, for the caller's note."""
         own = self.turns.turns(fork.id) if history is None else history
-        configured = self._fork_input(fork, own, cache).configured(fork.instructions, fork.model, fork.tools,
-                                                                   fork.connectors if connections else ())
+        base, inherited = self._fork_input(fork, own, cache)
+        configured = base.configured(fork.instructions, fork.model, fork.tools, fork.connectors if connections else ())
         top = self._top(fork)
         remembered = memory.visible_to(self.memories.seen_in(top.home), top.owner_id if top.private else None)
         folded = memory.folded_at(fork.created_at, own)
+        if inherited and folded == fork.created_at and takes_system_messages(fork.model or self.default_model):
+            # the channel's conversation keeps the memory its prefix began with (_parent_memory): so does a fork
+            # that inherits that prefix, until its own compaction, so that its first request reads the parent's cache
+            folded = memory.folded_at(inherited[0].created_at, inherited)
         before = [e for e in remembered if folded is None or e.created_at <= folded]
         if since is not None:
             since.extend(e for e in remembered if e not in before)
@@ -116,7 +137,8 @@ class ModelInputs:
             fork = self.sessions.fork(fork.parent_id)
         return fork
 
-    def _fork_input(self, fork: Fork, own: list[Turn], cache: CacheMode) -> ModelInput:
+    def _fork_input(self, fork: Fork, own: list[Turn], cache: CacheMode) -> tuple[ModelInput, list[Turn]]:
+        """The fork's input, and the channel's turns it inherits (none: it inherits no channel prefix)."""
         ancestors: list[tuple[Fork, list[Turn]]] = []
         inherited: list[Turn] = []
         channel_pruned = False
@@ -129,7 +151,7 @@ class ModelInputs:
                 break
             child = self.sessions.fork(child.parent_id)
             ancestors.insert(0, (child, turns))
-        return fork_input(fork, inherited, own, ancestors, channel_pruned, cache)
+        return fork_input(fork, inherited, own, ancestors, channel_pruned, cache), inherited
 
 
 def with_note(base: ModelInput, note: str) -> ModelInput:

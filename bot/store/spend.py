@@ -17,7 +17,7 @@ from ..infrastructure import metrics
 from . import channel_settings as settings_rows
 from .engine import Database
 from .rows import parent_key, to_fork
-from .sessions import FORK_BY_MESSAGE, PARENT
+from .sessions import FORK_BY_MESSAGE, OPENING, PARENT
 from .tables import channel_settings, spend
 
 _FIGURES = ("cost_micros", "fork_micros", "uncached_micros", "unpriced")
@@ -106,13 +106,20 @@ class SqlSpending:
         self.db = db
 
     def chosen(self, channel: Channel, thread_ts: str | None = None) -> Standing:
+        now = self.db.now()
         with self.db.reading() as conn:
-            standing = read_standing(conn, channel, self.db.now())
+            standing = read_standing(conn, channel, now)
             if thread_ts is None:
                 return standing
-            row = conn.execute(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id,
-                                                 "ts": thread_ts}).first()
-        return replace(standing, fork=to_fork(row) if row else None)
+            keys = {"team_id": channel.team_id, "channel_id": channel.id}
+            row = conn.execute(FORK_BY_MESSAGE, {**keys, "ts": thread_ts}).first()
+            opening = False
+            if row is None:
+                # each statement sees what was committed when it began (PostgreSQL): a root recorded between the
+                # look above and this one ends its opening, and is found by looking again
+                opening = conn.execute(OPENING, {**keys, "now": now}).first() is not None
+                row = None if opening else conn.execute(FORK_BY_MESSAGE, {**keys, "ts": thread_ts}).first()
+        return replace(standing, fork=to_fork(row) if row else None, opening=opening)
 
     def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
         now = self.db.now()

@@ -182,8 +182,8 @@ def is_merge_request(request: dict) -> bool:
 
 
 def last_user_text(request: dict) -> str:
-    """The last text block of the last message ("" when it holds none, e.g. only an image)."""
-    content = request["messages"][-1]["content"]
+    """The last text block of the last message not a system one ("" when it holds none, e.g. only an image)."""
+    content = [m for m in request["messages"] if m.get("role") != "system"][-1]["content"]
     if isinstance(content, str):
         return content
     return next((b["text"] for b in reversed(content) if b.get("type") == "text"), "")

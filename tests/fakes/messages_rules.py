@@ -21,13 +21,15 @@ such as `messages.0.content.1.text`, then the conversation rules):
   breakpoint without a `ttl` is a 5-minute one (platform.claude.com "Prompt caching", "Mixing different
   TTLs"; the message as the API sends it, quoted in anthropics/claude-code#37842).
 
-Images and documents (media_rules.py), `tools` (tool_rules.py) and the MCP connector's
-`mcp_servers` (mcp_rules.py, with the request's beta names) are checked as the API checks them; `problem()` gives the whole answer (status, type, message, details) for the fake to send.
+Mid-conversation `{"role": "system"}` messages (system_message_rules.py), images and documents
+(media_rules.py), `tools` (tool_rules.py) and the MCP connector's `mcp_servers` (mcp_rules.py, with the
+request's beta names) are checked as the API checks them; `problem()` gives the whole answer (status, type, message, details) for the fake to send.
 """
 from __future__ import annotations
 
 from .mcp_rules import BETAS, listing_problem, mcp_problem
 from .media_rules import Problem, media_problem
+from .system_message_rules import system_message_problem
 from .tool_rules import tools_problem
 
 MAX_BREAKPOINTS = 4
@@ -49,7 +51,7 @@ def refusal(request: dict, files=None, betas: set[str] = frozenset()) -> str | N
 def problem(request: dict, files=None, betas: set[str] = frozenset()) -> Problem | None:
     """The API's whole refusal of `request`, or None. `files`: file_id → (mime_type, bytes) of the
     files the Files API holds, for `file` sources; `betas`: the request's anthropic-beta names."""
-    for rule in (_fields, lambda r: _blocks(r, bool(betas & BETAS)), lambda r: mcp_problem(r, betas), tools_problem, lambda r: media_problem(r, files), _conversation, _breakpoints):
+    for rule in (_fields, system_message_problem, lambda r: _blocks(r, bool(betas & BETAS)), lambda r: mcp_problem(r, betas), tools_problem, lambda r: media_problem(r, files), _conversation, _breakpoints):
         found = rule(request)
         if found:
             return found if isinstance(found, Problem) else Problem(found)
@@ -69,7 +71,7 @@ def _fields(request: dict) -> str | None:
     for i, message in enumerate(request["messages"]):
         if not isinstance(message, dict):
             return f"messages.{i}: Input should be a valid dictionary"
-        if message.get("role") not in ("user", "assistant"):
+        if message.get("role") not in ("user", "assistant", "system"):  # system: system_message_rules.py
             return f"messages.{i}.role: Input should be 'user' or 'assistant'"
         if "content" not in message:
             return f"messages.{i}.content: Field required"

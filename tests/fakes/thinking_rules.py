@@ -41,6 +41,7 @@ class ModelFacts:
     display: str = "summarized"  # what a thinking block shows unless the request says
     refuses: frozenset[str] = frozenset()  # settings answered 400 (ALL_REFUSED names them)
     effort: bool = True  # takes output_config.effort
+    system_messages: bool = False  # takes mid-conversation {"role": "system"} messages (system_message_rules.py)
 
 
 _ADAPTIVE = frozenset({"budget", "sampling"})  # Sonnet 5 / Opus 4.7+: budgets and sampling refused
@@ -49,7 +50,7 @@ MODELS: dict[str, ModelFacts] = {
     "claude-fable-5": ModelFacts("Claude Fable 5", True, "omitted", ALL_REFUSED),
     "claude-opus-5-5": ModelFacts("Claude Opus 5.5", True, "omitted", ALL_REFUSED),
     "claude-opus-5": ModelFacts("Claude Opus 5", True, "omitted", _ADAPTIVE),
-    "claude-opus-4-8": ModelFacts("Claude Opus 4.8", False, "omitted", _ADAPTIVE),
+    "claude-opus-4-8": ModelFacts("Claude Opus 4.8", False, "omitted", _ADAPTIVE, system_messages=True),
     "claude-opus-4-7": ModelFacts("Claude Opus 4.7", False, "omitted", _ADAPTIVE),
     "claude-opus-4-6": ModelFacts("Claude Opus 4.6", False),
     "claude-opus-4-5": ModelFacts("Claude Opus 4.5", False),

@@ -60,3 +60,28 @@ def test_a_private_forks_owner_sees_their_own_entries_and_nobody_else_does():
     ask(store, parent)
     store.memories.add(GENERAL, "mine alone", "U1", "Ada", owner_id="U1")
     assert "mine alone" not in inputs.of_session(Session(parent, GENERAL.id, GENERAL.team_id)).system
+
+
+def test_on_a_model_that_takes_system_messages_the_conversation_keeps_its_prefix_until_its_compaction():
+    clock, store, _ = setup()
+    inputs = ModelInputs(sessions=store.sessions, turns=store.turns, channel_settings=store.channel_settings,
+                         memories=store.memories, default_model="claude-opus-4-8")
+    parent = store.sessions.parent_id(GENERAL)
+    session = Session(parent, GENERAL.id, GENERAL.team_id)
+    store.memories.add(GENERAL, "before it began", "U1", "Ada")
+    clock.advance(seconds=5)
+    ask(store, parent)
+    clock.advance(seconds=5)
+    store.memories.add(GENERAL, "saved while it ran", "U2", "Bo")
+    asked = inputs.of_session(session)
+    assert "before it began" in asked.system and "saved while it ran" not in asked.system
+    assert "saved while it ran" in asked.late_system and asked.messages()[-1]["role"] == "system"
+    other = ModelInputs(sessions=store.sessions, turns=store.turns, channel_settings=store.channel_settings,
+                        memories=store.memories, default_model="claude-sonnet-5-5")
+    assert "saved while it ran" in other.of_session(session).system  # elsewhere: all in the system, as it is now
+    assert not other.of_session(session).late_system
+    clock.advance(seconds=5)
+    store.upkeep.add_compaction(parent, "the story so far", 1, Usage())
+    ask(store, parent, "and now?")
+    folded = inputs.of_session(session)
+    assert "saved while it ran" in folded.system and not folded.late_system
