@@ -26,7 +26,7 @@ from . import against, burst, day, replicas, rounds
 from .measure import machine
 from .report import (DAY_MARKS, REPLICA_MARKS, TARGET_MARKS, day_table, replace_marked, targets, update_readme,
                      versus)
-from .rig import Rig, progress
+from .rig import Rig, progress, unlimited
 from .threadfork import Threadfork
 from .versus import Baseline
 
@@ -37,7 +37,7 @@ PG_URL = os.environ.get("THREADFORK_TEST_PG", "postgresql+psycopg://postgres@127
 def run(quick: bool, with_postgres: bool) -> dict:
     raw: dict = {}
     tmp = Path(tempfile.mkdtemp(prefix="threadfork-bench-"))
-    slack, claude = FakeSlack().start(), FakeAnthropic().start()
+    slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()
     try:
         databases = [("sqlite", f"sqlite:///{tmp / 'bench.db'}")]
         if with_postgres and postgres_ready():
@@ -81,7 +81,7 @@ def run(quick: bool, with_postgres: bool) -> dict:
 
 def baseline(tmp: Path, quick: bool) -> dict:
     """The baseline's figures, on fresh fakes: neither bot's recorded traffic weighs on the other."""
-    slack, claude = FakeSlack().start(), FakeAnthropic().start()
+    slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()
     bench = Baseline(Rig(slack, claude, tmp, "", "baseline", module="bench.baseline"), quick)
     try:
         return {"overhead": bench.overhead(), "load": bench.load(), "stream": bench.stream(),

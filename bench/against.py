@@ -27,7 +27,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.harness import answering
 from tests.processes import BotProcess, bot_env
 
-from .rig import Rig, progress
+from .rig import Rig, progress, unlimited
 
 SIZES = (10, 1000)
 METHODS = Path("tests") / "fakes" / "slack_spec" / "web_api_methods.json"
@@ -61,7 +61,7 @@ def run(root: Path, revisions: list[str], rounds: int) -> dict:
         checkouts.append(Checkout(revision, path, number))
         if not (path / "bench" / "seed.py").exists():
             slack_description(root, tmp)
-    slack, claude = FakeSlack().start(), FakeAnthropic().start()
+    slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()
     try:
         for checkout in checkouts:
             start(checkout, slack, claude, tmp)

@@ -24,7 +24,7 @@ from bot.eval.pricing import priced
 from tests.fakes.anthropic_api import FakeAnthropic, Script
 from tests.fakes.slack_api import FakeSlack
 
-from .rig import Rig, progress
+from .rig import Rig, progress, unlimited
 from .seed import populate_pairs
 from .threadfork import Threadfork
 
@@ -144,7 +144,7 @@ def play_threadfork(tmp: Path, steps: list[Step], mode: str, inline: bool = Fals
                     **settings) -> Priced:
     """`settings`: the bot's further settings (e.g. threadfork_model)."""
     label = label or ("inline" if inline else mode)
-    slack, claude = FakeSlack().start(), FakeAnthropic().start()
+    slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()  # one channel, back to back
     url = f"sqlite:///{tmp / f'day-{label}.db'}"
     populate_pairs(url, CHANNEL, history())
     rig = Rig(slack, claude, tmp, url, f"day-{label}", threadfork_cache_ttl=mode, **settings)
@@ -216,7 +216,7 @@ def close(rig: Rig, bench: Threadfork, step: Step, root: str) -> None:
 def play_baseline(tmp: Path, steps: list[Step]) -> Priced:
     """The same day for the baseline bot: the channel's turns at its top level, each fork a thread opened
     with a mention (its own messages only); it has nothing to merge or abandon."""
-    slack, claude = FakeSlack().start(), FakeAnthropic().start()
+    slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()  # one channel, back to back
     rig = Rig(slack, claude, tmp, "", "day-baseline", module="bench.baseline")
     roots: dict[int, str] = {}
     try:

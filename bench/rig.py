@@ -8,6 +8,8 @@ command or mention names the team it comes from (the default one unless told).""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 import json
 import sys
 import time
@@ -26,6 +28,24 @@ from .database_cpu import DatabaseCpu
 from .measure import cpu_seconds, pids
 
 _ts = itertools.count(1)
+
+
+def unlimited(slack: FakeSlack) -> FakeSlack:
+    """The fake Slack without Slack's rate limits, for the figures that measure the bot itself with one channel
+    answered back to back (Slack would throttle that channel's posts, and the figure would measure Retry-After).
+    Figures 3, 4 and 12 are about load: they spread their answers over workspaces and run `limited`."""
+    slack.rates.on = False
+    return slack
+
+
+@contextmanager
+def limited(slack: FakeSlack) -> Iterator[None]:
+    """Slack's rate limits on, as the fake enforces them per workspace, for a figure about load."""
+    was, slack.rates.on = slack.rates.on, True
+    try:
+        yield
+    finally:
+        slack.rates.on = was
 
 
 def progress(text: str) -> None:

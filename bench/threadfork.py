@@ -11,7 +11,7 @@ from tests.fakes.samples import png
 from tests.harness import answering
 
 from .load import one_streamed_reply, spread, stream_replies
-from .rig import Rig, progress
+from .rig import Rig, limited, progress
 from .seed import populate
 
 SIZES = (10, 100, 1000)
@@ -123,6 +123,10 @@ class Threadfork:
     def load(self) -> dict:
         """Figures 3 and 4: 200 fork replies streaming for 5 s each; acks of events and slash
         commands measured meanwhile."""
+        with limited(self.rig.slack):
+            return self._load()
+
+    def _load(self) -> dict:
         rig, count = self.rig, 50 if self.quick else 200
         label = "LOAD" + "".join(c for c in self.label.upper() if c.isalnum())[:6]
         roots = []

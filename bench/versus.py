@@ -14,7 +14,7 @@ from __future__ import annotations
 from tests.fakes.anthropic_api import Script
 
 from .load import one_streamed_reply, spread, stream_replies
-from .rig import Rig, progress
+from .rig import Rig, limited, progress
 from .seed import answer, question
 
 SIZES = (10, 100, 1000)
@@ -74,6 +74,10 @@ class Baseline:
 
     def load(self) -> dict:
         """Figures 3 and 4: 200 thread replies streaming for 5 s each; event acks meanwhile."""
+        with limited(self.rig.slack):
+            return self._load()
+
+    def _load(self) -> dict:
         count = 50 if self.quick else 200
         roots = []
         for n, (team, channel) in enumerate(spread(self.rig, count, "LOADBASE" + self.label.upper()[-2:])):

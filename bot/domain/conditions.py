@@ -3,7 +3,7 @@ them into one UPDATE … WHERE (so a once-only move stays atomic across replicas
 checks and applies them under its lock.
 
 Invariant: `holds` follows SQL's rules for a missing value (NULL): every comparison with it is
-false, so `Is`, `Before` and `NotAfter` never hold for a missing field; only `Missing` does.
+false, so `Is`, `Before`, `NotAfter` and `NotBefore` never hold for a missing field; only `Missing` does.
 Fields are named as the sessions table's columns.
 """
 from __future__ import annotations
@@ -60,6 +60,14 @@ class NotAfter:
 
 
 @dataclass(frozen=True)
+class NotBefore:
+    """field >= moment"""
+
+    field: str
+    moment: Any
+
+
+@dataclass(frozen=True)
 class Either:
     """Any of the conditions holds."""
 
@@ -73,7 +81,7 @@ class Both:
     parts: tuple[Condition, ...]
 
 
-Condition = Union[Is, OneOf, Missing, Present, Before, NotAfter, Either, Both]
+Condition = Union[Is, OneOf, Missing, Present, Before, NotAfter, NotBefore, Either, Both]
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,8 @@ def holds(condition: Condition, row: Any) -> bool:
             return _value(row, field) is not None and _value(row, field) < moment
         case NotAfter(field, moment):
             return _value(row, field) is not None and _value(row, field) <= moment
+        case NotBefore(field, moment):
+            return _value(row, field) is not None and _value(row, field) >= moment
         case Either(options):
             return any(holds(c, row) for c in options)
         case Both(parts):

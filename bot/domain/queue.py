@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from .conditions import Before, Both, Condition, Either, Is, Missing, NotAfter, OneOf
-from .model import Session, Turn, TurnStatus
+from .conditions import Before, Both, Condition, Either, Is, Missing, NotAfter, NotBefore, OneOf
+from .model import ForkStatus, Session, Turn, TurnStatus
 
 MAX_ATTEMPTS = 3  # answers begun for one turn, merges for one fork, replays of one delivery, before giving up
 
@@ -79,6 +79,16 @@ def lease_until(now: datetime, seconds: float) -> datetime:
 def lease_lapsed(now: Any) -> Condition:
     """Nobody holds the session's lease (none was taken, or it lapsed)."""
     return Either((Missing("lease_until"), Before("lease_until", now)))
+
+
+def lease_held(now: Any) -> Condition:
+    """Someone holds the session's lease now (a live holder's heartbeat renews it; a dead one's lapses)."""
+    return NotBefore("lease_until", now)
+
+
+def being_opened(now: Any) -> Condition:
+    """A fork whose opener is alive and has not recorded its root's ts yet (Slack may already show the root)."""
+    return Both((Is("kind", "fork"), Is("status", ForkStatus.OPEN), Missing("root_ts"), lease_held(now)))
 
 
 def stalled_turn(created_before: Any) -> Condition:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..domain.agent import SessionStatus, first_message_title
@@ -41,7 +42,7 @@ from .model_inputs import Connections
 from .liveness import Liveness
 from .memory_tool import MemoryTools
 from .model_inputs import ModelInputs
-from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Place,
+from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Opener, Place,
                     PrivateAnswers, Replies, Spending, TurnQueue)
 from .stopping import Stopping
 
@@ -110,6 +111,18 @@ class Conversation:
         """Continue pressed under a cut answer: a turn asking for the rest, once per answer."""
         return self.submit(session, speaker, CONTINUE_PROMPT, None, claim=f"continue:{reply_id}")
 
+    @contextmanager
+    def opener(self, speaker: Speaker) -> Iterator[Opener]:
+        """Opening a fork: an owner its lease is made to, renewed by the heartbeat while the block runs. The
+        opener answers what waits there once its root is recorded (`answer_held`); see Forks.open."""
+        with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
+            yield Opener(owner, self.lease, speaker.user_id, speaker.name)
+
+    def answer_held(self, session_id: int, opener: Opener) -> Usage:
+        """As the holder of the session's lease since it was made: answer every turn waiting there, in order
+        (its topic first), then let go; what the answers used."""
+        return self._answer_all(session_id, opener.holder)
+
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
@@ -160,7 +173,7 @@ class Conversation:
         if self.memory_tools is not None:
             request = self.memory_tools.equip(request, session, chosen, last.author_id)
         try:
-            reserved = self.caps.admit(session, chosen, self.model.ceiling(request)) if self.caps else None
+            reserved = self.caps.admit(session, chosen, self.model.ceiling(request), reply.id) if self.caps else None
         except CapReached as capped:
             self._tell_capped(batch, str(capped))
             return None, self.turns.abort_reply(reply, pending, owner, self.lease)

@@ -53,32 +53,35 @@ class Forks:
         if parent is not None:
             self._may_nest(parent)
         cap = self.caps.check_opening(channel) if self.caps else None
-        fork = self.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
-                                               origin_ts=origin_ts, parent=parent, defaults=self.policies.defaults)
-        if fork.fork_point_seq:
-            size = self.views.context_size(fork.parent_id, fork.fork_point_seq)
-            if parent is not None and parent.mode is Mode.INHERIT:  # and what the parent fork inherited
-                # (a reported context size already counts the parent's prefix; an estimate may not)
-                size = ContextSize(size.turns + parent.inherited.turns, max(size.tokens, parent.inherited.tokens))
-            fork = replace(fork, inherited=size)
-        try:
-            root_ts = self.posts.post_fork_root(fork)
-        except Exception:
-            self.merges.abandon(fork.id)  # a fork nobody can see must not stay open
-            raise
-        self.sessions.set_root(fork.id, root_ts, fork.inherited)
-        fork = self.sessions.fork(fork.id)
-        if self.agent:
-            self.agent.session_opened(fork, session_title(fork))
-        if parent is not None:
-            safely(self.posts.note_in_thread, parent,
-                         f"<@{speaker.user_id}> opened fork #{fork.number} from this thread. Its summary comes "
-                         "back here when it is merged.")
-        if command.topic:
-            used = self.conversation.submit(Session(fork.id, fork.channel_id, fork.team_id, fork), speaker,
-                                            command.topic, None)
-            if cap is not None:
-                self.caps.answered(channel, cap, used.cost_micros)
+        # leased to its opener, its topic stored, before its root is posted: a message written in its thread the
+        # moment the root shows (before Slack's answer reaches us) waits for the root's ts, then queues behind the
+        # topic, and the opener answers both in order
+        with self.conversation.opener(speaker) as opener:
+            fork = self.sessions.create_fork(channel, speaker.user_id, command.mode, command.topic,
+                                             origin_ts=origin_ts, parent=parent,
+                                             defaults=self.policies.defaults, opener=opener)
+            if fork.fork_point_seq:
+                size = self.views.context_size(fork.parent_id, fork.fork_point_seq)
+                if parent is not None and parent.mode is Mode.INHERIT:  # and what the parent fork inherited
+                    # (a reported context size already counts the parent's prefix; an estimate may not)
+                    size = ContextSize(size.turns + parent.inherited.turns, max(size.tokens, parent.inherited.tokens))
+                fork = replace(fork, inherited=size)
+            try:
+                self.sessions.set_root(fork.id, self.posts.post_fork_root(fork), fork.inherited)
+            except Exception:
+                self.merges.abandon(fork.id)  # a fork nobody can see must not stay open
+                self.conversation.answer_held(fork.id, opener)  # closed: its topic fails, no model call, lease let go
+                raise
+            fork = self.sessions.fork(fork.id)
+            if self.agent:
+                self.agent.session_opened(fork, session_title(fork))
+            if parent is not None:
+                safely(self.posts.note_in_thread, parent,
+                       f"<@{speaker.user_id}> opened fork #{fork.number} from this thread. Its summary comes "
+                       "back here when it is merged.")
+            used = self.conversation.answer_held(fork.id, opener)
+        if cap is not None:
+            self.caps.answered(channel, cap, used.cost_micros)
         return fork
 
     def resolve(self, channel: Channel, user_id: str, number: int | None) -> Fork:

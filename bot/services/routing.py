@@ -14,8 +14,9 @@ A message someone shared or forwarded (`shared`) is part of the sharer's turn, q
 words (bot/domain/text.py), with or without words of their own; whether the bot was mentioned, and
 which command was given, is read from the sharer's own words only.
 
-A message in a thread that is no fork while a fork of the channel is opening waits for that opening to be
-recorded (Slack shows the root before the bot has its ts): it may be the fork's first turn, never dropped.
+A message in a thread that is no fork while a fork of the channel is being opened waits for that opening to be
+recorded (Slack shows the root before the bot has its ts): it may be the fork's first turn, never dropped, and
+it follows the fork's topic (opening.py).
 
 A turn reads its channel's settings once, and with them its spend this month where a cap applies
 (caps.py): at the cap a new turn or fork is refused privately, with no model call; merges, abandons and
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
 
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
@@ -40,10 +40,10 @@ from .budgets import Budgets
 from .caps import CapView, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
-from .opening import OPENING_WAIT, once_opened
+from .opening import OPENER_LIMIT, once_opened
 from .pane import AgentPane
 from .policy import not_theirs
-from .ports import (Audience, BotUsers, Claims, Clock, People, PrivateAnswers, Sessions, SharedFile, Spending, Standing,
+from .ports import (Audience, BotUsers, Claims, People, PrivateAnswers, Sessions, SharedFile, Spending, Standing,
                     TurnQueue)
 from .refusals import refuse
 from .remembering import Remembering
@@ -84,14 +84,14 @@ class Router:
     def __init__(self, answers: PrivateAnswers, people: People, conversation: Conversation, forks: Forks,
                  budgets: Budgets, attachments: Attachments, adoption: Adoption, bot_user_id: BotUsers, access: Access,
                  caps: SpendCaps, pane: AgentPane | None = None, remembering: Remembering | None = None,
-                 *, claims: Claims, sessions: Sessions, turns: TurnQueue, spending: Spending, clock: Clock):
+                 *, claims: Claims, sessions: Sessions, turns: TurnQueue, spending: Spending):
         self.access = access
         self.remembering = remembering
         self.caps = caps
         self.pane = pane
         self.attachments = attachments
         self.adoption = adoption
-        self.claims, self.sessions, self.turns, self.spending, self.clock = claims, sessions, turns, spending, clock
+        self.claims, self.sessions, self.turns, self.spending = claims, sessions, turns, spending
         self.answers = answers
         self.people = people
         self.conversation = conversation
@@ -150,17 +150,11 @@ class Router:
         return True
 
     def _once_opened(self, message: IncomingMessage, standing: Standing) -> Standing:
-        """A thread's message that names no fork while a fork of its channel is opening: Slack shows a root before
-        its poster has Slack's answer, so it may be that fork's first message. It waits (OPENING_WAIT at most) for
-        the opening to be recorded, as a click on the root does (gestures.py), then reads again."""
-        return once_opened(standing, lambda s: s.fork is not None or not self._opening(message.channel),
-                           lambda: self.spending.chosen(message.channel, message.thread_ts))
-
-    def _opening(self, channel: Channel) -> bool:
-        """A fork of the channel was opened moments ago and its root's ts is not recorded yet."""
-        since = self.clock() - timedelta(seconds=2 * OPENING_WAIT)
-        return any(f.root_ts is None and (f.last_activity_at is None or f.last_activity_at >= since)
-                   for f in self.sessions.forks_in(channel, ForkStatus.OPEN))
+        """A thread's message that names no fork while a fork of its channel is being opened: Slack shows a root
+        before its poster has Slack's answer, so it may be that fork's first message. It waits while the opening is
+        under way (its opener alive: opening.py), then is that fork's turn, queued behind its topic."""
+        return once_opened(standing, lambda s: s.fork is not None or not s.opening,
+                           lambda: self.spending.chosen(message.channel, message.thread_ts), OPENER_LIMIT)
 
     def _parent_turn(self, message: IncomingMessage, text: str, audience: Audience, key: str,
                      chosen: ChannelSettings, cap: CapView | None, capped: str | None, parent: int | None) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, or_, update
 
-from ..domain.conditions import Before, Both, Condition, Either, Is, Missing, NotAfter, OneOf, Plus, Present
+from ..domain.conditions import Before, Both, Condition, Either, Is, Missing, NotAfter, NotBefore, OneOf, Plus, Present
 from ..domain.transitions import Move
 from .tables import sessions
 
@@ -30,6 +30,8 @@ def clause(condition: Condition, table=sessions):
             return table.c[field] < moment
         case NotAfter(field, moment):
             return table.c[field] <= moment
+        case NotBefore(field, moment):
+            return table.c[field] >= moment
         case Either(options):
             return or_(*(clause(c, table) for c in options))
         case Both(parts):

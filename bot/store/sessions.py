@@ -9,16 +9,17 @@ from decimal import Decimal
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
+from ..domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Role, Session, TurnStatus
 from ..domain.conditions import OneOf
 from ..domain.settings import ChannelSettings
+from ..domain.queue import being_opened, lease_until
 from ..domain.transitions import UNFINISHED
-from ..services.ports import Adopted
+from ..services.ports import Adopted, Opener
 from .adoption import ThreadAdoptions
 from .private import SqlPrivateForks
 from .engine import Database
 from .moves import clause
-from .rows import in_channel, index, insert_parent, involves, parent_key, snapshot, to_fork, to_session
+from .rows import append, in_channel, index, insert_parent, involves, parent_key, snapshot, to_fork, to_session
 from .tables import messages, sessions, turns
 
 PARENT = select(sessions.c.id).where(sessions.c.parent_key == bindparam("key"))
@@ -27,6 +28,10 @@ FORK_BY_MESSAGE = select(sessions).where(sessions.c.kind == "fork", sessions.c.i
     select(messages.c.session_id).where(messages.c.team_id == bindparam("team_id"),
                                         messages.c.channel_id == bindparam("channel_id"),
                                         messages.c.ts == bindparam("ts"))))
+# on a thread's message that is no fork's: is a fork of the channel being opened (it may be that fork's first)?
+OPENING = select(sessions.c.id).where(sessions.c.team_id == bindparam("team_id"),
+                                      sessions.c.channel_id == bindparam("channel_id"),
+                                      clause(being_opened(bindparam("now")))).limit(1)
 
 
 class SqlSessions:
@@ -55,7 +60,7 @@ class SqlSessions:
 
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
                     origin_ts: str | None = None, parent: Fork | None = None,
-                    defaults: ChannelSettings = ChannelSettings()) -> Fork:
+                    defaults: ChannelSettings = ChannelSettings(), opener: Opener | None = None) -> Fork:
         channel_parent = self.parent_id(channel)
         forked_from = parent.id if parent else channel_parent
         origin_seq = self._seq_at(forked_from, origin_ts) if origin_ts else None
@@ -79,9 +84,14 @@ class SqlSessions:
                         origin_ts=origin_ts, depth=parent.depth + 1 if parent else 1,
                         parent_number=parent.number if parent else None,
                         parent_root_ts=parent.root_ts if parent else None, created_at=now, last_activity_at=now,
+                        lease_owner=opener.holder if opener else None,
+                        lease_until=lease_until(now, opener.lease_seconds) if opener else None,
                         **snapshot(conn, channel, parent, defaults))
                 .returning(sessions.c.id)
             ).scalar_one()
+            if opener and topic:  # its first turn, waiting for the opener: before anything said in its thread
+                append(conn, now, fork_id, Role.USER, topic, TurnStatus.PENDING, author_id=opener.author_id,
+                       author_name=opener.author_name)
             return to_fork(conn.execute(select(sessions).where(sessions.c.id == fork_id)).one())
 
     def _seq_at(self, session_id: int, ts: str) -> int:

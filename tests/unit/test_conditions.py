@@ -4,14 +4,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.domain.conditions import Before, Both, Either, Is, Missing, NotAfter, OneOf, Plus, Present, apply, holds
+from bot.domain.conditions import (Before, Both, Either, Is, Missing, NotAfter, NotBefore, OneOf, Plus, Present, apply,
+                                   holds)
 
 
 def row(**fields):
     return SimpleNamespace(**fields)
 
 
-@pytest.mark.parametrize("condition", [Is("x", None), Before("x", 5), NotAfter("x", 5), OneOf("x", (1, 2))])
+@pytest.mark.parametrize("condition", [Is("x", None), Before("x", 5), NotAfter("x", 5), NotBefore("x", 5),
+                                       OneOf("x", (1, 2))])
 def test_a_comparison_with_a_missing_value_never_holds_as_in_sql(condition):
     assert not holds(condition, row(x=None))
 
@@ -24,6 +26,11 @@ def test_missing_and_present_are_the_only_questions_a_missing_value_answers():
 def test_before_is_strict_and_not_after_includes_the_moment():
     assert not holds(Before("x", 5), row(x=5)) and holds(NotAfter("x", 5), row(x=5))
     assert holds(Before("x", 5), row(x=4)) and not holds(NotAfter("x", 5), row(x=6))
+
+
+def test_not_before_includes_the_moment_and_is_befores_opposite_for_a_present_value():
+    assert holds(NotBefore("x", 5), row(x=5)) and holds(NotBefore("x", 5), row(x=6))
+    assert not holds(NotBefore("x", 5), row(x=4))
 
 
 def test_either_needs_one_and_both_need_every_part():

@@ -93,3 +93,13 @@ def test_an_abandoned_fork_adds_nothing_to_the_parent(cases):
     cases.react("UBOB0001", fork.root_ts, "x")
     assert cases.fork().status is ForkStatus.ABANDONED and cases.store.turns.turns(cases.parent()) == []
     assert "abandoned this fork" in cases.chat.of("note_in_thread")[0].text
+
+
+def test_a_fork_whose_root_slack_refuses_is_abandoned_its_topic_kept_unanswered_and_its_lease_let_go(cases):
+    cases.chat.refuse.add("post_fork_root")
+    cases.slash("/fork", "an idea nobody will see")
+    [fork] = cases.all_forks()
+    assert fork.status is ForkStatus.ABANDONED and fork.root_ts is None
+    assert cases.turns(fork.id) == [("user", "failed", "an idea nobody will see")]
+    assert cases.model.inputs == []  # no model call for a fork nobody can see
+    assert cases.store.turns.lease(fork.id, "anyone", 30)  # nobody holds it

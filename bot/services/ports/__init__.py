@@ -70,6 +70,7 @@ from .values import (
     Completion,
     Kept,
     Membership,
+    Opener,
     Place,
     SharedFile,
     Source,
@@ -81,7 +82,7 @@ from .values import (
 
 __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUsers", "CHAT_PORTS", "ChannelSettingsStore", "Channels", "Chat",
            "Claims", "Clock", "ConnectorTokens", "ConnectorUse", "Completion", "Departures", "Erasure", "Feedback", "Files", "ForkBudgets",
-           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MemoryNotes", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Pane", "People", "Place", "PrivateForks",
+           "ForkPosts", "Inbox", "Kept", "Later", "Memories", "MemoryNotes", "MAX_ATTEMPTS", "Membership", "Merges", "Model", "Opener", "Pane", "People", "Place", "PrivateForks",
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",

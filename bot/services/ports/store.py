@@ -27,7 +27,7 @@ from ...domain.model import (
 from .intake import Claims, Inbox  # noqa: F401 (part of the bundle's surface)
 from .kept import (Files, Feedback, ChannelSettingsStore, ConnectorTokens, ConnectorUse, Spending, Erasure, Memories,
                    Departures)
-from .values import Adopted, Batch, Clock, Submitted
+from .values import Adopted, Batch, Clock, Opener, Submitted
 
 
 class Sessions(Protocol):
@@ -35,11 +35,12 @@ class Sessions(Protocol):
     def session(self, session_id: int) -> Session: ...
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
                     origin_ts: str | None = None, parent: Fork | None = None,
-                    defaults: ChannelSettings = ChannelSettings()) -> Fork:
+                    defaults: ChannelSettings = ChannelSettings(), opener: Opener | None = None) -> Fork:
         """A new open fork, numbered in the channel's one sequence, forked from the channel's
         conversation or from `parent` (a fork one level up); its fork point is that session's last
         turn, or with `origin_ts` its last turn posted at or before that message. It keeps, for good,
-        the settings in force: its parent fork's, or its channel's choices over `defaults`."""
+        the settings in force: its parent fork's, or its channel's choices over `defaults`. With an
+        `opener`, in the same transaction: leased to the opener, its topic (if any) their waiting turn of seq 1."""
     def set_root(self, fork_id: int, root_ts: str, inherited: ContextSize) -> None: ...
     def fork(self, fork_id: int) -> Fork | None: ...
     def fork_by_number(self, channel: Channel, number: int) -> Fork | None: ...

@@ -38,12 +38,14 @@ class Completion:
 class Standing:
     """What a turn reads of its channel, in one read: the channel's settings, its spend this UTC month in
     micro-dollars and its conversation's session (None: the channel has none yet); for a thread's message, the
-    fork that thread is (None: it is none)."""
+    fork that thread is (None: it is none) and, when it is none, whether a fork of the channel is being opened
+    (its opener alive, its root's ts not recorded yet: the message may be that fork's first)."""
 
     settings: ChannelSettings
     month_micros: int
     parent_id: int | None
     fork: Fork | None = None
+    opening: bool = False
     reserved_micros: int = 0  # set aside today by the answers being written now (bot/domain/spend.py)
 
 
@@ -148,6 +150,18 @@ class Membership:
     name: str | None  # the channel's name, when Slack shows it to the bot
     bot_in: bool
     person_in: bool
+
+
+@dataclass(frozen=True)
+class Opener:
+    """Who opens a fork (`/fork`): the fork is made leased to `holder` (for `lease_seconds`, renewed by their
+    heartbeat), and its topic, if any, stored in the same write as its first turn, theirs, waiting. So whatever
+    is said in its thread the moment its root appears queues behind the opening and follows the topic."""
+
+    holder: str
+    lease_seconds: float
+    author_id: str
+    author_name: str | None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.domain.conditions import holds
 from bot.domain.model import Channel
+from bot.domain.queue import being_opened
 from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Reservation, Spent, SpendReport, day_of, month_of
 from bot.services.ports import Standing
@@ -79,15 +81,23 @@ class MemorySpending:
             if thread_ts is None:
                 return found
             row = self.m.sessions.get(self.m.messages.get((channel, thread_ts), 0))
-            return replace(found, fork=row.fork() if row and row.kind == "fork" else None)
+            if row and row.kind == "fork":
+                return replace(found, fork=row.fork())
+            opening = being_opened(self.m.clock())
+            return replace(found, opening=any(s.channel == channel and holds(opening, s)
+                                              for s in self.m.sessions.values()))
 
-    def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
+    def reserve(self, channel: Channel, micros: int, cap_micros: int,
+                reply_id: int | None = None) -> Reservation | None:
         with self.m.lock:
             key = (channel, day_of(self.m.clock()))
             if month(self.m, channel).cost_micros + self.m.reserved.get(key, 0) >= cap_micros:
                 return None
             self.m.reserved[key] = self.m.reserved.get(key, 0) + micros
-            return Reservation(channel, key[1], micros)
+            reservation = Reservation(channel, key[1], micros, reply_id)
+            if reply_id is not None:
+                self.m.kept_with[reply_id] = reservation
+            return reservation
 
     def release(self, reservation: Reservation) -> None:
         with self.m.lock:

@@ -4,10 +4,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from decimal import Decimal
 
-from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Session
+from bot.domain.model import Channel, ContextSize, Fork, ForkStatus, Mode, Role, Session, TurnStatus
+from bot.domain.queue import lease_until
 from bot.domain.settings import ChannelSettings
 from bot.domain.transitions import UNFINISHED
-from bot.services.ports import Adopted
+from bot.services.ports import Adopted, Opener
 
 from .adoption import MemoryAdoptions
 from .state import Memory, SessionRow
@@ -34,7 +35,7 @@ class MemorySessions:
 
     def create_fork(self, channel: Channel, owner_id: str, mode: Mode, topic: str,
                     origin_ts: str | None = None, parent: Fork | None = None,
-                    defaults: ChannelSettings = ChannelSettings()) -> Fork:
+                    defaults: ChannelSettings = ChannelSettings(), opener: Opener | None = None) -> Fork:
         with self.m.lock:
             counter = self.m.sessions[self.parent_id(channel)]
             counter.next_fork_number += 1
@@ -50,6 +51,11 @@ class MemorySessions:
                              parent_root_ts=parent.root_ts if parent else None,
                              **self.m.snapshot(channel, parent, defaults))
             self.m.sessions[row.id] = row
+            if opener:  # leased to its opener, its topic their first turn, waiting (as bot/store/sessions.py)
+                row.lease_owner, row.lease_until = opener.holder, lease_until(now, opener.lease_seconds)
+                if topic:
+                    self.m.append(row.id, Role.USER, topic, TurnStatus.PENDING, author_id=opener.author_id,
+                                  author_name=opener.author_name)
             return row.fork()
 
     def _seq_at(self, session_id: int, ts: str) -> int:
