@@ -36,17 +36,19 @@ class SqlInbox:
         return self._keep(key, payload, claim_seconds, channel) or None
 
     def _keep(self, key: str, payload: str, claim_seconds: float, channel: Channel | None) -> Standing | bool:
-        """Kept (with, given `channel`, its turn's read of it, in the same transaction), or False: it was kept
-        before."""
+        """Kept (with, given `channel`, its turn's read of it), or False: it was kept before. The read comes first,
+        on the keep's own connection (PostgreSQL: two statements in autocommit, no transaction's round trips), so a
+        read that fails keeps nothing and Slack delivers the message again."""
         now = self.db.now()
         row = {"key": key, "payload": payload, "received_at": now, "attempts": 1,
                "claimed_until": now + timedelta(seconds=claim_seconds)}
         try:
             if channel is None:
                 return self._insert(row)
-            with self.db.writing(urgent=True) as conn:  # Slack's ack waits for it
+            with self.db.keeping() as conn:  # Slack's ack waits for it
+                standing = read_standing(conn, channel, now)
                 conn.execute(_KEEP, row)
-                return read_standing(conn, channel, now)
+            return standing
         except IntegrityError:
             return False
 
