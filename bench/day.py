@@ -140,12 +140,14 @@ def at(step: Step, index: int) -> tuple[float, str]:
     return moment, f"{moment:.6f}"
 
 
-def play_threadfork(tmp: Path, steps: list[Step], mode: str, inline: bool = False, label: str | None = None) -> Priced:
+def play_threadfork(tmp: Path, steps: list[Step], mode: str, inline: bool = False, label: str | None = None,
+                    **settings) -> Priced:
+    """`settings`: the bot's further settings (e.g. threadfork_model)."""
     label = label or ("inline" if inline else mode)
     slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()  # one channel, back to back
     url = f"sqlite:///{tmp / f'day-{label}.db'}"
     populate_pairs(url, CHANNEL, history())
-    rig = Rig(slack, claude, tmp, url, f"day-{label}", threadfork_cache_ttl=mode)
+    rig = Rig(slack, claude, tmp, url, f"day-{label}", threadfork_cache_ttl=mode, **settings)
     bench = Threadfork(rig, f"day {label}", quick=False)
     roots: dict[int, str] = {}
     try:
@@ -253,12 +255,18 @@ def play_baseline(tmp: Path, steps: list[Step]) -> Priced:
         claude.stop()
 
 
+OPUS_4_8 = "claude-opus-4-8"
+
+
 def run(tmp: Path) -> dict:
     """Figure 11's raw figures: each run's requests and priced usage."""
     steps = day()
     runs = [play_threadfork(tmp, steps, mode) for mode in ("auto", "5m", "1h")]
     runs.append(play_threadfork(tmp, steps, "auto", inline=True))
     runs.append(play_threadfork(tmp, with_memory(steps), "auto", label="memory"))
+    # the same pair on a model that takes mid-conversation system messages: a write costs only its own tokens
+    runs.append(play_threadfork(tmp, steps, "auto", label=OPUS_4_8, threadfork_model=OPUS_4_8))
+    runs.append(play_threadfork(tmp, with_memory(steps), "auto", label=f"{OPUS_4_8} memory", threadfork_model=OPUS_4_8))
     runs.append(play_baseline(tmp, steps))
     return {"seed": SEED, "history": HISTORY, "steps": {kind: sum(s.kind == kind for s in with_memory(steps))
                                     for kind in ("ask", "open", "turn", "merge", "abandon", "remember")},

@@ -208,8 +208,15 @@ def day_table(raw: dict) -> str:
                      f"${cost[name]:.2f} | {cost[name] / cost['5m']:.2f} |")
     if "memory" in cost:
         lines += ["", f"With {steps.get('remember', 0)} memory writes the same day cost ${cost['memory']:.2f} against "
-                      f"${cost['auto']:.2f} without ({cost['memory'] / cost['auto']:.2f}×): each write rewrites the "
-                      "channel conversation's cached prefix once; running forks keep theirs (docs/memory.md)."]
+                      f"${cost['auto']:.2f} without ({cost['memory'] / cost['auto']:.2f}×): on this model each "
+                      "write rewrites the channel conversation's cached prefix once; running forks keep theirs "
+                      "(docs/memory.md)."]
+    opus = "claude-opus-4-8"
+    if opus in cost and f"{opus} memory" in cost:
+        lines += ["", f"On Claude Opus 4.8 ($5 / $25 per MTok), which takes mid-conversation system messages, the same "
+                      f"day cost ${cost[f'{opus} memory']:.2f} with the writes against ${cost[opus]:.2f} without "
+                      f"({cost[f'{opus} memory'] / cost[opus]:.2f}×): an entry saved while the conversation runs "
+                      "reaches it in a system message after its cached prefix, which stays as it was."]
     cheaper = min(cost["5m"], cost["1h"])
     lines += ["", f"`auto` ≤ 1.05 × the cheaper of `5m` and `1h` (${1.05 * cheaper:.2f}): "
                   f"{'yes' if cost['auto'] <= 1.05 * cheaper else '**no**'}; `auto` ≤ 0.6 × `5m` "

@@ -12,7 +12,7 @@ monthly cap. Pure values and rules, no I/O.
   one conditional update admitted only while the month's spend plus today's reservations is under the cap,
   and settles to the real cost when the answer is recorded (or releases it when the call fails). So turns
   sent at once pass the cap by one turn's worst case at most; a private fork counts against the channel it
-  forks. A reservation a dead process left behind is forgotten with its day.
+  forks. A reservation a dead process left behind is given back by the sweep that interrupts its reply.
 - These are estimates from reported usage at the price table's rates, not an invoice: every place that
   shows a number says so.
 """
@@ -68,11 +68,14 @@ def spent(usage: Usage, in_fork: bool) -> Spent:
 
 @dataclass(frozen=True)
 class Reservation:
-    """A turn's worst case set aside on its channel's day until its answer is recorded."""
+    """A turn's worst case set aside on its channel's day until its answer is recorded; kept with its reply
+    (`reply_id`), which gives it back once, whoever does: the answer's record, its failure, or the sweep that
+    interrupts a reply whose process died."""
 
     channel: Channel
     day: str
     micros: int
+    reply_id: int | None = None
 
 
 def ceiling(model_input: ModelInput, max_tokens: int) -> Usage:

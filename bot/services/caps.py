@@ -9,7 +9,8 @@ THREADFORK_MONTHLY_SPEND_CAP_USD as every channel's default.
   raised cap or a new month lifts it at once on every replica.
 - Under concurrency it holds by reservation (`admit`, before every model call of a turn): the turn sets its
   worst case aside on the channel's day, atomically across replicas, only while the month's spend plus what is
-  set aside is under the cap, and its answer's record settles it (a failure releases it). A turn that would pass
+  set aside is under the cap, and its answer's record settles it (a failure releases it, and so does the sweep
+  that interrupts a reply whose process died: the reservation is kept on the reply's row). A turn that would pass
   the cap with the answers being written now is refused like one at the cap (kept, its author told privately);
   so is a new message while they are, as the turn's read counts what they set aside. A private fork counts
   against the channel it forks.
@@ -111,10 +112,11 @@ class SpendCaps:
             raise CapReached(refused)
         return view
 
-    def admit(self, session: Session, chosen: ChannelSettings | None, ceiling: tuple[str, Usage]) -> Reservation | None:
+    def admit(self, session: Session, chosen: ChannelSettings | None, ceiling: tuple[str, Usage],
+              reply_id: int | None = None) -> Reservation | None:
         """Before a model call of `session`'s turn: its worst case (`ceiling`: the model and the most it may use)
         set aside against the cap of its channel (a private fork's: the channel it forks; `chosen`: the session's
-        channel's settings, if just read). None: no cap applies. Raises CapReached, with what to tell its
+        channel's settings, if just read), kept with its reply `reply_id`. None: no cap applies. Raises CapReached, with what to tell its
         authors, when the cap, with what is set aside already, is reached."""
         channel = session.fork.home if session.fork else session.channel
         settings = chosen if chosen is not None and channel == session.channel else None
@@ -125,7 +127,7 @@ class SpendCaps:
         model, most = ceiling
         worst, elsewhere = priced(model, most).cost_micros, channel != session.channel
         for _ in range(ADMIT_TRIES):  # refused, but what was set aside may have been settled since
-            reservation = self.spending.reserve(channel, worst, cap_micros(cap))
+            reservation = self.spending.reserve(channel, worst, cap_micros(cap), reply_id)
             if reservation is not None:
                 return reservation
             view = self.read(channel)[1]

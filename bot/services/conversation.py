@@ -173,7 +173,7 @@ class Conversation:
         if self.memory_tools is not None:
             request = self.memory_tools.equip(request, session, chosen, last.author_id)
         try:
-            reserved = self.caps.admit(session, chosen, self.model.ceiling(request)) if self.caps else None
+            reserved = self.caps.admit(session, chosen, self.model.ceiling(request), reply.id) if self.caps else None
         except CapReached as capped:
             self._tell_capped(batch, str(capped))
             return None, self.turns.abort_reply(reply, pending, owner, self.lease)

@@ -18,7 +18,7 @@ from . import channel_settings as settings_rows
 from .engine import Database
 from .rows import parent_key, to_fork
 from .sessions import FORK_BY_MESSAGE, OPENING, PARENT
-from .tables import channel_settings, spend
+from .tables import channel_settings, spend, turns
 
 _FIGURES = ("cost_micros", "fork_micros", "uncached_micros", "unpriced")
 _KEY = ("team_id", "channel_id", "day")
@@ -94,11 +94,29 @@ def _day_row(dialect):
 _DAY_ROW = {"sqlite": _day_row(sqlite), "postgresql": _day_row(postgresql)}
 
 
+# a reply's reservation as its row keeps it, then taken off the row: whoever's UPDATE changes the row gives it
+# back (a second caller's finds nothing left; the kept figures never change but to nothing)
+_KEPT = select(turns.c.reserved_micros, turns.c.reserved_day).where(turns.c.id == bindparam("reply"))
+_UNKEEP = (update(turns).where(turns.c.id == bindparam("reply"), turns.c.reserved_micros > 0)
+           .values(reserved_micros=0, reserved_day=None))
+
+
 def release(conn, reservation: Reservation | None) -> None:
-    """Give a reservation back (inside the caller's transaction: the one recording its answer settles it)."""
-    if reservation is not None and reservation.micros:
-        conn.execute(_RELEASE, {"team": reservation.channel.team_id, "channel": reservation.channel.id,
-                                "on": reservation.day, "micros": reservation.micros})
+    """Give a reservation back (inside the caller's transaction: the one recording its answer settles it). One
+    kept with its reply is given back once, though its holder and the sweep that took its reply over both try."""
+    if reservation is None or not reservation.micros:
+        return
+    if reservation.reply_id is not None:
+        kept = conn.execute(_KEPT, {"reply": reservation.reply_id}).first()
+        if kept is None or not kept.reserved_micros or conn.execute(_UNKEEP, {"reply": reservation.reply_id}
+                                                                    ).rowcount != 1:
+            return  # given back already
+        reservation = replace(reservation, micros=kept.reserved_micros, day=kept.reserved_day)
+    give_back(conn, reservation.channel, reservation.day, reservation.micros)
+
+
+def give_back(conn, channel: Channel, day: str, micros: int) -> None:
+    conn.execute(_RELEASE, {"team": channel.team_id, "channel": channel.id, "on": day, "micros": micros})
 
 
 class SqlSpending:
@@ -121,7 +139,8 @@ class SqlSpending:
                 row = None if opening else conn.execute(FORK_BY_MESSAGE, {**keys, "ts": thread_ts}).first()
         return replace(standing, fork=to_fork(row) if row else None, opening=opening)
 
-    def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
+    def reserve(self, channel: Channel, micros: int, cap_micros: int,
+                reply_id: int | None = None) -> Reservation | None:
         now = self.db.now()
         first, following = month_of(now)
         today = day_of(now)
@@ -130,7 +149,10 @@ class SqlSpending:
                                                        "day": today})
             day = conn.execute(_RESERVE, {"team": channel.team_id, "channel": channel.id, "on": today, "first": first,
                                           "next": following, "cap": cap_micros, "micros": micros}).scalar()
-        return None if day is None else Reservation(channel, day, micros)
+            if day is not None and reply_id is not None:  # kept with its reply, in the same write
+                conn.execute(update(turns).where(turns.c.id == reply_id).values(reserved_micros=micros,
+                                                                                  reserved_day=day))
+        return None if day is None else Reservation(channel, day, micros, reply_id)
 
     def release(self, reservation: Reservation) -> None:
         with self.db.writing() as conn:

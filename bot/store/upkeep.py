@@ -7,8 +7,9 @@ from datetime import datetime
 from sqlalchemy import exists, func, select, update
 
 from ..domain import transitions
-from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
+from ..domain.model import Channel, Fork, Role, Turn, TurnStatus, Usage
 from ..domain.queue import lease_lapsed, stalled_turn
+from ..domain.spend import Reservation
 from . import spend
 from .engine import Database
 from .moves import clause, make, where
@@ -39,12 +40,16 @@ class SqlUpkeep:
             ))
 
     def interrupt_streaming(self, session_id: int) -> int:
+        """Its process died: each reply it was writing is aborted, and what it set aside of the spend cap given
+        back (once: spend.release), so the cap is not left eaten until the day ends."""
+        streaming = (turns.c.session_id == session_id, turns.c.status == TurnStatus.STREAMING.value)
         with self.db.writing() as conn:
-            return conn.execute(
-                update(turns)
-                .where(turns.c.session_id == session_id, turns.c.status == TurnStatus.STREAMING.value)
-                .values(status=TurnStatus.ABORTED.value)
-            ).rowcount
+            home = conn.execute(select(sessions.c.team_id, sessions.c.private_of, sessions.c.channel_id)
+                                .where(sessions.c.id == session_id)).one()
+            for reply in conn.execute(select(turns.c.id).where(*streaming, turns.c.reserved_micros > 0)).all():
+                spend.release(conn, Reservation(Channel(home.team_id, home.private_of or home.channel_id), "", 1,
+                                                reply_id=reply.id))  # its day and micros as its row keeps them
+            return conn.execute(update(turns).where(*streaming).values(status=TurnStatus.ABORTED.value)).rowcount
 
     def sessions_over(self, tokens: int) -> list[int]:
         answer, other, compaction = turns.alias("answer"), turns.alias("other"), turns.alias("compaction")

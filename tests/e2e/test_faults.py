@@ -149,6 +149,46 @@ def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_withi
     assert "a long answer" not in json.dumps(claude.requests[-1])  # the cut-off text is no answer
 
 
+def spend_rows(migrated_url: str) -> tuple[int, int]:
+    """Every channel's spend set aside now and spent, summed, straight from the database."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(migrated_url)
+    try:
+        with engine.connect() as conn:
+            row = conn.execute(text("SELECT COALESCE(SUM(reserved_micros), 0), COALESCE(SUM(cost_micros), 0) "
+                                    "FROM spend")).one()
+            return int(row[0]), int(row[1])
+    finally:
+        engine.dispose()
+
+
+def test_the_spend_a_killed_replica_set_aside_is_given_back_when_its_reply_is_taken_over(
+        tmp_path, slack, claude, migrated_url, processes):
+    """Under a monthly cap a reply reserves its worst case before it calls Claude; killed mid-stream, its process
+    never records or releases it. The sweep that interrupts its reply gives it back, so the cap is not left eaten
+    for the rest of the day (issue 34)."""
+    capped = {**FAST, "threadfork_monthly_spend_cap_usd": "5"}
+    doomed = BotProcess(tmp_path, slack, claude, migrated_url, name="doomed", **capped)
+    processes.append(doomed)
+    doomed.wait_healthy()
+    claude.script(Script(text="a long answer " * 20, chunks=80, chunk_delay=0.5))
+    doomed.event(mention("UALICE01", "tell me everything", "1700000500.000001"), "EvCAP1")
+    wait_until(lambda: slack.posts(CHANNEL, top_level=True) and slack.posts(CHANNEL, top_level=True)[-1].shown,
+               timeout=15)  # streaming, its worst case set aside
+    assert spend_rows(migrated_url)[0] > 0
+    survivor = BotProcess(tmp_path, slack, claude, migrated_url, name="survivor", **capped)
+    processes.append(survivor)
+    survivor.wait_healthy()
+    doomed.kill()
+    wait_until(lambda: any("interrupted" in (m.get("text") or "") for m in slack.posts(CHANNEL)),
+               timeout=TAKEOVER_LIMIT, interval=0.2, message="the takeover")
+    settled(migrated_url)
+    reserved, spent = spend_rows(migrated_url)
+    assert reserved == 0  # the dead reply's reservation given back, the survivor's answer settled
+    assert len(claude.requests) == 2 and spent > 0  # the lost call, then the survivor's answer, recorded
+
+
 def test_an_answer_that_takes_longer_than_the_lease_is_answered_once_without_a_false_notice(
         tmp_path, slack, claude, migrated_url, processes):
     short = {"threadfork_sweep_interval": "1s", "threadfork_lease": "3s"}

@@ -119,3 +119,32 @@ def test_a_private_fork_counts_against_the_channel_it_forks_and_stops_at_its_cap
     bot.settled()
     assert len(claude.requests) == 2  # no model call past the channel's cap
     assert [t for t in told(slack, "UALICE01") if CAPPED in t and f"<#{CHANNEL}>" in t]
+
+
+def test_six_private_fork_turns_sent_at_once_reserve_against_their_channel_like_its_own_turns(capped_bot, slack,
+                                                                                             claude):
+    bot = capped_bot
+    users = [f"UPERSON{n:02d}" for n in range(1, 7)]
+    slack.add_room(CHANNEL, "general", users)
+    roots = {}
+    for n, user in enumerate(users, start=1):  # each opens a private fork of #general from their DM with the bot
+        dm = f"D0PERSON{n:02d}"
+        bot.view_channel(user, CHANNEL, dm=dm)
+        bot.settled()
+        claude.script(Script(text="a private start", usage={"input_tokens": 0, "output_tokens": 0}))
+        roots[user] = (dm, bot.dm(user, "let me explore", dm=dm))
+        bot.settled()
+    claude.script(Script(text="ok", usage={"input_tokens": round(SPENT * DOLLAR), "output_tokens": 0}))
+    bot.say("UALICE01", "what did we spend?", mention=True)
+    bot.settled()
+    assert month_micros(bot) == 10_500
+    before = len(claude.requests)
+    claude.default_script = Script(text="a private answer", usage={"input_tokens": 6_000, "output_tokens": 0},
+                                   chunk_delay=0.1)
+    at_once(*(lambda user=user: bot.dm(user, "go on", dm=roots[user][0], thread_ts=roots[user][1]) for user in users))
+    bot.settled(timeout=30)
+    answered = len(claude.requests) - before
+    assert month_micros(bot) <= round(CAP * 1_000_000) + worst_case_micros(bot)
+    refused = [u for u in users if any(CAPPED in t and f"<#{CHANNEL}>" in t for t in told(slack, u))]
+    assert answered == 1 and len(refused) == 5, (answered, refused)
+    assert bot.store.spending.chosen(GENERAL).reserved_micros == 0

@@ -5,7 +5,7 @@ fork's answer is its channel's cost."""
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from bot.domain.model import Channel, Usage
+from bot.domain.model import Channel, Mode, Usage
 from bot.domain.pricing import priced
 
 GENERAL = Channel("T1", "C1")
@@ -95,3 +95,48 @@ def test_a_private_forks_answer_is_its_channels_cost_not_its_dms(store):
     assert store.spending.report(GENERAL).month.cost_micros == 4_000
     assert store.spending.report(GENERAL).month.fork_micros == 4_000
     assert store.spending.report(dm).month.cost_micros == 0
+
+
+def reserved_for_a_reply(store, session_id: int, channel: Channel = GENERAL, owner: str = "A"):
+    """A turn submitted and its reply's worst case reserved, kept with the reply (as Conversation does)."""
+    batch = store.turns.submit_turn(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+                                    claim=None, owner=owner, lease_seconds=60).batch
+    return batch, store.spending.reserve(channel, 8_000, CAP, batch.reply.id)
+
+
+def test_the_reservation_of_a_reply_whose_process_died_is_given_back_when_the_sweep_interrupts_it(store, clock):
+    parent = store.sessions.parent_id(GENERAL)
+    batch, reservation = reserved_for_a_reply(store, parent)
+    assert reservation.reply_id == batch.reply.id and store.spending.chosen(GENERAL).reserved_micros == 8_000
+    clock.advance(seconds=61)  # its process died: the heartbeat stopped, the lease lapsed
+    assert store.upkeep.interrupt_streaming(parent) == 1
+    assert store.spending.chosen(GENERAL).reserved_micros == 0
+    store.turns.record_reply(batch.reply, batch.pending, "a", used(1_000), [], None, "A", 60,
+                             reservation=reservation)  # the old holder, late: taken over, gives nothing back twice
+    store.spending.release(reservation)
+    reserved_for_a_reply(store, parent, owner="B")
+    assert store.spending.chosen(GENERAL).reserved_micros == 8_000  # the new reply's only, whole
+
+
+def test_a_reservation_kept_with_its_reply_is_given_back_once_whoever_tries(store):
+    parent = store.sessions.parent_id(GENERAL)
+    fork = store.sessions.create_fork(GENERAL, "U1", Mode.FRESH, "")
+    batch, reservation = reserved_for_a_reply(store, parent)
+    reserved_for_a_reply(store, fork.id, owner="B")
+    assert store.spending.chosen(GENERAL).reserved_micros == 16_000
+    store.turns.abort_reply(batch.reply, batch.pending, "A", 60, reservation)
+    store.spending.release(reservation)
+    assert store.upkeep.interrupt_streaming(parent) == 0
+    assert store.spending.chosen(GENERAL).reserved_micros == 8_000  # the fork's reply's stays set aside
+    assert store.upkeep.interrupt_streaming(fork.id) == 1  # cut: its part goes too
+    assert store.spending.chosen(GENERAL).reserved_micros == 0
+
+
+def test_a_private_forks_reservation_is_given_back_on_its_channels_day(store, clock):
+    dm = Channel("T1", "D1")
+    fork = store.private.open_private_fork(GENERAL, dm, "1.000100", "U1", "a question").fork
+    _, reservation = reserved_for_a_reply(store, fork.id, owner="B")
+    assert reservation and store.spending.chosen(GENERAL).reserved_micros == 8_000
+    clock.advance(seconds=61)
+    store.upkeep.interrupt_streaming(fork.id)
+    assert store.spending.chosen(GENERAL).reserved_micros == 0 and store.spending.chosen(dm).reserved_micros == 0

@@ -68,9 +68,11 @@ class Spending(Protocol):
         the one read a turn makes (unless its delivery's keep read them: Inbox.keep_and_read); with
         `thread_ts`, also the fork that thread is, if it is one (a thread's message reads both at once), or
         else whether a fork of the channel is being opened (bot/domain/queue.py: being_opened)."""
-    def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
+    def reserve(self, channel: Channel, micros: int, cap_micros: int,
+                reply_id: int | None = None) -> Reservation | None:
         """Set `micros` aside on the channel's day, atomically across replicas, if its month's spend plus today's
-        reservations is under `cap_micros`; None (nothing set aside) when it is not."""
+        reservations is under `cap_micros`; None (nothing set aside) when it is not. With `reply_id`, kept with
+        that reply in the same write: it is given back once (record, failure, or the sweep interrupting it)."""
     def release(self, reservation: Reservation) -> None:
         """Give a reservation back whole (an answer recorded gives its back in the same write: record_reply)."""
     def report(self, channel: Channel) -> SpendReport:

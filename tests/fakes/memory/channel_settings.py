@@ -87,13 +87,17 @@ class MemorySpending:
             return replace(found, opening=any(s.channel == channel and holds(opening, s)
                                               for s in self.m.sessions.values()))
 
-    def reserve(self, channel: Channel, micros: int, cap_micros: int) -> Reservation | None:
+    def reserve(self, channel: Channel, micros: int, cap_micros: int,
+                reply_id: int | None = None) -> Reservation | None:
         with self.m.lock:
             key = (channel, day_of(self.m.clock()))
             if month(self.m, channel).cost_micros + self.m.reserved.get(key, 0) >= cap_micros:
                 return None
             self.m.reserved[key] = self.m.reserved.get(key, 0) + micros
-            return Reservation(channel, key[1], micros)
+            reservation = Reservation(channel, key[1], micros, reply_id)
+            if reply_id is not None:
+                self.m.kept_with[reply_id] = reservation
+            return reservation
 
     def release(self, reservation: Reservation) -> None:
         with self.m.lock:

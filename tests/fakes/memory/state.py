@@ -155,6 +155,7 @@ class Memory:
     viewing: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (team, user) → channel in view
     spend: dict[tuple[Channel, str], Spent] = field(default_factory=dict)  # (channel, UTC day) → figures
     reserved: dict[tuple[Channel, str], int] = field(default_factory=dict)  # (channel, UTC day) → set aside
+    kept_with: dict[int, object] = field(default_factory=dict)  # reply id → the reservation kept with it
     memory_entries: dict[int, object] = field(default_factory=dict)  # id → MemoryEntry (bot/domain/memory.py)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -197,6 +198,8 @@ class Memory:
 
     def release(self, reservation) -> None:
         """A spend reservation given back (the caller holds the lock)."""
+        if reservation is not None and reservation.reply_id is not None:
+            reservation = self.kept_with.pop(reservation.reply_id, None)  # given back once, by whoever comes first
         if reservation is not None:
             key = (reservation.channel, reservation.day)
             self.reserved[key] = max(self.reserved.get(key, 0) - reservation.micros, 0)

@@ -35,6 +35,7 @@ class MemoryUpkeep:
             rows = [r for r in self.m.rows(session_id) if r.turn.status is TurnStatus.STREAMING]
             for row in rows:
                 row.change(status=TurnStatus.ABORTED)
+                self.m.release(self.m.kept_with.get(row.turn.id))  # what it set aside, given back once
             return len(rows)
 
     def sessions_over(self, tokens: int) -> list[int]:
