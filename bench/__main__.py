@@ -35,45 +35,29 @@ PG_URL = os.environ.get("THREADFORK_TEST_PG", "postgresql+psycopg://postgres@127
 
 
 def run(quick: bool, with_postgres: bool) -> dict:
-    raw: dict = {}
+    raw: dict = {"reads": 0, "turns": 0}
     tmp = Path(tempfile.mkdtemp(prefix="threadfork-bench-"))
-    slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()
-    try:
-        databases = [("sqlite", f"sqlite:///{tmp / 'bench.db'}")]
-        if with_postgres and postgres_ready():
-            databases.append(("postgresql", PG_URL))
-        for n, (label, url) in enumerate(databases):
-            bench = Threadfork(Rig(slack, claude, tmp, url, label), label, quick)
-            try:
-                raw[label] = {"overhead": bench.overhead(), "fork": bench.fork_cost(),
-                              "nested": bench.nested_fork_cost(), "load": bench.load()}
-                if label == "sqlite":
-                    raw["stream"] = bench.stream()
-                    raw["economy"] = bench.token_economy_and_cache()
-                    raw["images"] = bench.images()
-            finally:
-                bench.rig.stop()
-                bench.close()
-            if n == 0:  # the baseline right after Threadfork on SQLite, so the machine has drifted least
-                raw["baseline"] = baseline(tmp, quick)
-                raw["day"] = day.run(tmp)  # figure 11: its own fakes, one bot process per run
-        # figure 4 again with two worker processes sharing the port (THREADFORK_PROCESSES=2)
-        label = "sqlite, 2 processes"
-        bench = Threadfork(Rig(slack, claude, tmp, f"sqlite:///{tmp / 'bench-processes.db'}", "processes",
-                               processes=2), label, quick)
-        try:
-            raw[label] = {"load": bench.load()}
-        finally:
-            bench.rig.stop()
-            bench.close()
-        if with_postgres and "postgresql" in raw:  # figure 12 on the same database, emptied again
-            postgres_ready()
-            raw["replicas"] = replicas.run(tmp, PG_URL, quick)
-        raw["reads"] = len([c for c in slack.calls if c.method.startswith("conversations.")])
-        raw["turns"] = len(claude.requests)
-    finally:
-        slack.stop()
-        claude.stop()
+    databases = [("sqlite", f"sqlite:///{tmp / 'bench.db'}")]
+    if with_postgres and postgres_ready():
+        databases.append(("postgresql", PG_URL))
+    for n, (label, url) in enumerate(databases):
+        with Threadfork.on_fresh_fakes(raw, tmp, url, label, quick) as bench:
+            raw[label] = {"overhead": bench.overhead(), "fork": bench.fork_cost(),
+                          "nested": bench.nested_fork_cost(), "load": bench.load()}
+            if label == "sqlite":
+                raw["stream"] = bench.stream()
+                raw["economy"] = bench.token_economy_and_cache()
+                raw["images"] = bench.images()
+        if n == 0:  # the baseline right after Threadfork on SQLite, so the machine has drifted least
+            raw["baseline"] = baseline(tmp, quick)
+            raw["day"] = day.run(tmp)  # figure 11: its own fakes, one bot process per run
+    # figure 4 again with two worker processes sharing the port (THREADFORK_PROCESSES=2)
+    with Threadfork.on_fresh_fakes(raw, tmp, f"sqlite:///{tmp / 'bench-processes.db'}", "processes", quick,
+                                   processes=2) as bench:
+        raw["sqlite, 2 processes"] = {"load": bench.load()}
+    if with_postgres and "postgresql" in raw:  # figure 12 on the same database, emptied again
+        postgres_ready()
+        raw["replicas"] = replicas.run(tmp, PG_URL, quick)
     progress("")
     print(file=sys.stderr)
     return raw

@@ -3,15 +3,18 @@ being written (`settle`); the bench reads that database, never the bot's memory.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
-from tests.fakes.anthropic_api import Script
+from tests.fakes.anthropic_api import FakeAnthropic, Script
+from tests.fakes.slack_api import FakeSlack
 from tests.fakes.samples import png
 from tests.harness import answering
 
 from .load import one_streamed_reply, spread, stream_replies
-from .rig import Rig, limited, progress
+from .rig import Rig, limited, progress, unlimited
 from .seed import populate
 
 SIZES = (10, 100, 1000)
@@ -24,6 +27,26 @@ class Threadfork:
 
     def close(self) -> None:
         self.db.dispose()
+
+    @classmethod
+    @contextmanager
+    def on_fresh_fakes(cls, raw: dict, tmp: Path, url: str, label: str, quick: bool, **settings):
+        """A bot on fakes of its own: what an earlier bot's traffic left in the fakes (the calls and posts they
+        keep and scan) weighs on no later figure. Its `conversations.*` reads and model turns are added to
+        `raw` (figure 6)."""
+        slack, claude = unlimited(FakeSlack().start()), FakeAnthropic().start()
+        bench = None
+        try:
+            bench = cls(Rig(slack, claude, tmp, url, label, **settings), label, quick)
+            yield bench
+        finally:
+            if bench is not None:
+                bench.rig.stop()
+                bench.close()
+            raw["reads"] += len([c for c in slack.calls if c.method.startswith("conversations.")])
+            raw["turns"] += len(claude.requests)
+            slack.stop()
+            claude.stop()
 
     def settle(self, timeout: float = 60.0) -> None:
         """Wait until no answer is waiting or being written (read from the bot's database)."""
