@@ -132,6 +132,12 @@ def folded_at(opened: datetime | None, turns: Sequence[Turn]) -> datetime | None
     return max(marks) if marks else None
 
 
+def split(entries: Sequence[MemoryEntry], folded: datetime | None) -> tuple[list[MemoryEntry], list[MemoryEntry]]:
+    """The entries a session's prefix holds (saved by `folded`: folded_at; None: all) and those saved since."""
+    before = [e for e in entries if folded is None or e.created_at <= folded]
+    return before, [e for e in entries if e not in before]
+
+
 def visible_to(entries: Iterable[MemoryEntry], owner_id: str | None) -> list[MemoryEntry]:
     """What one session sees: the shared entries, and with `owner_id` (a private fork's owner) theirs too —
     workspace first, then the channel's, oldest first."""

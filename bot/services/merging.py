@@ -19,8 +19,7 @@ from ..domain.model import Fork, ForkStatus, Role, Session, Usage
 from ..domain.queue import one_too_many
 from .followups import safely
 from .liveness import Liveness
-from .model_inputs import ModelInputs
-from .model_inputs import Connections
+from .model_inputs import Connections, ModelInputs
 from .ports import MAX_ATTEMPTS, AgentSessions, ForkPosts, Merges, Model, Sessions, TurnQueue, Views
 
 log = logging.getLogger(__name__)

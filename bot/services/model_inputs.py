@@ -101,9 +101,7 @@ class ModelInputs:
         remembered = memory.visible_to(self.memories.seen_in(session.channel), None)
         if not takes_system_messages(model):
             return remembered, []
-        folded = memory.folded_at(history[0].created_at if history else None, history)
-        before = [e for e in remembered if folded is None or e.created_at <= folded]
-        return before, [e for e in remembered if e not in before]
+        return memory.split(remembered, memory.folded_at(history[0].created_at if history else None, history))
 
     def of_fork(self, fork: Fork, history: list[Turn] | None = None, connections: Connections | None = None,
                 cache: CacheMode = CacheMode.AUTO, since: list | None = None) -> ModelInput:
@@ -122,20 +120,16 @@ class ModelInputs:
             # the channel's conversation keeps the memory its prefix began with (_parent_memory): so does a fork
             # that inherits that prefix, until its own compaction, so that its first request reads the parent's cache
             folded = memory.folded_at(inherited[0].created_at, inherited)
-        before = [e for e in remembered if folded is None or e.created_at <= folded]
+        before, later = memory.split(remembered, folded)
         if since is not None:
-            since.extend(e for e in remembered if e not in before)
+            since.extend(later)
         configured = replace(configured, system=memory.with_memory(configured.system, before))
         if not connections or not configured.connectors:
             return configured
         return connections.attach(configured, top.home)
 
     def _top(self, fork: Fork) -> Fork:
-        """The fork at the top of its chain, whose home is the channel whose settings (connectors' tokens, memory)
-        the fork follows (for a private fork, the channel it forks, not the DM its thread is in)."""
-        while fork.nested:
-            fork = self.sessions.fork(fork.parent_id)
-        return fork
+        return top_fork(self.sessions, fork)
 
     def _fork_input(self, fork: Fork, own: list[Turn], cache: CacheMode) -> tuple[ModelInput, list[Turn]]:
         """The fork's input, and the channel's turns it inherits (none: it inherits no channel prefix)."""
@@ -152,6 +146,14 @@ class ModelInputs:
             child = self.sessions.fork(child.parent_id)
             ancestors.insert(0, (child, turns))
         return fork_input(fork, inherited, own, ancestors, channel_pruned, cache), inherited
+
+
+def top_fork(sessions: Sessions, fork: Fork) -> Fork:
+    """The fork at the top of its chain, whose home is the channel whose settings (connectors' tokens, memory)
+    the fork follows (for a private fork, the channel it forks, not the DM its thread is in)."""
+    while fork.nested:
+        fork = sessions.fork(fork.parent_id)
+    return fork
 
 
 def with_note(base: ModelInput, note: str) -> ModelInput:

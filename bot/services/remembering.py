@@ -17,6 +17,7 @@ from ..domain.errors import ThreadforkError
 from ..domain.memory import MemoryEntry, workspace_of
 from ..domain.model import Channel, Fork, ForkStatus
 from .access import NOT_ADMIN, Access
+from .model_inputs import top_fork
 from .policy import Policies
 from .ports import Audience, Claims, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
 
@@ -60,9 +61,7 @@ class Remembering:
               by_claude: bool = False, source: Fork | None = None) -> MemoryEntry | None:
         """Add the entry if it fits the budget (else say why: to `audience`, or raise ValueError for Claude),
         then post its note where it was said."""
-        budget = self.budget(home)
-        pool = [e for e in self.memories.entries(home) if e.owner_id == owner]  # a person's own: own budget
-        why = memory.over_budget(pool, line, budget)
+        why = self.no_room(home, owner, line)
         if why:
             if audience is None:
                 raise ValueError(why)
@@ -85,9 +84,7 @@ class Remembering:
         owner's own."""
         if fork is None:
             return channel, None
-        top = fork
-        while top.nested:
-            top = self.sessions.fork(top.parent_id)
+        top = top_fork(self.sessions, fork)
         return top.home, top.owner_id if top.private else None
 
     def check_writer(self, home: Channel, user_id: str) -> None:
@@ -98,6 +95,12 @@ class Remembering:
         elif self.policies.of(home).channel.memory_writers == "admins" and not self.access.is_admin(home.team_id,
                                                                                                      user_id):
             raise ThreadforkError(NOT_A_WRITER)
+
+    def no_room(self, home: Channel, owner: str | None, line: str, instead_of: int | None = None) -> str | None:
+        """Why `line` does not fit the memory it would join (a person's own entries have a budget of their own;
+        `instead_of`: the entry it replaces), or None."""
+        pool = [e for e in self.memories.entries(home) if e.owner_id == owner and e.id != instead_of]
+        return memory.over_budget(pool, line, self.budget(home))
 
     def budget(self, home: Channel) -> int:
         if home.id == memory.WORKSPACE:
@@ -118,8 +121,7 @@ class Remembering:
             line = memory.cleaned(text)
             if owner is None:
                 self.check_writer(home, audience.user_id)
-            why = memory.over_budget([e for e in self.memories.entries(home) if e.owner_id == owner], line,
-                                     self.budget(home))
+            why = self.no_room(home, owner, line)
             if why:
                 raise ValueError(why)
         except (ValueError, ThreadforkError) as refused:
@@ -181,9 +183,7 @@ class Remembering:
     def delete(self, entry_id: int, audience: Audience, view_id: str | None) -> None:
         if self._writable(entry_id, audience) is not None:
             self.memories.delete(entry_id)
-        if view_id:
-            self.notes.refresh_memory(audience.team_id, view_id, audience.channel,
-                                      self.listed(audience.channel, audience.user_id), self.budget(audience.channel))
+        self._refresh(audience, view_id)
 
     def edit_form(self, entry_id: int, audience: Audience, trigger_id: str) -> None:
         entry = self._writable(entry_id, audience)
@@ -200,13 +200,15 @@ class Remembering:
             line = memory.cleaned(text)
         except ValueError as refused:
             return str(refused)
-        others = [e for e in self.memories.entries(entry.channel) if e.owner_id == entry.owner_id
-                  and e.id != entry.id]
-        why = memory.over_budget(others, line, self.budget(entry.channel))
+        why = self.no_room(entry.channel, entry.owner_id, line, instead_of=entry.id)
         if why:
             return why
         self.memories.edit(entry_id, text=line)
-        if list_view_id:
-            self.notes.refresh_memory(audience.team_id, list_view_id, audience.channel,
-                                      self.listed(audience.channel, audience.user_id), self.budget(audience.channel))
+        self._refresh(audience, list_view_id)
         return None
+
+    def _refresh(self, audience: Audience, view_id: str | None) -> None:
+        """The modal's list shown anew after a change."""
+        if view_id:
+            self.notes.refresh_memory(audience.team_id, view_id, audience.channel,
+                                      self.listed(audience.channel, audience.user_id), self.budget(audience.channel))
