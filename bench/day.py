@@ -10,7 +10,7 @@ conversation (inline, no forks); and the bench's baseline bot (no prompt caching
 conversation of its own messages); and Threadfork (`auto`) on the same day with memory writes: someone
 remembers a short fact in the channel after three of its bursts and after each merge (`@Threadfork remember`,
 issue 37), which every later request of the channel then carries. Each request's reported usage is priced with
-bot/eval/pricing.py (the bot's own table, bot/domain/pricing.py).
+bot/eval/pricing.py (the bot's own table, bot/domain/spend.py).
 Nothing here is asserted: the figure is a measurement.
 """
 from __future__ import annotations

@@ -23,7 +23,7 @@ first block is a user's (when the turns before an answer were deleted, OPENING s
 them), and at most MAX_BREAKPOINTS breakpoints are set, the system prompt's included.
 
 How a stored turn becomes the content blocks of a request: byte-stable (a turn renders to the same
-text every time, and each Turn object is rendered once: memo.py), its speaker named, its files before its
+text every time, and each Turn object is rendered once: caching.py), its speaker named, its files before its
 words. A block's `cache_control` is the API's own shape: a 5-minute breakpoint carries no `ttl`.
 """
 from __future__ import annotations
@@ -34,11 +34,9 @@ from itertools import compress
 from operator import attrgetter
 
 from . import caching
-from .caching import CacheMode, Ttl, closing, lasting, longest, own_history
+from .caching import CacheMode, IdentityMemo, PrefixMemo, Ttl, closing, lasting, longest, own_history
 from .connectors import Connector
-from .memo import IdentityMemo, PrefixMemo
 from .model import Attachment, FileKind, Fork, Mode, Role, Turn, TurnStatus
-from .settings import system_prompt
 
 
 EMPTY_ANSWER = "[no answer: this reply was empty]"
@@ -114,7 +112,7 @@ def file_block(attachment: Attachment) -> Block:
     return Block("user", attachment.name, kind=attachment.kind.value, file_id=attachment.file_id)
 
 
-# a turn's blocks, remembered per Turn object (see memo.py): a 1,000-turn session renders only its new turns
+# a turn's blocks, remembered per Turn object (see caching.py): a 1,000-turn session renders only its new turns
 render_turn: Callable[[Turn], tuple[Block, ...]] = IdentityMemo(_render)
 
 
@@ -135,6 +133,16 @@ SYSTEM_PROMPT = (
     "message starts with a line naming who wrote it, so you can tell people apart and address "
     "them. Answer in Markdown, concisely, and never use @channel, @here or @everyone."
 )
+
+INSTRUCTIONS_HEADING = "Instructions from this channel's admins (follow them unless they conflict with the above):"
+
+
+def system_prompt(base: str, instructions: str | None) -> str:
+    """Threadfork's own text, then the channel's instructions (never before it)."""
+    if not instructions or not instructions.strip():
+        return base
+    return f"{base}\n\n{INSTRUCTIONS_HEADING}\n{instructions.strip()}"
+
 
 ESTIMATED_CHARS_PER_TOKEN = 4
 MAX_BREAKPOINTS = 4  # the Messages API refuses a request with more cache_control blocks
@@ -221,7 +229,7 @@ def in_context(turns: Sequence[Turn]) -> list[Turn]:
 def rendered(turns: Sequence[Turn]) -> list[Block]:
     """The blocks of turns the model sees, in order. The blocks of the settled turns (all but the trailing
     ones still waiting or being written, whose objects change) are remembered, so the next request of the
-    session renders only the turns after them (memo.py)."""
+    session renders only the turns after them (caching.py)."""
     cut = len(turns)
     while cut and turns[cut - 1].status in CHANGING:
         cut -= 1

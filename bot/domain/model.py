@@ -72,7 +72,7 @@ class Usage:
     searches: int = 0  # web searches and fetches Claude's server tools made for this answer
     fetches: int = 0
     cache_write_1h_tokens: int = 0  # the part of cache_write_tokens written to the 1-hour cache
-    # estimated from reported usage at the price table's rates (bot/domain/pricing.py), in micro-dollars
+    # estimated from reported usage at the price table's rates (bot/domain/spend.py), in micro-dollars
     cost_micros: int = 0
     uncached_micros: int = 0  # what the same calls would have cost without the prompt cache
     unpriced: int = 0  # calls whose model the price table lacks: their cost is unknown, never guessed

@@ -16,7 +16,6 @@ INSTRUCTIONS_LIMIT = 3_000  # characters: one modal text box, and a system promp
 MAX_BUDGET = 1_000_000_000  # tokens: far beyond any fork, and inside every database's integers
 MAX_DURATION = 3650 * 86400.0  # ten years: beyond it no clock arithmetic is safe, and no fork waits that long
 MIN_DURATION = 60.0  # a reminder or an expiry sooner than a minute would close forks people are still in
-INSTRUCTIONS_HEADING = "Instructions from this channel's admins (follow them unless they conflict with the above):"
 
 
 @dataclass(frozen=True)
@@ -105,13 +104,6 @@ def changes(before: ChannelSettings, after: ChannelSettings) -> list[str]:
             lines.append(f"{LABELS[f.name]} {shown(f.name, new)}" if f.name == "instructions"
                          else f"{LABELS[f.name]} → {shown(f.name, new)}")
     return lines
-
-
-def system_prompt(base: str, instructions: str | None) -> str:
-    """Threadfork's own text, then the channel's instructions (never before it)."""
-    if not instructions or not instructions.strip():
-        return base
-    return f"{base}\n\n{INSTRUCTIONS_HEADING}\n{instructions.strip()}"
 
 
 def parse_budget(value: str) -> int:

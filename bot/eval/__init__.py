@@ -9,5 +9,5 @@ Slack's ports only recorded (recording.py):
 - `inline`: the same exploration turns asked in the parent itself;
 - `none`: no exploration, just the questions.
 Every question is one parent turn, graded by the scenario's own patterns (grading.py): nothing is
-model-graded. Costs come from the token usage the API reports (bot/domain/pricing.py).
+model-graded. Costs come from the token usage the API reports (bot/domain/spend.py).
 """

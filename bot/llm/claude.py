@@ -25,8 +25,7 @@ from ..domain.context import ModelInput, cache_control
 from ..domain.errors import ModelUnavailable
 from ..domain.memory_files import MEMORY_TOOL
 from ..domain.model import Usage
-from ..domain.pricing import takes_effort
-from ..domain.spend import ceiling
+from ..domain.spend import ceiling, takes_effort
 from ..infrastructure import metrics
 from ..services.ports import Completion, ReplyEvents, StopSignal
 from .reading import Reading

@@ -8,7 +8,7 @@ JSON), then its `web_search_tool_result` or `web_fetch_tool_result` block, then 
 
 `message_start` names the model that answers and its usage splits cache writes by TTL
 (`cache_creation.ephemeral_1h_input_tokens`); each round (a paused turn resumes in another call) is
-priced on its own with the price table (bot/domain/pricing.py) as its usage is complete.
+priced on its own with the price table (bot/domain/spend.py) as its usage is complete.
 
 A thinking model's answer starts with a `thinking` block (its text streamed by `thinking_delta`, empty with
 display "omitted", then its `signature_delta`) or a `redacted_thinking` one: both are kept exactly as sent, so a
@@ -31,7 +31,7 @@ import json
 
 from ..domain.context import estimate_tokens
 from ..domain.model import Usage
-from ..domain.pricing import priced
+from ..domain.spend import priced
 from ..domain.text import Masker, storable
 from ..services.ports import Completion, ReplyEvents, Source
 

@@ -27,9 +27,8 @@ from typing import NamedTuple
 from ..domain.agent import is_dm
 from ..domain.errors import CapReached
 from ..domain.model import Channel, Session, Usage
-from ..domain.pricing import priced
 from ..domain.settings import ChannelSettings
-from ..domain.spend import ESTIMATED, CapState, Reservation, cap_micros, cap_state, dollars, month_of
+from ..domain.spend import ESTIMATED, CapState, Reservation, cap_micros, cap_state, dollars, month_of, priced
 from .ports import ChannelSettingsStore, Claims, Clock, Place, Replies, Spending, Standing
 
 log = logging.getLogger(__name__)

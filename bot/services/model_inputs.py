@@ -23,7 +23,7 @@ from ..domain.caching import CacheMode
 from ..domain.connectors import Connector
 from ..domain.context import Block, ModelInput, asking, fork_input, parent_input
 from ..domain.model import Channel, Fork, Mode, Session, Turn
-from ..domain.pricing import takes_system_messages
+from ..domain.spend import takes_system_messages
 from ..domain.settings import ChannelSettings
 from .ports import ChannelSettingsStore, ConnectorTokens, Memories, Secrets, Sessions, TurnQueue
 

@@ -14,7 +14,7 @@ from ..processes import clean_env
 
 SCENARIO = load("launch-planning")
 DONT_KNOW = "I don't know: nothing here records that."
-# the default model's prices per million tokens (bot/domain/pricing.py): input, output, cache read and writes
+# the default model's prices per million tokens (bot/domain/spend.py): input, output, cache read and writes
 PRICE_IN, PRICE_OUT, PRICE_READ, PRICE_WRITE, PRICE_WRITE_1H = 2.00, 10.00, 0.10, 2.50, 4.00
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from bot.domain.context import SYSTEM_PROMPT
 from bot.domain.model import Channel
-from bot.domain.pricing import price_of
+from bot.domain.spend import price_of
 
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, GENERAL, TEAM_ID, RunningBot, at_once, wait_until

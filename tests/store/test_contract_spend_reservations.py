@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from bot.domain.model import Channel, Mode, Usage
-from bot.domain.pricing import priced
+from bot.domain.spend import priced
 
 GENERAL = Channel("T1", "C1")
 CAP = 20_000  # $0.02

@@ -6,9 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from bot.domain.model import Channel, Mode, Role, TurnStatus, Usage
-from bot.domain.pricing import priced
 from bot.domain.settings import ChannelSettings
-from bot.domain.spend import Spent
+from bot.domain.spend import Spent, priced
 from bot.services.ports import Standing
 from ..merges import begin_merge
 

@@ -3,7 +3,7 @@ the bot's: the parent in bursts with 10–50-minute pauses, three forks with a m
 each, two merged and one abandoned; usage priced as the fake Anthropic reported it."""
 from bench.day import day, history, price, with_memory
 from bot.domain.model import Usage
-from bot.domain.pricing import priced
+from bot.domain.spend import priced
 from tests.fakes.anthropic_api import FakeAnthropic
 
 

@@ -3,7 +3,8 @@ from datetime import timezone
 
 import pytest
 
-from bot.domain.settings import ChannelSettings, Choices, changes, parse_budget, read_form, system_prompt
+from bot.domain.context import system_prompt
+from bot.domain.settings import ChannelSettings, Choices, changes, parse_budget, read_form
 from bot.services.access import AccessLists
 from bot.services.commands import SlashCommand
 from bot.app import ChannelOptions, wire_services

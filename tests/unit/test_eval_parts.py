@@ -10,7 +10,7 @@ from bot.domain.errors import ChatUnavailable
 from bot.domain.model import Usage
 from bot.eval.recording import RecordingChat
 from bot.eval.grading import grade
-from bot.domain.pricing import cost, price_of
+from bot.domain.spend import cost, price_of
 from bot.eval.scenario import ScenarioError, available, load, parse
 from bot.domain.model import Channel
 from bot.services.ports import CHAT_PORTS, Audience, Place

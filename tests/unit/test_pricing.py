@@ -1,9 +1,9 @@
-"""Pricing every answer (bot/domain/pricing.py): writes split by TTL at their own rates, what caching saved,
+"""Pricing every answer (bot/domain/spend.py): writes split by TTL at their own rates, what caching saved,
 a model missing from the table counted as unpriced and never guessed."""
 import pytest
 
 from bot.domain.model import Usage
-from bot.domain.pricing import MICROS, PRICES, price_of, priced
+from bot.domain.spend import MICROS, PRICES, price_of, priced
 
 
 def test_every_model_writes_the_hour_cache_at_twice_its_input_price():

@@ -6,7 +6,7 @@ from dataclasses import replace
 from bot.domain import context
 from bot.domain.context import render_turn
 from bot.domain.context import in_context, rendered
-from bot.domain.memo import PrefixMemo
+from bot.domain.caching import PrefixMemo
 from bot.domain.model import Role, Turn, TurnStatus
 
 
