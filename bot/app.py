@@ -32,11 +32,10 @@ from .llm.claude import Claude
 from .infrastructure.scheduler import Delays, new_scheduler
 from .secrets import Vault
 from .domain.settings import ChannelSettings
-from .services.access import Access, AccessLists
+from .services.access import Access, AccessLists, SpendCaps
 from .services.adoption import Adoption
 from .services.attachments import Attachments
 from .services.budgets import Budgets
-from .services.caps import SpendCaps
 from .services.catalog import Services
 from .services.channel_admin import ChannelAdmin
 from .services.commands import SlashCommands
@@ -48,13 +47,12 @@ from .services.gestures import Gestures
 from .services.intake import Deliveries, Intake
 from .services.lifecycle import Lifecycle
 from .services.liveness import Liveness
-from .services.memory_tool import MemoryTools
 from .services.merging import Merging
 from .services.model_inputs import ModelInputs
 from .services.pane import AgentPane
 from .services.policy import Policies, Policy
 from .services.ports import BotUsers, Chat, Clock, Later, Model, Secrets, Store
-from .services.remembering import Remembering
+from .services.remembering import MemoryTools, Remembering
 from .services.reviews import Reviews
 from .services.routing import Router
 from .services.stopping import Stopping

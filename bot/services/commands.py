@@ -12,7 +12,7 @@ from ..domain.errors import ChildrenOpen, ThreadforkError
 from ..domain.model import Channel, ContextReport, ForkStatus, Role
 from ..infrastructure import metrics
 from .conversation import Speaker
-from .caps import SpendCaps
+from .access import SpendCaps
 from .forks import Forks
 from .policy import Policy
 from .ports import (Audience, ChannelSettingsStore, ConnectorUse, Memories, People, PrivateAnswers, PrivateForks, Sessions,

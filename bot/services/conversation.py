@@ -35,15 +35,15 @@ from ..domain.spend import Reservation
 from ..domain.stops import CONTEXT_FULL, CONTINUE_PROMPT, REFIT_PROMPT, continuable, stop_note
 from ..domain.text import inert
 from ..infrastructure import metrics
+from .access import SpendCaps
 from .budgets import Budgets
-from .caps import SpendCaps
 from .compaction import Compactor
 from .model_inputs import Connections
 from .liveness import Liveness
-from .memory_tool import MemoryTools
 from .model_inputs import ModelInputs
 from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Opener, Place,
                     PrivateAnswers, Replies, Spending, TurnQueue)
+from .remembering import MemoryTools
 from .stopping import Stopping
 
 log = logging.getLogger(__name__)

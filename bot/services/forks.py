@@ -17,7 +17,7 @@ from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, TooDeep
 from ..domain.text import row_id
 from ..domain.merge import EXPIRY_ACTOR, closed_reason, ensure_mergeable
 from ..domain.model import Channel, ContextSize, Fork, ForkListing, ForkStatus, Mode, Session
-from .caps import SpendCaps
+from .access import SpendCaps
 from .conversation import Conversation, Speaker
 from .followups import safely
 from .policy import Policies

@@ -9,8 +9,7 @@ from ..domain.errors import ChatUnavailable, ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus
 from ..domain.text import SharedMessage, with_shared
 from ..infrastructure import metrics
-from .access import Access
-from .caps import SpendCaps
+from .access import Access, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .ports import (Audience, BotUsers, Feedback, Files, Memories, People, PrivateAnswers, Screens, Sessions, Spending,

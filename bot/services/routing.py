@@ -33,11 +33,10 @@ from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
 from ..domain.settings import ChannelSettings
 from ..domain.text import SharedMessage, with_shared
 from ..infrastructure import metrics
-from .access import Access
+from .access import Access, CapView, SpendCaps
 from .adoption import Adoption
 from .attachments import Attachments
 from .budgets import Budgets
-from .caps import CapView, SpendCaps
 from .conversation import Conversation, Speaker
 from .forks import Forks
 from .opening import OPENER_LIMIT, once_opened
