@@ -27,7 +27,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 
 from ..infrastructure import metrics
 from .runtime import Running, stop
-from ..slack.shapes import allowed_shape
+from ..slack.intake import allowed_shape
 
 log = logging.getLogger(__name__)
 

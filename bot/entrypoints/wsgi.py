@@ -26,7 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 from ..app import Wiring
 from ..infrastructure import metrics
 from .health import metrics_page
-from ..slack.shapes import allowed_shape
+from ..slack.intake import allowed_shape
 
 log = logging.getLogger(__name__)
 
