@@ -27,7 +27,6 @@ from slack_sdk.web import SlackResponse
 from .config import TOOLS, Settings
 from .domain.settings import Choices
 from .infrastructure.drain import DrainableExecutor
-from .infrastructure.logs import about_request
 from .llm.claude import Claude
 from .infrastructure.scheduler import Delays, new_scheduler
 from .secrets import Vault
@@ -62,10 +61,9 @@ from .slack.agent_sessions import SessionCalls
 from .slack.channels import ChannelFacts
 from .slack.clients import Installed, OneWorkspace, web_client
 from .slack.downloads import Downloads
-from .slack.shares import FileStubs
 from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
-from .slack.listeners import register, register_fallbacks
+from .slack.listeners import FileStubs, about_request, register, register_fallbacks
 from .slack.paging import Pacing
 from .slack.clients import connection_pool
 from .slack.thinking import Reactions

@@ -7,8 +7,9 @@ Invariants:
   names a shared file's URL, the file's name in it).
 - A start is quiet: alembic says nothing below WARNING (the store logs one line of its own), Bolt's
   warning that the environment's SLACK_BOT_TOKEN goes unused beside the client it is given is dropped.
-- The ids a line is about travel in a context variable set by Bolt middleware for each request; the
-  listener pool copies it to the listener's thread (bot/infrastructure/drain.py).
+- The ids a line is about travel in a context variable (ABOUT) set for each request by Bolt middleware
+  (bot/slack/listeners.py: about_request); the listener pool copies it to the listener's thread
+  (bot/infrastructure/drain.py).
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from pythonjsonlogger.json import JsonFormatter
 from ..config import LOG_FORMAT
 
 QUIET = ("alembic", "httpx", "httpx2", "apscheduler")  # chatty at INFO: their WARNINGs still show
-_ABOUT: contextvars.ContextVar[dict] = contextvars.ContextVar("threadfork_about", default={})
+# the ids (team, channel) of the request a line is about: set per request by Bolt middleware (slack/listeners.py)
+ABOUT: contextvars.ContextVar[dict] = contextvars.ContextVar("threadfork_about", default={})
 _UNUSED_TOKEN = "As you gave `client` as well, `token` will be unused."
 
 
@@ -54,17 +56,7 @@ def _uncaught(args: threading.ExceptHookArgs) -> None:
 
 def _about(record: logging.LogRecord) -> bool:
     """Adds the workspace and channel the line is about (as `team`, `channel`) where known."""
-    for key, value in _ABOUT.get().items():
+    for key, value in ABOUT.get().items():
         if not hasattr(record, key):
             setattr(record, key, value)
     return True
-
-
-def about_request(context, next) -> None:  # noqa: A002 - Bolt passes `next` by name
-    """Bolt middleware: the request's team and channel ids, for every line logged while it is handled."""
-    ids = {key: value for key, value in (("team", context.team_id), ("channel", context.channel_id)) if value}
-    token = _ABOUT.set(ids)
-    try:
-        next()
-    finally:
-        _ABOUT.reset(token)

@@ -1,44 +1,82 @@
-"""Bolt listeners: parse the payload, make one service call. All registered in `register`.
+"""A person's message, from Slack's payload to the router: the middleware every delivery passes, the message and
+mention listeners, and what a message carries (messages shared into it, its files). The rest of what people do
+(commands, buttons, shortcuts, reactions, Home) is gesture_listeners.py's; `register` registers both.
 
-Before any listener runs, the door (intake.py) has recorded a delivery worth keeping in the durable
-inbox and turned away one kept before; each listener marks its delivery done when it returns
-(`delivered`). A person's message is also claimed by its own channel + ts when it is acted on
-(`message` and `app_mention` deliver the same message under two event ids).
-
-Listeners of Slack's agent platform: Stop on a fork's agent session (agent_session_stopped), a
-top-level answer's Stop button (`stop_answer`), and what a person views beside the bot's DM
-(app_context_changed). Each parses its payload and makes one service call.
+The middleware, in order: log lines name the request's team and channel (`about_request`); a slash command
+that needs nothing stored is answered at once (intake.answer_at_once); the door (intake.py) records a delivery
+worth keeping in the durable inbox and turns away one kept before; a Stop on a fork's agent session is recorded
+before the ack. Each listener marks its delivery done when it returns (`delivered`). A person's message is also
+claimed by its own channel + ts when it is acted on (`message` and `app_mention` deliver the same message under
+two event ids).
 
 Payloads (docs.slack.dev/reference/events/…): agent_session_stopped carries channel, thread_ts, user and
 streaming_message_ts; app_context_changed only a `context` whose `entities` (most relevant first) name what
 the person views — `slack#/types/channel_id` entities, and `slack#/types/message_context` ones (a message
 of a channel). It has no `user` or `channel` of its own: the person is the envelope's authorization (its
 `user_id`, `is_bot: false`), as the event's page shows. A DM message carries the same context as `app_context`.
+
+## Shared messages and files
+
+Messages shared or forwarded into a message, as Slack delivers them: each is one of the message's
+`attachments` marked `is_share` (a share or forward) or `is_msg_unfurl` (a pasted message link),
+carrying the shared message's `text` (or only its `message_blocks`), `author_id` / `author_name` /
+`author_subname`, and its own `files` (docs.slack.dev/messaging/formatting-message-text#attachments
+for the attachment fields, docs.slack.dev/tools/node-slack-sdk/reference/web-api/interfaces/
+MessageAttachment for `author_subname`; the share markers as real payloads carry them).
+
+The sharer's own words stay in the message's `text`: whether the bot was mentioned is read there
+only, so sharing a message that mentions the bot is no mention, and a channel share without a
+mention stays chatter.
+
+A message's files as SharedFiles, Slack Connect stubs resolved.
+
+A file shared in a Slack Connect channel (or forwarded from one) arrives as a stub —
+`{"id": …, "mode": "file_access", "file_access": "check_file_info"}`, no name, no URL — and Slack's
+docs say to call `files.info` for the file object (docs.slack.dev/reference/objects/file-object,
+"Slack Connect files"). Invariants:
+- Any file without `url_private_download` (but a tombstone or an external file) costs one `files.info` per workspace and
+  file in this process, however often it arrives (a mention comes as `message` and `app_mention`);
+  what Slack answered is reused, a refusal for REFUSAL_TTL seconds.
+- Resolution happens when the files are first read (`MessageFiles`), i.e. only for a message that
+  becomes a turn: chatter the router ignores costs no call.
+- A file Slack still gives no URL for stays without one (`SharedFile.url` None): the attachments
+  service names it in its private notice.
 """
 from __future__ import annotations
 
-import functools
 import logging
 import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
 
 from slack_bolt import App
+from slack_sdk.errors import SlackApiError, SlackClientError
 
+from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel
-from ..domain.text import row_id, storable
+from ..domain.text import SharedMessage, storable
+from ..infrastructure.logs import ABOUT
 from ..services.catalog import Services
-from ..services.commands import SlashCommand
-from ..services.ports import Audience
+from ..services.ports import SharedFile
 from ..services.routing import IncomingMessage
-from .intake import HUMAN_SUBTYPES, Door, answer_at_once, delivered, from_person, presser
-from .memory_listeners import register_memory
-from .render import (ABANDON_ACTION, CARRY_ON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION,
-                     MERGE_THIS_FORK, STOP_ACTION)
-from .review_listeners import register_reviews
-from .settings_listeners import register_settings
-from .shares import FileStubs, MessageFiles, shared_files, shared_messages
+from .clients import Clients
+from .gesture_listeners import register_gestures
+from .intake import HUMAN_SUBTYPES, Door, answer_at_once, delivered, from_person
 
 
 log = logging.getLogger(__name__)
+
+
+def about_request(context, next) -> None:  # noqa: A002 - Bolt passes `next` by name
+    """Bolt middleware: the request's team and channel ids, for every line logged while it is handled."""
+    ids = {key: value for key, value in (("team", context.team_id), ("channel", context.channel_id)) if value}
+    token = ABOUT.set(ids)
+    try:
+        next()
+    finally:
+        ABOUT.reset(token)
 
 
 def register(app: App, services: Services, stubs: FileStubs | None = None) -> None:
@@ -57,6 +95,18 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
     def keep_before_ack(req, resp, next):
         return door(req, resp, next)
 
+    @app.use
+    def stop_before_ack(req, resp, next):
+        # one conditional write, made before the ack: from then on nothing more of the answer streams,
+        # on whichever replica writes it (a failure here is left to the listener, which tries again)
+        event = (req.body.get("event") or {}) if req.body.get("type") == "event_callback" else {}
+        if event.get("type") == "agent_session_stopped":
+            try:
+                _session_stopped(services, event, req.context)
+            except Exception:  # noqa: BLE001 - the listener retries it
+                log.warning("recording a Stop before the ack failed; the listener tries again", exc_info=True)
+        return next()
+
     @app.event("message")
     def on_message(event, context):
         with delivered(services, context):
@@ -70,85 +120,18 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
         with delivered(services, context):
             _message(services, event, context, stubs)
 
-    slash_commands = {"/fork": services.commands.fork, "/merge": services.commands.merge,
-                      "/context": services.commands.context, "/forks": services.commands.forks_list}
-    for name, use_case in slash_commands.items():
-        app.command(name)(_slash_listener(services, use_case))
-    app.command("/threadfork")(_slash_listener(services, services.channel_admin.command, gated=False))
-    buttons = {MERGE_ACTION: functools.partial(services.gestures.button, verb="merge"),
-               ABANDON_ACTION: functools.partial(services.gestures.button, verb="abandon"),
-               CONTINUE_ACTION: services.budgets.raise_limit}
-    for action_id, use_case in buttons.items():
-        app.action(action_id)(_button_listener(services, use_case))
-    @app.action(CARRY_ON_ACTION)
-    def on_carry_on(ack, body, action, context):
-        ack()
+    @app.event("agent_session_stopped")
+    def on_session_stopped(event, context):
         with delivered(services, context):
-            session_id, _, reply_id = str(action.get("value", "")).partition(":")
-            audience = presser(body, context)
-            if session_id.isdigit() and reply_id.isdigit() and services.access.admits(audience):
-                services.gestures.carry_on(int(session_id), int(reply_id), audience.user_id, audience.channel)
+            _session_stopped(services, event, context)  # done already, normally: then it changes nothing
 
-    register_reviews(app, services)
-    register_settings(app, services)
-    register_memory(app, services)
-    register_agent(app, services)
+    @app.event("app_context_changed")
+    def on_context_changed(event, body, context):
+        user = _person(body)
+        if user:
+            services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context")) or ()))
 
-    @app.action(FEEDBACK_ACTION)
-    def on_feedback(ack, body, action, context):
-        ack()
-        with delivered(services, context):
-            container = body.get("container") or {}
-            services.gestures.feedback(presser(body, context).channel, container.get("message_ts") or "",
-                                       body["user"]["id"], action.get("value") or "")
-
-    @app.shortcut(FORK_FROM_HERE)
-    def fork_from_here(ack, shortcut, context):
-        ack()
-        message = shortcut.get("message") or {}
-        with delivered(services, context):
-            if not services.access.admits(_shortcut_sender(shortcut, context)):
-                return
-            services.gestures.fork_from_message(
-                Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
-                message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
-                shortcut.get("response_url"))
-
-    @app.shortcut(MERGE_THIS_FORK)
-    def merge_this_fork(ack, shortcut, context):
-        ack()
-        message = shortcut.get("message") or {}
-        with delivered(services, context):
-            if not services.access.admits(_shortcut_sender(shortcut, context)):
-                return
-            services.gestures.merge_from_message(
-                Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
-                message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
-                shortcut.get("response_url"))
-
-    @app.event("app_home_opened")
-    def on_home(event, body, context):
-        # not kept (a view refresh); one publish (or one set of prompts) per delivery, however often Slack
-        # delivers it; the Messages tab is the bot's DM (the agent pane)
-        tab = event.get("tab", "home")
-        if tab in ("home", "messages") and services.first_delivery(body.get("event_id") or ""):
-            if tab == "home":
-                services.gestures.home_opened(_team(context), event["user"])
-            elif event.get("channel"):
-                services.pane.dm_opened(_team(context), event["user"], event["channel"])
-
-    @app.event("file_deleted")
-    def on_file_deleted(event, context):
-        with delivered(services, context):
-            services.gestures.file_deleted(event.get("file_id") or "")
-
-    @app.event("reaction_added")
-    def on_reaction(event, context):
-        item = event.get("item") or {}
-        with delivered(services, context):
-            if item.get("type") == "message" and event.get("user") != services.bot_user_id(_team(context)):
-                services.gestures.reaction(Channel(_team(context), item["channel"]), item["ts"], event["user"],
-                                           event["reaction"])
+    register_gestures(app, services)
 
 
 def register_fallbacks(app: App, services: Services) -> None:
@@ -168,34 +151,6 @@ def register_fallbacks(app: App, services: Services) -> None:
     def on_unknown_shortcut(ack, shortcut):
         ack()
         log.warning("unknown shortcut %s ignored", shortcut.get("callback_id"))
-
-
-def _slash_listener(services: Services, use_case, gated: bool = True):
-    """`gated`: refused outside the allow-lists (`/threadfork` is not: admins turn a channel back on). A
-    command whose answer needs nothing stored (`/fork help`) never gets here: intake.answer_at_once answers it."""
-    def listener(ack, command, context):
-        slash = SlashCommand(team_id=_team(context), channel_id=command["channel_id"], user_id=command["user_id"],
-                             text=storable(command.get("text") or ""), response_url=command.get("response_url"),
-                             trigger_id=command.get("trigger_id"))
-        ack()
-        with delivered(services, context):
-            if not gated or services.access.admits(slash.audience):
-                use_case(slash)
-
-    return listener
-
-
-def _button_listener(services: Services, use_case):
-    """A button whose value is a fork id: `use_case(fork_id, user_id, channel)`."""
-    def listener(ack, body, action, context):
-        ack()
-        with delivered(services, context):
-            fork_id = _fork_id(action)
-            audience = presser(body, context)
-            if fork_id is not None and services.access.admits(audience):
-                use_case(fork_id, audience.user_id, channel=audience.channel)
-
-    return listener
 
 
 def _changed_message(services: Services, event: dict, channel: Channel) -> None:
@@ -235,18 +190,6 @@ def _message(services: Services, event: dict, context, stubs: FileStubs | None) 
     ))
 
 
-def _shortcut_sender(shortcut: dict, context) -> Audience:
-    return Audience(_team(context), shortcut["channel"]["id"], shortcut["user"]["id"],
-                    response_url=shortcut.get("response_url"))
-
-
-def _fork_id(action: dict) -> int | None:
-    fork_id = row_id(action.get("value"))
-    if fork_id is None:
-        log.warning("button %s with a malformed value ignored", str(action.get("action_id"))[:64])
-    return fork_id
-
-
 def _team(context) -> str:
     """The workspace a request comes from (Bolt reads it from the payload): what everything is keyed by."""
     return context.team_id or ""
@@ -273,44 +216,6 @@ def viewed_channels(context) -> tuple[str, ...] | None:
     return tuple(found)
 
 
-def register_agent(app: App, services: Services) -> None:
-    """After the door (bot/slack/intake.py): a Stop is recorded before Slack is acknowledged."""
-
-    @app.use
-    def stop_before_ack(req, resp, next):
-        # one conditional write, made before the ack: from then on nothing more of the answer streams,
-        # on whichever replica writes it (a failure here is left to the listener, which tries again)
-        event = (req.body.get("event") or {}) if req.body.get("type") == "event_callback" else {}
-        if event.get("type") == "agent_session_stopped":
-            try:
-                _session_stopped(services, event, req.context)
-            except Exception:  # noqa: BLE001 - the listener retries it
-                log.warning("recording a Stop before the ack failed; the listener tries again", exc_info=True)
-        return next()
-
-    @app.event("agent_session_stopped")
-    def on_session_stopped(event, context):
-        with delivered(services, context):
-            _session_stopped(services, event, context)  # done already, normally: then it changes nothing
-
-    @app.event("app_context_changed")
-    def on_context_changed(event, body, context):
-        user = _person(body)
-        if user:
-            services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context")) or ()))
-
-    @app.action(STOP_ACTION)
-    def on_stop(ack, body, action, context):
-        ack()
-        with delivered(services, context):
-            reply_id = row_id(action.get("value"))
-            if reply_id is None:
-                log.warning("a Stop button with a malformed value ignored")
-                return
-            audience = presser(body, context)
-            services.stopping.pressed(audience.channel, reply_id, audience.user_id)
-
-
 def _session_stopped(services: Services, event: dict, context) -> None:
     if event.get("channel") and event.get("thread_ts") and event.get("user"):
         services.stopping.thread_stopped(Channel(context.team_id or "", event["channel"]), event["thread_ts"],
@@ -323,3 +228,127 @@ def _person(body: dict) -> str | None:
         if isinstance(authorization, dict) and not authorization.get("is_bot") and authorization.get("user_id"):
             return authorization["user_id"]
     return None
+
+
+REMEMBERED = 1024  # resolved files kept per process
+REFUSAL_TTL = 60.0  # seconds a refused files.info is not asked again
+
+
+class FileStubs:
+    def __init__(self, clients: Clients):
+        self.clients = clients
+        self._known: OrderedDict[tuple[str, str], tuple[dict, float]] = OrderedDict()
+        self._guard = threading.Lock()
+        self._stripes = [threading.Lock() for _ in range(64)]
+
+    def resolve(self, file: dict, team_id: str) -> dict:
+        """The file object to read: `file` itself when it has its download URL, else what files.info gives."""
+        if file.get("url_private_download") or file.get("mode") == "tombstone" or file.get("is_external"):
+            return file  # readable as it is, gone, or kept outside Slack (a Google Doc): nothing to ask
+        key = (team_id, file["id"])
+        with self._stripes[hash(key) % len(self._stripes)]:
+            with self._guard:
+                known = self._known.get(key)
+            if known is not None and known[1] > time.monotonic():
+                return known[0]
+            resolved = self._info(file, team_id)
+            lasts = float("inf") if resolved.get("url_private_download") else time.monotonic() + REFUSAL_TTL
+            with self._guard:
+                self._known[key] = (resolved, lasts)
+                while len(self._known) > REMEMBERED:
+                    self._known.popitem(last=False)
+        return resolved
+
+    def _info(self, file: dict, team_id: str) -> dict:
+        try:
+            answer = self.clients.for_team(team_id).files_info(file=file["id"])
+        except SlackApiError as error:
+            log.warning("files.info %s: %s", file["id"], error.response.get("error"))
+            return file
+        except (SlackClientError, ChatUnavailable, OSError) as error:
+            log.warning("files.info %s failed (%s)", file["id"], type(error).__name__)
+            return file
+        return {**file, **(answer.get("file") or {})}
+
+
+class MessageFiles(Sequence[SharedFile]):
+    """A message's files, resolved on first read; its length is known without asking Slack."""
+
+    def __init__(self, files: list[dict], team_id: str, stubs: FileStubs | None):
+        self._raw = [f for f in files if f.get("id") and f.get("mode") != "tombstone"]
+        self._team_id = team_id
+        self._stubs = stubs
+        self._read: tuple[SharedFile, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __getitem__(self, index):
+        return self._files()[index]
+
+    def _files(self) -> tuple[SharedFile, ...]:
+        if self._read is None:
+            self._read = tuple(shared_file(self._stubs.resolve(f, self._team_id) if self._stubs else f, self._team_id)
+                               for f in self._raw)
+        return self._read
+
+
+def shared_file(file: dict, team_id: str) -> SharedFile:
+    return SharedFile(id=file["id"], name=file.get("name") or file.get("title") or file["id"],
+                      mimetype=file.get("mimetype") or "", filetype=file.get("filetype") or "",
+                      size=int(file.get("size") or 0), url=file.get("url_private_download"), team_id=team_id)
+
+
+def shares(event: dict) -> list[dict]:
+    """The event's attachments that are shared messages, in order."""
+    return [a for a in event.get("attachments") or []
+            if isinstance(a, dict) and (a.get("is_share") or a.get("is_msg_unfurl"))]
+
+
+def shared_messages(event: dict) -> tuple[SharedMessage, ...]:
+    return tuple(
+        SharedMessage(text=storable(share.get("text") or _block_words(share.get("message_blocks"))),
+                      author_id=share.get("author_id") or None,
+                      author_name=storable(share.get("author_name") or share.get("author_subname") or "") or None,
+                      files=tuple(storable(_file_name(f)) for f in _files(share)))
+        for share in shares(event))
+
+
+def shared_files(event: dict) -> list[dict]:
+    """The shared messages' own files (file objects, possibly Slack Connect stubs)."""
+    return [file for share in shares(event) for file in _files(share)]
+
+
+def _files(share: dict) -> list[dict]:
+    return [f for f in share.get("files") or [] if isinstance(f, dict) and f.get("id")]
+
+
+def _file_name(file: dict) -> str:
+    return file.get("name") or file.get("title") or file["id"]
+
+
+def _block_words(message_blocks) -> str:
+    """The words of a shared message that came only as blocks (rich_text's text and link elements)."""
+    lines = []
+    for entry in message_blocks or []:
+        for block in ((entry or {}).get("message") or {}).get("blocks") or []:
+            words = "".join(_element_words(block)).rstrip("\n")
+            if words:
+                lines.append(words)
+    return "\n".join(lines)
+
+
+def _element_words(element) -> list[str]:
+    if not isinstance(element, dict):
+        return []
+    kind = element.get("type")
+    if kind == "text":
+        return [element.get("text") or ""]
+    if kind == "link":
+        return [element.get("text") or element.get("url") or ""]
+    if kind == "user" and element.get("user_id"):
+        return [f"<@{element['user_id']}>"]
+    words = [piece for child in element.get("elements") or [] for piece in _element_words(child)]
+    if kind in ("rich_text_section", "rich_text_preformatted", "rich_text_quote") and words:
+        words.append("\n")
+    return words

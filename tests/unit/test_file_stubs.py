@@ -1,9 +1,9 @@
-"""Slack Connect file stubs resolved by the Slack adapter (bot/slack/shares.py) against the fake
+"""Slack Connect file stubs resolved by the Slack adapter (bot/slack/listeners.py) against the fake
 Slack: one files.info per file however often it is read, and none for a message nobody reads."""
 from bot.slack.clients import OneWorkspace, web_client
 from bot.slack.clients import connection_pool
 from bot.infrastructure.tls import tls_context
-from bot.slack.shares import FileStubs, MessageFiles
+from bot.slack.listeners import FileStubs, MessageFiles
 
 from ..fakes.samples import png
 from ..fakes.slack_api import BOT_TOKEN, BOT_USER_ID, TEAM_ID as TEAM

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from bot.infrastructure.drain import DrainableExecutor
-from bot.infrastructure.logs import QUIET, about_request, configure_logging
+from bot.infrastructure.logs import QUIET, configure_logging
+from bot.slack.listeners import about_request
 
 
 class Captured:

@@ -1,10 +1,10 @@
 """A shared or forwarded message inside the sharer's turn: the pure rendering (bot/domain/text.py),
-what the Slack adapter reads out of a share attachment (bot/slack/shares.py), and the router's use of
+what the Slack adapter reads out of a share attachment (bot/slack/listeners.py), and the router's use of
 it on the in-memory store."""
 from bot.domain.model import ForkStatus
 from bot.domain.text import SharedMessage, quoted, with_shared
 from bot.services.routing import IncomingMessage
-from bot.slack.shares import shared_files, shared_messages
+from bot.slack.listeners import shared_files, shared_messages
 
 from .conftest import BOT, CHANNEL
 
