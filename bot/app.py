@@ -65,8 +65,8 @@ from .slack.gateway import SlackChat
 from .slack.intake import BoltDeliveries
 from .slack.listeners import FileStubs, about_request, register, register_fallbacks
 from .slack.paging import Pacing
+from .slack.reply import Reactions
 from .slack.clients import connection_pool
-from .slack.thinking import Reactions
 from .store import Database, open_store, utcnow
 from .infrastructure.tls import tls_context
 

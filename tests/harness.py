@@ -159,7 +159,7 @@ class RunningBot(SlackActor):
         marked done in the inbox (or failed, for a sweep to replay), one the bot ignores on purpose (chatter,
         never kept) has been ignored. Answers are written inside the listener of the delivery that holds the
         session's lease; replays by `services.sweep()` go through the same pool. Not covered: the thinking
-        reaction's Slack calls, on their own small pool (slack/thinking.py, made in bot/app.py) — wait for those calls."""
+        reaction's Slack calls, on their own small pool (slack/reply.py: Reactions, made in bot/app.py) — wait for those calls."""
         wait_until(lambda: not self.wiring.executor.in_flight() and not self.busy(), timeout=timeout,
                    message="every delivery to be processed and no answer in progress")
 

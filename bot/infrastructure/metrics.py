@@ -1,7 +1,8 @@
 """Every metric the bot exports, in Prometheus' format (prometheus-client), and the one way to read them.
 
 HTTP mode serves them at /metrics on PORT (bot/entrypoints/wsgi.py), Socket Mode on THREADFORK_HEALTH_PORT
-(bot/entrypoints/health.py). Each hook elsewhere is one line calling a function or a metric here.
+(bot/entrypoints/health.py). Each hook elsewhere is one line calling a function or a metric here, where it happens
+(the Slack client counts its own calls, bot/slack/clients.py; an answer times itself, bot/slack/reply.py).
 
 Invariants:
 - Every name starts `threadfork_`. Labels carry bounded values only — a place (parent, fork), an outcome,
@@ -16,13 +17,10 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-from urllib.parse import urlsplit
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from slack_sdk.errors import SlackApiError
 
 from ..domain.errors import ThreadforkError
 from ..domain.model import ForkStatus
@@ -116,46 +114,6 @@ def merge(gesture: str, merge_now, *args, **kwargs):
         raise
     MERGES.labels(gesture, "drafted" if fork.status is ForkStatus.OPEN else "merged").inc()  # review on: a draft
     return fork
-
-
-def ratelimited(request, response) -> None:
-    """A retry handler saw an answer (bot/slack/clients.py): count it if it is Slack's 429."""
-    if response is not None and response.status_code == 429:
-        SLACK_RATELIMITED.labels(urlsplit(request.url).path.rsplit("/", 1)[-1]).inc()
-
-
-class AnswerTiming:
-    """One answer's clock: its first visible words and its end, each observed once."""
-
-    def __init__(self):
-        self.began = time.monotonic()
-        self._shown = False
-
-    def shown(self) -> None:
-        if not self._shown:
-            self._shown = True
-            FIRST_WORDS_SECONDS.observe(time.monotonic() - self.began)
-
-    def finished(self) -> None:
-        self.shown()
-        ANSWER_SECONDS.observe(time.monotonic() - self.began)
-
-
-class CountsCalls:
-    """Mixed into the bot's WebClient (bot/slack/clients.py): every Web API call counted by method and outcome."""
-
-    def api_call(self, api_method: str, **kwargs):
-        try:
-            response = super().api_call(api_method, **kwargs)
-        except SlackApiError as error:
-            SLACK_CALLS.labels(api_method, str(error.response.get("error") or f"http_{error.response.status_code}")
-                               [:40]).inc()
-            raise
-        except Exception as error:
-            SLACK_CALLS.labels(api_method, type(error).__name__).inc()
-            raise
-        SLACK_CALLS.labels(api_method, "ok").inc()
-        return response
 
 
 class _Backlog:

@@ -130,7 +130,7 @@ class Reading:
         self.blocks[index] = dict(block)  # its text and input grow as deltas come
         kind = block.get("type")
         if kind in ("thinking", "redacted_thinking") and self.events:
-            self.events.thinking_started()  # nothing is shown of it; a long think is (channel_reply.py)
+            self.events.thinking_started()  # nothing is shown of it; a long think is (reply.py: ChannelReply)
         elif kind == "server_tool_use":
             self._tools[index] = (block["id"], block["name"], [])
         elif kind == "mcp_tool_use":

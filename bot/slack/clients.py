@@ -67,7 +67,6 @@ from urllib3.exceptions import ConnectTimeoutError, HTTPError as Urllib3Error, N
 
 from ..domain.errors import ChatUnavailable
 from ..infrastructure import metrics
-from ..infrastructure.metrics import CountsCalls
 
 
 NOT_REPEATED = frozenset({"chat.appendStream"})
@@ -123,7 +122,8 @@ class ServerErrors(ServerErrorRetryHandler):
 
 class RateLimits(RateLimitErrorRetryHandler):
     def _can_retry(self, *, state, request, response=None, error=None) -> bool:
-        metrics.ratelimited(request, response)
+        if response is not None and response.status_code == 429:  # each one, retried or not
+            metrics.SLACK_RATELIMITED.labels(method_of(request)).inc()
         return super()._can_retry(state=state, request=request, response=response, error=error) \
             and method_of(request) not in NOT_WAITED
 
@@ -201,8 +201,21 @@ def web_client(token: str | None, api_url: str, pool: urllib3.PoolManager) -> We
                    ssl=pool.connection_pool_kw.get("ssl_context"))  # through a proxy, urllib verifies with it
 
 
-class _Client(CountsCalls, PooledWebClient):
-    """Every Web API call counted (threadfork_slack_calls_total) by method and outcome."""
+class _Client(PooledWebClient):
+    """Every Web API call counted (threadfork_slack_calls_total) by method and final outcome."""
+
+    def api_call(self, api_method: str, **kwargs):
+        try:
+            response = super().api_call(api_method, **kwargs)
+        except SlackApiError as error:
+            metrics.SLACK_CALLS.labels(api_method, str(error.response.get("error")
+                                                       or f"http_{error.response.status_code}")[:40]).inc()
+            raise
+        except Exception as error:
+            metrics.SLACK_CALLS.labels(api_method, type(error).__name__).inc()
+            raise
+        metrics.SLACK_CALLS.labels(api_method, "ok").inc()
+        return response
 
 
 class OneWorkspace:

@@ -39,12 +39,11 @@ from ..domain.text import NameOf, neutralise, storable
 from ..services.ports import Audience, Place, StopSignal, ThreadMessage
 from . import drafts, memory_view, render, settings_view, threads, views
 from .agent_sessions import SessionCalls
-from .channel_reply import ChannelReply
 from .clients import FAILURES, Clients, PooledWebhookClient, failure_code, retry_handlers
 from .downloads import Downloads
 from .paging import Pacing
-from .reply import ThreadReply
-from .thinking import Reactions
+from .reply import ChannelReply, Reactions
+from .thread_reply import ThreadReply
 
 
 NAME_TTL = 3600.0  # people rename themselves; an hour-old name is fine beside their words

@@ -17,8 +17,8 @@ from ..services.commands import SlashCommand
 from ..services.ports import Audience
 from .intake import delivered, presser
 from .memory_listeners import register_memory
-from .render import (ABANDON_ACTION, CARRY_ON_ACTION, CONTINUE_ACTION, FEEDBACK_ACTION, FORK_FROM_HERE, MERGE_ACTION,
-                     MERGE_THIS_FORK, STOP_ACTION)
+from .render import ABANDON_ACTION, CONTINUE_ACTION, FORK_FROM_HERE, MERGE_ACTION, MERGE_THIS_FORK
+from .reply import CARRY_ON_ACTION, FEEDBACK_ACTION, STOP_ACTION
 from .review_listeners import register_reviews
 from .settings_listeners import register_settings
 

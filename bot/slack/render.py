@@ -14,13 +14,11 @@ from ..domain import text as safe
 from ..domain.merge import EXPIRY_ACTOR, split_conflicts, worth_remembering
 from ..domain.model import Fork, ForkStats, ForkStatus
 from ..domain.text import NameOf
+from .reply import feedback_block  # under a summary as under an answer
 
 MERGE_ACTION = "fork_merge"
 ABANDON_ACTION = "fork_abandon"
 CONTINUE_ACTION = "fork_budget_continue"
-CARRY_ON_ACTION = "answer_continue"  # under an answer cut at its length limit: carry it on
-FEEDBACK_ACTION = "answer_feedback"
-STOP_ACTION = "stop_answer"  # a top-level answer's Stop, while it streams
 FORK_FROM_HERE = "fork_from_here"  # message shortcut callback ids, as in manifest.yml
 MERGE_THIS_FORK = "merge_this_fork"
 MARKDOWN_LIMIT = 12_000  # Slack's cap on markdown_text, and on all markdown blocks of one message together
@@ -163,27 +161,6 @@ def children_refusal(reason: str, children: list[Fork]) -> tuple[str, list[dict]
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text":
                        f"…and {len(children) - MAX_LISTED_CHILDREN} more: see `/forks`."}]})
     return reason, blocks
-
-
-def feedback_block() -> dict:
-    """Slack's 👍/👎 under an answer or a summary; a press is stored once per person and message."""
-    def vote(text: str, value: str) -> dict:
-        return {"text": plain(text), "value": value, "accessibility_label": text}
-
-    return {"type": "context_actions", "elements": [{
-        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
-        "positive_button": vote("Good answer", "good"), "negative_button": vote("Bad answer", "bad")}]}
-
-
-def stop_block(reply_id: int) -> dict:
-    """The Stop button under a top-level answer while it streams; its value names the answer's stored turn."""
-    return {"type": "actions", "block_id": "answer_stop", "elements": [button("Stop", STOP_ACTION, reply_id)]}
-
-
-def carry_on_block(value: str) -> dict:
-    """The Continue button under a cut answer; its value names the session and the answer."""
-    return {"type": "actions", "block_id": "answer_continue",
-            "elements": [button("Continue", CARRY_ON_ACTION, value, "primary")]}
 
 
 def humanize(seconds: float) -> str:

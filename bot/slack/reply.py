@@ -1,50 +1,51 @@
-"""Delivering Claude's answer to Slack while it is being written.
+"""Delivering Claude's answer to Slack while it is being written: what every reply does (`BaseReply`), a
+channel's top-level answer (`ChannelReply`), the 👀 while Claude thinks, and the controls under an answer.
+A fork's answer streams in its thread (thread_reply.py); long answers continue in further messages of the same
+place (paging.py).
 
-- In a fork's thread the answer streams with chat.startStream / appendStream / stopStream, naming
-  the team and the user whose turn is answered. The calls are made directly (not through
-  slack-sdk's ChatStream, whose buffer would resend unconfirmed text) so that what each message
-  is known to show is exact.
-- At a channel's top level (where streams need a thread) a message is posted with the answer's first
-  words and updated with chat.update at most about once a second (channel_reply.py, posted.py); while it
-  streams it carries a Stop button, also while Claude thinks before any word.
-An 👀 reaction on the person's message says Claude is thinking while no text is visible yet
-(thinking.py), except in a fork whose agent session says so itself (gateway.begin_reply). Long answers
-continue in further messages of the same place (see paging.py).
+- At a channel's top level (where streams need a thread) a message is posted with the answer's first words and
+  updated with chat.update at most about once a second (paging.py: Posted), with a Stop button under it while it
+  is written (`stop_answer`, naming the answer's stored turn) — also while Claude thinks before any word. The final
+  update trades Stop for the feedback buttons.
+- Its first words wait for the answer's next event (more words, research, its end): an answer that arrives
+  whole is posted once, finished, as soon as its stop reason comes (not once the stream has closed) — with no
+  Stop to take away again.
+- An 👀 reaction on the person's message says Claude is thinking while no text is visible yet, except in a fork
+  whose agent session says so itself (gateway.begin_reply). It appears only if no text is visible after
+  THINKING_DELAY (a fast answer never flickers it, and costs no reactions.* calls), and goes as soon as the first
+  words are visible. Its Slack calls run on a small pool (Reactions), never on the reply's thread; a removal is
+  chained after its add, never before it.
+- Once Claude has thought for THINKING_NOTE seconds with nothing shown, a top-level answer's own message is posted
+  saying "Thinking…" with its Stop button, so a long think can be stopped before any word; the words replace that
+  line as they come. The note is a delayed call on the reactions' pool (Reactions.later): it and the reading
+  thread take turns on the message (one lock), so the answer is never posted twice, and a finished answer gets no
+  note. Unlike the use cases' Later port, its cancel never waits for a call under way: the reply cancels while
+  holding the lock the call takes.
 
 Invariants, whatever Slack refuses or fails on (after the retries in clients.py):
 - write() and finish() never raise for Slack's sake: a failed call never costs Claude's answer.
-- Only a Stop is a Stop: an append answered `stopped_by_user`, or refused as not streaming once a Stop is
-  recorded. A stream Slack ended without one (it expires streams after about five minutes:
-  `message_not_in_streaming_state`) keeps what it shows, and the answer goes on in a new streamed message
-  in the same thread, where Stop and the feedback buttons work as before.
-- A stream that breaks otherwise — start, append or stop refused, 5xx, connection lost, or startStream
-  rate-limited (not waited for) — hands the rest of the answer to post-and-update in the same
-  thread, at once. The broken stream's message is rewritten with chat.update once Slack says it no longer
-  streams (the same whether or not the failed call landed), never posted again beside itself; a message
-  that may still stream is never updated (Slack: `streaming_state_conflict`): it keeps what it shows and
-  the rest follows it.
 - finish() returns the ts of every message that holds part of the answer.
 """
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Executor, Future
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.schedulers.base import BaseScheduler
 from slack_sdk.errors import SlackApiError
-from slack_sdk.models.messages.chunk import MarkdownTextChunk
+from slack_sdk.web import WebClient
 
 from ..domain.text import settled
 from ..infrastructure import metrics
-from ..services.ports import Place, Source, StopSignal
-from .paging import APPEND, UPDATE
-from .paging import Pager, open_fence
-from .posted import Message, Posted
-from .render import carry_on_block, feedback_block
-from .research import status_line, task_chunk, task_title
-from .clients import FAILURES, failure_code, retry_after
+from ..services.ports import Place, Source
+from .paging import UPDATE, Posted
+from .research import status_line, task_title
 
 if TYPE_CHECKING:
     from .gateway import SlackChat
@@ -52,10 +53,38 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UPDATE_INTERVAL = 1.0  # seconds between chat.update calls (Slack's guidance: about once a second)
-STREAM_INTERVAL = 1.5  # seconds between appendStream calls
-STREAM_LIMIT = 11_500  # characters per streamed message; Markdown payloads cap at 12,000
-NOT_STREAMING = "message_not_in_streaming_state"  # a stream that ended: stopped, or expired by Slack
-STOPPED_BY_USER = "stopped_by_user"  # an append after a person pressed Stop
+THINKING = "eyes"
+THINKING_DELAY = 0.5  # seconds without visible text before the reaction appears
+THINKING_NOTE = 1.5  # seconds Claude thinks with nothing shown before the answer's message says so
+THINKING_LINE = "_💭 Thinking…_"
+CARRY_ON_ACTION = "answer_continue"  # under an answer cut at its length limit: carry it on
+FEEDBACK_ACTION = "answer_feedback"
+STOP_ACTION = "stop_answer"  # a top-level answer's Stop, while it streams
+
+
+def feedback_block() -> dict:
+    """Slack's 👍/👎 under an answer or a summary; a press is stored once per person and message."""
+    def vote(text: str, value: str) -> dict:
+        return {"text": {"type": "plain_text", "text": text}, "value": value, "accessibility_label": text}
+
+    return {"type": "context_actions", "elements": [{
+        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+        "positive_button": vote("Good answer", "good"), "negative_button": vote("Bad answer", "bad")}]}
+
+
+def stop_block(reply_id: int) -> dict:
+    """The Stop button under a top-level answer while it streams; its value names the answer's stored turn."""
+    return {"type": "actions", "block_id": "answer_stop", "elements": [_button("Stop", STOP_ACTION, str(reply_id))]}
+
+
+def carry_on_block(value: str) -> dict:
+    """The Continue button under a cut answer; its value names the session and the answer."""
+    return {"type": "actions", "block_id": "answer_continue",
+            "elements": [{**_button("Continue", CARRY_ON_ACTION, value), "style": "primary"}]}
+
+
+def _button(label: str, action_id: str, value: str) -> dict:
+    return {"type": "button", "text": {"type": "plain_text", "text": label}, "action_id": action_id, "value": value}
 
 
 class BaseReply:
@@ -77,7 +106,7 @@ class BaseReply:
         self.outputs: dict[str, str] = {}  # tool id → the one-line result a finished connector call shows
         self.closing = [feedback_block()]  # under the answer's last message: 👍/👎
         self._writing = True  # counted by the workspace's pacing until it finishes or fails
-        self.timing = metrics.AnswerTiming()
+        self.timing = AnswerTiming()
         chat.pacing.began(place.team_id, self.kind)
 
     @property
@@ -157,196 +186,186 @@ class BaseReply:
         raise NotImplementedError
 
 
-@dataclass
-class _Stream:
-    """One page's streamed message: from `offset` in the page on (reopening `reopen`, a code fence the messages
-    before it left open), after the messages of the page whose streams Slack expired (`expired`)."""
-    ts: str | None = None
-    shown: str = ""  # what Slack confirmed the streamed message shows
-    stopped: bool = False  # chat.stopStream was called (whatever came of it)
-    held: bool = False  # Slack took no more appends (a person pressed Stop): the rest waits for chat.stopStream
-    expired: list[str] = field(default_factory=list)
-    offset: int = 0
-    reopen: str = ""
+class ChannelReply(BaseReply):
+    """A channel's top-level answer: posted with its first words, updated in place, Stop under it while written."""
 
-    def part(self, page: str) -> str:
-        """What this message is to show of `page`."""
-        return self.reopen + page[self.offset:]
-
-    def expire(self) -> None:
-        """Slack ended the stream without a Stop: its message keeps what it shows; a new one goes on after it."""
-        fence = open_fence(self.shown)
-        self.expired.append(self.ts)
-        self.offset += len(self.shown) - len(self.reopen)
-        self.reopen = f"{fence}\n" if fence else ""
-        self.ts, self.shown = None, ""
-
-
-def _chunks(text: str) -> list[MarkdownTextChunk] | None:
-    """Text as slack-sdk's ChatStream sends it."""
-    return [MarkdownTextChunk(text=text)] if text else None
-
-
-class _StreamsPaused(Exception):
-    """chat.startStream was rate-limited moments ago: not worth another refusal."""
-
-
-class ThreadReply(BaseReply):
-    """A fork's answer, streamed into its thread; posted and updated there if the stream breaks."""
-
-    floor = STREAM_INTERVAL
-    kind = APPEND
-
-    def __init__(self, chat: SlackChat, place: Place, stop: StopSignal | None = None, **kwargs):
-        """`stop`: asked before each append — once Stop was pressed nothing more streams; the answer's last
-        words ride on chat.stopStream."""
+    def __init__(self, chat: SlackChat, place: Place, note_after: float = THINKING_NOTE, **kwargs):
         super().__init__(chat, place, **kwargs)
-        self.stop = stop
-        self.pager = Pager(STREAM_LIMIT)
-        self.streams: list[_Stream] = []
-        self.rest: Posted | None = None  # the answer from page `handover` on, once a stream broke
-        self.handover = 0
+        self.posted = Posted(chat, place)
+        self.streaming = [stop_block(place.reply_id)] if place.reply_id is not None else None
+        self._shown_final: str | None = None  # the text shown finished when the answer ended (`ended`)
+        self._lock = threading.RLock()  # the reading thread and the thinking note take turns on the message
+        self._note_after = note_after
+        self._note: DelayedCall | None = None  # the "Thinking…" note's delayed call, once Claude began to think
+        self._noting = False  # the message says "Thinking…" (until words replace it)
+        self._over = False  # finished or failed: no note from now on
 
     @property
     def ts(self) -> list[str]:
-        streams = self.streams[:self.handover + 1 if self.rest else None]
-        streamed = [ts for i, s in enumerate(streams) for ts in (*s.expired, s.ts)
-                    if ts and not (self.rest and i == self.handover and ts == s.ts)]
-        return streamed + (self.rest.ts if self.rest else [])
+        return self.posted.ts
+
+    def write(self, delta: str) -> None:
+        if not self.text:  # the first words: held until the answer's next event
+            self.text = delta
+            return
+        super().write(delta)
+
+    def thinking_started(self) -> None:
+        if self._note is None and self.streaming is not None and not self.ts:
+            self._note = self.chat.reactions.later(self._note_after, self._thinking_note)
+
+    def _thinking_note(self) -> None:
+        """On the reactions' pool: Claude has thought a while and nothing is shown — the message says so, with
+        its Stop (never raises: Posted logs what Slack refused)."""
+        with self._lock:
+            if self._over or self.ts or self.text:
+                return
+            self._noting = True
+            self._deliver("", final=False)
+
+    def ended(self) -> None:
+        """Shown finished at once, without waiting for the stream to close and the answer to be stored."""
+        if self.text.strip() and not self.researching:
+            self._flush(final=True)
+            self._shown_final = self.text if self.ts else None  # not shown: `finish` tries again
+            self.thinking.stop()
+
+    def finish(self, tail: str = "", carry_on: str | None = None) -> list[str]:
+        self._settle()
+        if self._shown_final is not None and not tail and carry_on is None and self.text == self._shown_final:
+            self._ended()
+            return self.ts  # shown finished already: nothing to add
+        return super().finish(tail, carry_on)
+
+    def fail(self, notice: str) -> None:
+        self._settle()  # a "Thinking…" already shown takes the notice; else it is posted
+        super().fail(notice)
+
+    def _settle(self) -> None:
+        with self._lock:  # a note being posted now is shown before the end is
+            self._over = True
+        if self._note is not None:
+            self._note.cancel()
+
+    def _status_line(self) -> str:
+        return super()._status_line() or (THINKING_LINE if self._noting else "")
 
     def _deliver(self, visible: str, final: bool) -> None:
-        if self.rest is None:
-            broken = self._stream(self.pager.update(visible, final=final), final)
-            if broken is None:
-                return
-            self._hand_over(*broken)
-        start, reopened = self.pager.starts[self.handover]
-        self.rest.status = self._status_line()
-        stream = self.streams[self.handover] if self.handover < len(self.streams) else _Stream()
-        self.rest.deliver(stream.part(reopened + visible[start:]), final, self.closing)
+        with self._lock:
+            if visible or final:
+                self._noting = False  # the words replace the note
+                if self._note is not None:
+                    self._note.cancel()  # a note not yet due need not wake the scheduler
+            self.posted.status = self._status_line()
+            self.posted.deliver(visible, final, self.closing if final else self.streaming)
 
     def _research(self, tool_id: str, status: str, sources: list[Source]) -> None:
-        """A task card in the stream (started with the card when no text is shown yet); once the
-        stream broke, a status line like a top-level answer's."""
-        if self.rest is not None:
-            if status != "in_progress":
-                self.researching.pop(tool_id, None)
-            self._flush(final=False)
+        if status != "in_progress":
+            self.researching.pop(tool_id, None)
+        self._flush(final=False)
+
+
+class AnswerTiming:
+    """One answer's clock: its first visible words and its end, each observed once."""
+
+    def __init__(self):
+        self.began = time.monotonic()
+        self._shown = False
+
+    def shown(self) -> None:
+        if not self._shown:
+            self._shown = True
+            metrics.FIRST_WORDS_SECONDS.observe(time.monotonic() - self.began)
+
+    def finished(self) -> None:
+        self.shown()
+        metrics.ANSWER_SECONDS.observe(time.monotonic() - self.began)
+
+
+class Reactions:
+    """What every reply's 👀 runs on, made and stopped by the composition root (bot/app.py, bot/entrypoints/runtime.py):
+    the process's scheduler times the delay (hundreds of replies, no thread apiece), `calls` sends them."""
+
+    def __init__(self, timer: BaseScheduler, calls: Executor, delay: float = THINKING_DELAY):
+        self.timer = timer
+        self.calls = calls
+        self.delay = delay
+
+    def thinking(self, client: WebClient, channel_id: str, ts: str | None) -> Thinking:
+        """The 👀 of one reply, on the message `ts` (None: no reaction)."""
+        return Thinking(client, channel_id, ts, self)
+
+    def later(self, delay: float, call: Callable[[], None]) -> DelayedCall:
+        """`call` on the pool once `delay` seconds have passed (the scheduler only times it), unless cancelled."""
+        return DelayedCall(self, delay, call)
+
+
+class DelayedCall:
+    def __init__(self, reactions: Reactions, delay: float, call: Callable[[], None]):
+        self._calls = reactions.calls
+        self._call = call
+        self._cancelled = False
+        self._due = reactions.timer.add_job(self._submit, "date", misfire_grace_time=None,
+                                            run_date=datetime.now(timezone.utc) + timedelta(seconds=delay))
+
+    def cancel(self) -> None:
+        """No call from now on, if it is not under way already (the call checks what it still has to do)."""
+        if self._cancelled:
             return
-        chunk = task_chunk(tool_id, self.researching[tool_id], status, sources, self.outputs.get(tool_id, ""))
-        stream = self.streams[-1] if self.streams and not self.streams[-1].stopped else None
+        self._cancelled = True
         try:
-            if stream is None or stream.ts is None:  # none yet, or the last one expired and none followed it
-                started = stream or _Stream()
-                self._start(started, "", [chunk])
-                if stream is None:
-                    self.streams.append(started)
-            elif self._may_show():
-                try:
-                    self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=[chunk])
-                except FAILURES as error:
-                    if failure_code(error) != NOT_STREAMING or stream.held or not self._may_show():
-                        raise
-                    stream.expire()  # Slack ended the stream without a Stop: the card opens the next message
-                    self._start(stream, "", [chunk])
-            self.thinking.stop()
-        except (*FAILURES, _StreamsPaused) as error:
-            log.info("a research card was not shown (%s)", failure_code(error))
+            self._due.remove()
+        except JobLookupError:  # it ran, or the scheduler has stopped
+            pass
 
-    def _stream(self, pages: list[str], final: bool) -> tuple[int, str] | None:
-        """Stream what is new in each page; the index of the page whose stream broke and Slack's error, if one did."""
-        for i, page in enumerate(pages):
-            if i == len(self.streams):
-                if not page:
-                    continue
-                self.streams.append(_Stream())
-            stream = self.streams[i]
-            closing = final or i < len(pages) - 1  # a page's last words ride on chat.stopStream
-            while not stream.stopped:
-                failed = self._show(stream, stream.part(page), closing, last=final and i == len(pages) - 1)
-                if failed is None:
-                    break
-                step, code = failed
-                if step == "chat.appendStream" and code == STOPPED_BY_USER:
-                    stream.held = True  # stopped in Slack a moment before this replica heard of it
-                elif step == "chat.appendStream" and code == NOT_STREAMING:
-                    if not self._may_show():
-                        stream.held = True  # a Stop is recorded: this is its end, not Slack's
-                    else:
-                        log.info("Slack ended a stream (%s) without a Stop; the answer goes on in a new message",
-                                 code)
-                        stream.expire()
-                        continue
-                else:
-                    log.warning("%s failed (%s); the answer is posted and updated instead", step, code)
-                    return i, code
-                break
-        return None
-
-    def _show(self, stream: _Stream, part: str, closing: bool, last: bool) -> tuple[str, str] | None:
-        """Stream what `part` adds to what the stream shows (stopping it when `closing`); the failed call and
-        Slack's error code, if one failed."""
-        delta = part[len(stream.shown):]
-        step = "chat.startStream"
+    def _submit(self) -> None:
         try:
-            if stream.ts is None:
-                self._start(stream, delta)
-                delta = ""
-            elif delta and not closing and not stream.held and self._may_show():
-                step = "chat.appendStream"
-                self.client.chat_appendStream(channel=self.place.channel_id, ts=stream.ts, chunks=_chunks(delta))
-                stream.shown = part
-            if closing:
-                step, stream.stopped = "chat.stopStream", True
-                self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
-                                            chunks=_chunks(delta), blocks=self.closing if last else None,
-                                            session_status=self._session_after(more=not last))
-                stream.shown = part
-                if last and self.chat.sessions is not None:
-                    self.chat.sessions.stream_ended(self.place.team_id, self.place.channel_id, self.place.thread_ts)
-        except (*FAILURES, _StreamsPaused) as error:
-            return step, failure_code(error)
-        return None
+            self._calls.submit(self._call)
+        except RuntimeError:  # the pool is closed: the process is leaving
+            log.info("a delayed reply call was dropped: the process is stopping")
 
-    def _session_after(self, more: bool) -> str | None:
-        """The fork's agent session as a stopStream leaves it (None: Slack's default, active)."""
-        sessions = self.chat.sessions
-        return sessions.status_on_stop(self.place.team_id, self.place.channel_id, self.place.thread_ts, more) \
-            if sessions is not None else None
 
-    def _may_show(self) -> bool:
-        return self.stop is None or self.stop.clear_to_show()
+class Thinking:
+    def __init__(self, client: WebClient, channel_id: str, ts: str | None, reactions: Reactions):
+        self.client = client
+        self.channel_id = channel_id
+        self.ts = ts
+        self.calls = reactions.calls
+        self._lock = threading.Lock()
+        self._over = False
+        self._added: Future | None = None
+        self._due = None  # the scheduled add, until it runs or the reply no longer needs it
+        if ts:
+            self._due = reactions.timer.add_job(self._add, "date", misfire_grace_time=None,
+                                                run_date=datetime.now(timezone.utc) + timedelta(seconds=reactions.delay))
 
-    def _start(self, stream: _Stream, text: str, cards: list[dict] = ()) -> None:
-        if time.monotonic() < self.chat.streams_resume_at.get(self.place.team_id, 0.0):
-            raise _StreamsPaused()
-        if self.chat.sessions is not None:  # the fork's session says `processing` before the answer shows
-            self.chat.sessions.landed(self.place.team_id, self.place.channel_id, self.place.thread_ts)
-        try:
-            response = self.client.chat_startStream(
-                channel=self.place.channel_id, thread_ts=self.place.thread_ts,
-                chunks=[*cards, *(_chunks(text) or [])] or None, task_display_mode="timeline",
-                recipient_team_id=self.place.team_id, recipient_user_id=self.place.recipient_id)
-        except SlackApiError as error:
-            if error.response.status_code == 429:
-                self.chat.streams_resume_at[self.place.team_id] = time.monotonic() + retry_after(error)
-            raise
-        stream.ts, stream.shown = response["ts"], text
-
-    def _hand_over(self, broken: int, code: str) -> None:
-        """The rest of the answer, from page `broken` on, is posted and updated. The broken stream's message is
-        rewritten once Slack said it streams no more (stopped, or `code` says so); else it is kept as it is."""
-        self.handover = broken
-        stream = self.streams[broken] if broken < len(self.streams) else _Stream()
-        ended = code in (NOT_STREAMING, STOPPED_BY_USER)
-        if stream.ts and not stream.stopped:  # an append failed: end the stream before rewriting it
-            stream.stopped = True
+    def stop(self) -> None:
+        """Text is visible (or the reply ended): no reaction from now on; remove one already added."""
+        with self._lock:
+            if self._over:
+                return
+            self._over = True
+            added, due, self._due = self._added, self._due, None
+        if added is not None:
+            added.add_done_callback(lambda done: done.result() and self.calls.submit(self._call, "reactions_remove"))
+        elif due is not None:  # a fast answer: its add need not wake the scheduler at all
             try:
-                self.client.chat_stopStream(channel=self.place.channel_id, ts=stream.ts,
-                                            session_status=self._session_after(more=True))
-                ended = True
-            except FAILURES as error:
-                log.info("chat.stopStream after a failed append: %s", failure_code(error))
-                ended = failure_code(error) in (NOT_STREAMING, STOPPED_BY_USER)
-        message = Message(stream.ts, stream.shown) if stream.ts else None
-        self.rest = Posted(self.chat, self.place, message if ended else None, None if ended else message)
+                due.remove()
+            except JobLookupError:  # running now (it will see the reply over) or the scheduler has stopped
+                pass
+
+    def _add(self) -> None:
+        with self._lock:
+            if not self._over:
+                self._added = self.calls.submit(self._call, "reactions_add")
+
+    def _call(self, method: str) -> bool:
+        try:
+            getattr(self.client, method)(channel=self.channel_id, timestamp=self.ts, name=THINKING)
+            return True
+        except SlackApiError as error:
+            log.info("%s %s failed: %s", method, THINKING, error.response.get("error"))
+            return False
+        except Exception:  # noqa: BLE001 - a reaction is never worth failing a reply for
+            log.exception("%s %s failed", method, THINKING)
+            return False

@@ -5,7 +5,7 @@ import time
 
 from sqlalchemy import create_engine, text
 
-from bot.slack.reply import STREAM_INTERVAL
+from bot.slack.thread_reply import STREAM_INTERVAL
 
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, wait_until

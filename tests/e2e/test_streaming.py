@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bot.slack.thinking import THINKING_DELAY
+from bot.slack.reply import THINKING_DELAY
 
 from ..fakes.anthropic_api import Script
 from ..harness import CHANNEL, GENERAL, wait_until

@@ -21,7 +21,7 @@ from slack_sdk.models.messages.chunk import Chunk
 from .slack_records import Message, chunk_text
 from .slack_teams import Team
 
-UPDATE_LIMIT = 4_000  # bytes of text chat.update accepts (see bot/slack/posted.py)
+UPDATE_LIMIT = 4_000  # bytes of text chat.update accepts (see bot/slack/paging.py)
 STREAM_TTL = 300.0  # seconds a stream lives after chat.startStream unless stopped
 CHUNK_TEXT_LIMIT = 12_000  # characters of a markdown_text chunk, as of the markdown_text argument
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")

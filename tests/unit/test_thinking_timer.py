@@ -1,4 +1,4 @@
-"""Each reply's 👀 (bot/slack/thinking.py) on the process's one scheduler and a pool the composition root made:
+"""Each reply's 👀 (bot/slack/reply.py) on the process's one scheduler and a pool the composition root made:
 added once THINKING_DELAY passes with no text visible, never for a fast answer (whose scheduled add is dropped),
 and removed only after its add; a delayed call (a top-level answer's "Thinking…") runs on that pool, never once
 cancelled."""
@@ -7,7 +7,7 @@ import time
 
 from bot.infrastructure.drain import DrainableExecutor
 from bot.infrastructure.scheduler import new_scheduler
-from bot.slack.thinking import THINKING, Reactions
+from bot.slack.reply import THINKING, Reactions
 
 
 class Client:
