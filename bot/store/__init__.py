@@ -7,7 +7,7 @@ from ..services.ports import Clock, Store
 from .channel_settings import SqlChannelSettings
 from .claims import SqlClaims
 from .connectors import SqlConnectorTokens, SqlConnectorUse
-from .engine import Database, utcnow
+from .work import Database, utcnow
 from .departures import SqlDepartures
 from .engine import make_engine
 from .erasure import SqlErasure

@@ -8,7 +8,7 @@ from sqlalchemy import delete, insert
 from sqlalchemy.exc import IntegrityError
 
 from . import statements as sql
-from .engine import Database
+from .work import Database
 from .tables import claims, markers
 
 _MARK = insert(markers)

@@ -28,7 +28,7 @@ from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until, next_ba
 from ..domain.spend import Reservation
 from ..services.ports import Batch, Submitted
 from . import spend, statements as sql
-from .engine import Database
+from .work import Database
 from .inbox import DELIVERY_DONE
 from .moves import change_all
 from .rows import (

@@ -15,7 +15,7 @@ from ..domain.spend import Reservation, Spent, SpendReport, day_of, month_of, sp
 from ..services.ports import Standing
 from ..infrastructure import metrics
 from . import channel_settings as settings_rows
-from .engine import Database
+from .work import Database
 from .rows import parent_key, to_fork
 from .sessions import FORK_BY_MESSAGE, OPENING, PARENT
 from .tables import channel_settings, spend, turns
