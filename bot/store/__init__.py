@@ -7,7 +7,7 @@ from ..services.ports import Clock, Store
 from .channel_settings import SqlChannelSettings
 from .claims import SqlClaims
 from .connectors import SqlConnectorTokens, SqlConnectorUse
-from .engine import Database, utcnow
+from .work import Database, utcnow
 from .departures import SqlDepartures
 from .engine import make_engine
 from .erasure import SqlErasure
@@ -31,8 +31,8 @@ __all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
 def sql_store(db: Database) -> Store:
     """The store ports over one database."""
     sessions, turns = SqlSessions(db), SqlTurnQueue(db)  # each also adopts threads, raises budgets / edits turns
-    return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=sessions, adoptions=sessions,
-                 private=sessions.private, budgets=sessions, turns=turns, edits=turns,
+    return Store(work=db.work, claims=SqlClaims(db), inbox=SqlInbox(db), sessions=sessions, adoptions=sessions,
+                 private=sessions.private, budgets=sessions, turns=turns, leases=turns, edits=turns,
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
                  connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), stops=SqlStops(db),

@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..domain.model import Channel
 from ..domain.settings import ChannelSettings
 from . import connectors
-from .engine import Database
+from .work import Database
 from .rows import tools_of, tools_text
 from .tables import channel_settings
 

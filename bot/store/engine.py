@@ -1,4 +1,4 @@
-"""One database, shared by the store's parts: its engine, its schema, read and write transactions, its clock.
+"""The database's engine and its schema (the transactions on it are the unit of work's: work.py).
 
 - Engine construction: SQLite gets WAL, a busy timeout and immediate write transactions (SQLAlchemy's
   documented pysqlite recipe: `connect` and `begin` events).
@@ -14,18 +14,13 @@ import contextlib
 import logging
 import os
 import threading
-from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, Engine, create_engine, event, insert, update
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-
-from ..services.ports import Clock
-from .tables import health
 
 
 try:
@@ -252,15 +247,17 @@ def migrate(engine: Engine) -> None:
             # (A no-op inside a transaction, so set before it begins, on the raw connection.)
             _foreign_keys(connection, "OFF")
         try:
+            # one transaction, begun by the first statement (SQLAlchemy's "commit as you go") and committed
+            # below: a failure rolls all of it back when the connection closes
             as_write(connection)
-            with connection.begin():
-                if connection.dialect.name == "postgresql":
-                    connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
-                before = MigrationContext.configure(connection).get_current_revision()
-                command.upgrade(alembic_config(connection), "head")
-                after = MigrationContext.configure(connection).get_current_revision()
-                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
-                    raise RuntimeError("a migration left rows pointing at nothing; nothing was changed")
+            if connection.dialect.name == "postgresql":
+                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+            before = MigrationContext.configure(connection).get_current_revision()
+            command.upgrade(alembic_config(connection), "head")
+            after = MigrationContext.configure(connection).get_current_revision()
+            if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
+                raise RuntimeError("a migration left rows pointing at nothing; nothing was changed")
+            connection.commit()
         finally:
             if sqlite:
                 _foreign_keys(connection, "ON")
@@ -270,56 +267,3 @@ def migrate(engine: Engine) -> None:
 
 def _foreign_keys(connection, state: str) -> None:
     connection.connection.dbapi_connection.execute(f"PRAGMA foreign_keys={state}")
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-class Database:
-    def __init__(self, engine: Engine, clock: Clock = utcnow):
-        self.engine = engine
-        self._writer = writer_queue(engine)
-        self.clock = clock
-
-    @contextmanager
-    def writing(self, urgent: bool = False):
-        """A write transaction, queued for the writer before it takes a connection; `urgent` ones (what
-        an acknowledgement waits for) go before the others waiting."""
-        with (writer_queue(self.engine, urgent=True) if urgent else self._writer), self.engine.connect() as conn:
-            as_write(conn)
-            with conn.begin():
-                yield conn
-
-    @contextmanager
-    def keeping(self):
-        """One statement an acknowledgement waits for. On PostgreSQL it commits as it runs, on a pool of its own
-        (`_postgres`: one round trip instead of BEGIN, the statement and COMMIT — a single statement is atomic by
-        itself, and its commit as durable as any — never queued behind the replies' transactions); on SQLite it
-        is an urgent write transaction (`writing`)."""
-        door = getattr(self.engine, "threadfork_door", None)
-        if door is None:
-            with self.writing(urgent=True) as conn:
-                yield conn
-            return
-        with door.connect() as conn:
-            yield conn
-
-    def reading(self):
-        """A transaction that only reads (on SQLite a deferred one: it never waits for the writer)."""
-        return self.engine.begin()
-
-    def now(self) -> datetime:
-        return self.clock()
-
-    def create_schema(self) -> None:
-        """Bring the database to the current schema (Alembic; safe with replicas starting together)."""
-        migrate(self.engine)
-
-    def check(self, process: str) -> None:
-        """Write this process's health row: raises when the store cannot be written (unreachable, a
-        full disk, a read-only database), not only when it cannot be reached."""
-        with self.writing() as conn:
-            now = self.now()
-            if not conn.execute(update(health).where(health.c.process == process).values(checked_at=now)).rowcount:
-                conn.execute(insert(health).values(process=process, checked_at=now))

@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ..domain.model import Channel
 from ..services.ports import Kept, Standing
-from .engine import Database
+from .work import Database
 from .spend import read_standing
 from .tables import inbox
 

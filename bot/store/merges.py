@@ -14,7 +14,7 @@ from ..domain import transitions
 from ..domain.merge import MergedSummary
 from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
 from ..domain.queue import IN_FLIGHT
-from .engine import Database
+from .work import Database
 from .moves import change_all, make, where
 from . import spend
 from .rows import append, to_fork

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from ..domain import transitions
 from ..domain.model import Usage
 from . import spend
-from .engine import Database
+from .work import Database
 from .moves import make
 from .tables import sessions
 

@@ -10,12 +10,12 @@ from datetime import datetime
 from sqlalchemy import and_, bindparam, case, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..domain.model import Channel, Usage
+from ..domain.model import Channel, Session, Usage
 from ..domain.spend import Reservation, Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
 from ..infrastructure import metrics
 from . import channel_settings as settings_rows
-from .engine import Database
+from .work import Database
 from .rows import parent_key, to_fork
 from .sessions import FORK_BY_MESSAGE, OPENING, PARENT
 from .tables import channel_settings, spend, turns
@@ -161,6 +161,11 @@ class SqlSpending:
     def release(self, reservation: Reservation) -> None:
         with self.db.writing() as conn:
             release(conn, reservation)
+
+    def add(self, session: Session, usage: Usage) -> None:
+        home = session.fork.home if session.fork else session.channel
+        with self.db.writing() as conn:
+            add(conn, home.team_id, home.id, self.db.now(), usage, session.fork is not None)
 
     def report(self, channel: Channel) -> SpendReport:
         now = self.db.now()

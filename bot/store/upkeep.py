@@ -10,7 +10,7 @@ from ..domain import transitions
 from ..domain.model import Channel, Fork, Role, Turn, TurnStatus, Usage
 from ..domain.queue import lease_lapsed, stalled_turn
 from . import spend
-from .engine import Database
+from .work import Database
 from .moves import clause, make, where
 from .rows import append, to_fork, usage_total
 from .tables import sessions, turns

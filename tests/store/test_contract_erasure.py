@@ -12,6 +12,8 @@ from bot.store.tables import attachments, feedback, messages, sessions, turns
 
 from .test_contract import race
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
 
 HERE, ELSEWHERE, OTHER_TEAM = Channel("T1", "C1"), Channel("T1", "C2"), Channel("T2", "C1")
 NOTES = StoredFile("ab" * 32, FileKind.TEXT, "text/plain", 5, text="notes")
@@ -28,10 +30,10 @@ def talk(store, channel, ts):
     """A channel conversation with a file, a fork, a fork of that fork, a merged fork, feedback."""
     parent = store.sessions.parent_id(channel)
     store.files.keep(NOTES)
-    batch = store.turns.submit_turn(parent, "read this", author_id="U1", author_name="Ann", slack_ts=f"{ts}.1",
+    batch = made(Queue, store).submit(parent, "read this", author_id="U1", author_name="Ann", slack_ts=f"{ts}.1",
                                     channel=channel, claim=None, owner="A", lease_seconds=60,
                                     attachments=[SHARED]).batch
-    store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(), [f"{ts}.2"], channel, "A", 60)
+    made(Queue, store).record(batch.reply, batch.pending, "answer", Usage(), [f"{ts}.2"], channel, "A", 60)
     fork = store.sessions.create_fork(channel, "U1", Mode.INHERIT, "idea")
     store.sessions.set_root(fork.id, f"{ts}.3", ContextSize(2, 10))
     say(store, fork.id, "in the fork", f"{ts}.4", channel)
@@ -77,7 +79,7 @@ def test_the_forgotten_channel_starts_afresh_and_works_as_before(store):
     talk(store, HERE, "100")
     store.erasure.forget_channel(HERE)
     parent = store.sessions.parent_id(HERE)
-    batch = store.turns.submit_turn(parent, "hello again", author_id="U1", author_name="Ann", slack_ts="300.1",
+    batch = made(Queue, store).submit(parent, "hello again", author_id="U1", author_name="Ann", slack_ts="300.1",
                                     channel=HERE, claim=None, owner="A", lease_seconds=60).batch
     assert [t.text for t in batch.history] == ["hello again", ""]
     assert store.sessions.session(parent).pruned_before_seq == 0
@@ -220,7 +222,7 @@ def test_contents_no_turn_shares_any_more_are_dropped_once_and_the_providers_ids
     talk(store, HERE, "100")
     store.files.keep(uploaded)
     parent = store.sessions.parent_id(ELSEWHERE)
-    store.turns.submit_turn(parent, "look", author_id="U1", author_name="Ann", slack_ts="200.1", channel=ELSEWHERE,
+    made(Queue, store).submit(parent, "look", author_id="U1", author_name="Ann", slack_ts="200.1", channel=ELSEWHERE,
                             claim=None, owner="B", lease_seconds=60, attachments=[picture])
     clock.advance(minutes=20)
     assert store.erasure.drop_unused_files(clock()) == []  # both still shared

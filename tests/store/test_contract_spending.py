@@ -10,6 +10,8 @@ from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Spent, priced
 from bot.services.ports import Standing
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
 
 GENERAL = Channel("T1", "C1")
 MODEL = "claude-sonnet-5-5"
@@ -20,9 +22,9 @@ def usage(input_tokens=1_000, output_tokens=100, model=MODEL, **more) -> Usage:
 
 
 def answered(store, session_id, used: Usage, owner="A"):
-    batch = store.turns.submit_turn(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
                                     claim=None, owner=owner, lease_seconds=60).batch
-    store.turns.record_reply(batch.reply, batch.pending, "a", used, [], None, owner, 60)
+    made(Queue, store).record(batch.reply, batch.pending, "a", used, [], None, owner, 60)
     return batch.reply
 
 

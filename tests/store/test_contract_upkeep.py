@@ -4,10 +4,12 @@ from datetime import timedelta
 
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
 
 
 def submit(store, session_id, text, owner):
-    return store.turns.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
+    return made(Queue, store).submit(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
                                    channel=None, claim=None, owner=owner, lease_seconds=60)
 
 
@@ -58,7 +60,7 @@ def test_a_session_with_an_unanswered_or_cut_off_turn_and_no_live_lease_is_stall
 def test_a_session_over_the_budget_is_due_for_compaction_until_compacted(store):
     parent = store.sessions.parent_id(Channel("T1", "C1"))
     batch = submit(store, parent, "question", "A").batch
-    store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(900, 200), [], None, "A", 60)
+    made(Queue, store).record(batch.reply, batch.pending, "answer", Usage(900, 200), [], None, "A", 60)
     assert store.upkeep.sessions_over(1_000) == [parent] and store.upkeep.sessions_over(2_000) == []
     compaction = store.upkeep.add_compaction(parent, "the gist", 2, Usage(1_100, 50))
     assert (compaction.role, compaction.covers_seq, compaction.seq) == (Role.COMPACTION, 2, 3)

@@ -199,7 +199,7 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
 def test_sqlite_writes_hold_the_write_lock_from_their_begin_and_reads_never_wait_for_it(tmp_path):
     import sqlite3
 
-    from bot.store.engine import Database
+    from bot.store.work import Database
 
     database = tmp_path / "locks.db"
     db = Database(make_engine(f"sqlite:///{database}"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.domain.conditions import holds
-from bot.domain.model import Channel
+from bot.domain.model import Channel, Session, Usage
 from bot.domain.queue import being_opened
 from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Reservation, Spent, SpendReport, day_of, month_of
@@ -98,6 +98,10 @@ class MemorySpending:
             if reply_id is not None:
                 self.m.kept_with[reply_id] = reservation
             return reservation
+
+    def add(self, session: Session, usage: Usage) -> None:
+        with self.m.lock:
+            self.m.add_spend(session.id, usage)
 
     def release(self, reservation: Reservation) -> None:
         with self.m.lock:
