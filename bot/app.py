@@ -48,11 +48,11 @@ from .services.intake import Deliveries, Intake
 from .services.lifecycle import Lifecycle
 from .services.liveness import Liveness
 from .services.merging import Merging
-from .services.model_inputs import ModelInputs
+from .services.model_inputs import MemoryTools, ModelInputs
 from .services.pane import AgentPane
 from .services.policy import Policies, Policy
 from .services.ports import BotUsers, Chat, Clock, Later, Model, Secrets, Store
-from .services.remembering import MemoryTools, Remembering
+from .services.remembering import Remembering
 from .services.reviews import Reviews
 from .services.routing import Router
 from .services.stopping import Stopping

@@ -44,7 +44,7 @@ from .model_inputs import ModelInputs
 from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Opener, Place,
                     PrivateAnswers, Replies, Spending, Leases)
 from .queue import Queue
-from .remembering import MemoryTools
+from .model_inputs import MemoryTools
 from .stopping import Stopping
 
 log = logging.getLogger(__name__)

@@ -12,20 +12,37 @@ A channel's connectors are its own choice, or THREADFORK_CONNECTORS where it mad
 ones it snapshotted when it opened. A token is the channel's own (sealed in the store, opened here), or,
 for a default connector the channel kept as configured (same name and URL), the environment's. Tokens
 are read at every request, so a rotated one takes effect at once, and live only in the request.
+
+The tools a request offers beside the server tools: MCP connectors (`Connections`), and Claude's memory tool
+(`MemoryTools`) in a channel that allows it (its `memory_tool` setting: off, ask, on): the request offers
+`memory_20250818`, and each command Claude sends during the answer is performed on the channel's memory (a
+private fork's: its owner's own) and answered within the same turn — no extra model call of ours.
+
+Claude's writes go through Remembering.write (remembering.py): each new entry shows the channel the same
+"remembered" note as a person's `remember` (with "ask", Keep and Undo: the entry is seen by no request until
+someone keeps it). The budget holds for Claude as for people: an entry past it is refused in the tool_result,
+which says why.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..domain import memory
 from ..domain.caching import CacheMode
 from ..domain.connectors import Connector
 from ..domain.context import Block, ModelInput, asking, fork_input, parent_input
+from ..domain.memory_files import Change, ToolError, perform
 from ..domain.model import Channel, Fork, Mode, Session, Turn
-from ..domain.spend import takes_system_messages
 from ..domain.settings import ChannelSettings
+from ..domain.spend import takes_system_messages
 from .ports import ChannelSettingsStore, ConnectorTokens, Memories, Secrets, Sessions, TurnQueue
+
+if TYPE_CHECKING:
+    from .remembering import Remembering
+
+CLAUDE = "Claude"  # the author name of what Claude remembers (its author id: the person it was answering)
 
 
 class Connections:
@@ -156,9 +173,79 @@ def top_fork(sessions: Sessions, fork: Fork) -> Fork:
     return fork
 
 
+def memory_home(sessions: Sessions, channel: Channel, fork: Fork | None) -> tuple[Channel, str | None]:
+    """Whose memory a session reads and writes: its channel's (a fork's top fork's home), and for a private fork its
+    owner's own."""
+    if fork is None:
+        return channel, None
+    top = top_fork(sessions, fork)
+    return top.home, top.owner_id if top.private else None
+
+
 def with_note(base: ModelInput, note: str) -> ModelInput:
     """Memory saved since the session's prefix began, told after that prefix: just before the final block (the
     last user's words), so no earlier byte changes and the moving breakpoint stays where it was."""
     if not note or not base.blocks:
         return base
     return replace(base, blocks=(*base.blocks[:-1], Block("user", note), base.blocks[-1]))
+
+
+class MemoryTools:
+    """Claude's memory tool, offered on a request where its session's channel allows it."""
+
+    def __init__(self, remembering: Remembering, default_mode: str = "off", *, channel_settings: ChannelSettingsStore,
+                 sessions: Sessions):
+        self.remembering = remembering
+        self.channel_settings, self.sessions = channel_settings, sessions
+        self.default_mode = default_mode  # THREADFORK_MEMORY_TOOL
+
+    def equip(self, request: ModelInput, session: Session, chosen: ChannelSettings | None,
+              asker: str | None) -> ModelInput:
+        """The request with the memory tool offered, where the session's channel allows it."""
+        home, owner = memory_home(self.sessions, session.channel, session.fork)
+        if chosen is None or session.fork is not None:  # a fork follows its channel's setting as it is now
+            chosen = self.channel_settings.of(home)
+        mode = chosen.memory_tool or self.default_mode
+        if mode == "off":
+            return request
+        return replace(request, memory=MemoryTool(self.remembering, home, owner, session.fork, asker or "",
+                                                  mode == "ask"))
+
+
+@dataclass(frozen=True)
+class MemoryTool:
+    """One answer's memory tool: a command in, (tool_result text, is_error) out."""
+
+    remembering: Remembering
+    home: Channel
+    owner: str | None
+    fork: Fork | None
+    asker: str  # whose turn Claude was answering: kept as the entry's author id
+    ask: bool  # "ask first": new entries wait for Keep
+
+    def __call__(self, command: dict) -> tuple[str, bool]:
+        memories = self.remembering.memories
+        files = [e for e in memories.entries(self.home) if e.owner_id == self.owner]
+        try:
+            result, change = perform(command, files)
+            if change is not None:
+                self._apply(change, files)
+        except (ToolError, ValueError) as refused:
+            return str(refused), True
+        return result, False
+
+    def _apply(self, change: Change, files) -> None:
+        memories = self.remembering.memories
+        if change.kind == "create":
+            self.remembering.write(self.home, change.text, self.asker, CLAUDE, self.owner, self.fork, None,
+                                   pending=self.ask, path=change.path, by_claude=True)
+        elif change.kind == "delete":
+            memories.delete(change.entry.id)
+        elif change.kind == "rename":
+            memories.edit(change.entry.id, path=change.path)
+        else:
+            others = [e for e in files if e.id != change.entry.id]
+            why = memory.over_budget(others, change.text, self.remembering.budget(self.home))
+            if why:
+                raise ValueError(why)
+            memories.edit(change.entry.id, text=change.text)

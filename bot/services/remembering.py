@@ -4,44 +4,28 @@ its note with Undo, and `/threadfork memory` (the entries, edited and deleted in
 Who may write a channel's memory is its setting (anyone, or admins); a workspace's memory is written by admins
 (`remember --workspace`). An entry past the channel's budget is refused with how to make room. A private
 fork writes its owner's own memory of the channel (bot/domain/memory.py). Every write shows one short note
-where it was said; its Undo deletes the entry for real. Claude's own writes (the memory tool) go through
-`write` too, and show the same note.
-
-## Claude's memory tool
-
-Claude's memory tool in a channel that allows it (its `memory_tool` setting: off, ask, on): the request offers
-`memory_20250818`, and each command Claude sends during the answer is performed on the channel's memory (a
-private fork's: its owner's own) and answered within the same turn — no extra model call of ours.
-
-Each new entry shows the channel the same "remembered" note as a person's `remember` (with "ask", Keep and Undo:
-the entry is seen by no request until someone keeps it). The budget holds for Claude as for people: an entry past
-it is refused in the tool_result, which says why.
+where it was said; its Undo deletes the entry for real. Claude's own writes (the memory tool: model_inputs.py) go
+through `write` too, and show the same note.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, replace
 
 from ..domain import memory
-from ..domain.context import ModelInput
 from ..domain.errors import ThreadforkError
-from ..domain.memory import MemoryEntry, over_budget, workspace_of
-from ..domain.memory_files import Change, ToolError, perform
-from ..domain.model import Channel, Fork, ForkStatus, Session
-from ..domain.settings import ChannelSettings
+from ..domain.memory import MemoryEntry, workspace_of
+from ..domain.model import Channel, Fork, ForkStatus
 from .access import NOT_ADMIN, Access
-from .model_inputs import top_fork
+from .model_inputs import memory_home
 from .policy import Policies
-from .ports import (Audience, ChannelSettingsStore, Claims, Memories, MemoryNotes, People, Place, PrivateAnswers,
-                    Sessions)
+from .ports import Audience, Claims, Memories, MemoryNotes, People, Place, PrivateAnswers, Sessions
 
 log = logging.getLogger(__name__)
 
 WORKSPACE_FLAG = "--workspace"
 NOT_A_WRITER = "Only this channel's admins may change its memory here (a channel setting in `/threadfork`)."
 GONE = "That memory entry is gone already."
-CLAUDE = "Claude"  # the author name of what Claude remembers (its author id: the person it was answering)
 
 
 class Remembering:
@@ -58,7 +42,7 @@ class Remembering:
                  fork: Fork | None = None) -> MemoryEntry | None:
         """A person's `remember <text>`, said in `channel` (or in `fork`'s thread); None when refused (they are
         told why, privately)."""
-        home, owner = self.home_of(channel, fork)
+        home, owner = memory_home(self.sessions, channel, fork)
         words = text.strip()
         if words.lower().startswith(WORKSPACE_FLAG):
             home, owner, words = workspace_of(channel.team_id), None, words[len(WORKSPACE_FLAG):]
@@ -95,14 +79,6 @@ class Remembering:
             log.warning("memory entry %s was kept; its note could not be posted", entry.id)
         return entry
 
-    def home_of(self, channel: Channel, fork: Fork | None) -> tuple[Channel, str | None]:
-        """Whose memory a session writes: its channel's (a fork's top fork's home), and for a private fork its
-        owner's own."""
-        if fork is None:
-            return channel, None
-        top = top_fork(self.sessions, fork)
-        return top.home, top.owner_id if top.private else None
-
     def check_writer(self, home: Channel, user_id: str) -> None:
         """Raises NotAllowed-like errors (ThreadforkError) for someone who may not write this memory."""
         if home.id == memory.WORKSPACE:
@@ -130,7 +106,7 @@ class Remembering:
         if fork is None or fork.team_id != audience.team_id:
             self.answers.tell(audience, "That fork is gone, so its conclusions can't be remembered from here.")
             return None
-        home, owner = self.home_of(fork.channel, fork)
+        home, owner = memory_home(self.sessions, fork.channel, fork)
         if owner and fork.status is ForkStatus.MERGED:
             owner = None  # merged: its owner approved what reaches the channel
         try:
@@ -228,61 +204,3 @@ class Remembering:
         if view_id:
             self.notes.refresh_memory(audience.team_id, view_id, audience.channel,
                                       self.listed(audience.channel, audience.user_id), self.budget(audience.channel))
-
-
-class MemoryTools:
-    def __init__(self, remembering: Remembering, default_mode: str = "off", *, channel_settings: ChannelSettingsStore):
-        self.remembering = remembering
-        self.channel_settings = channel_settings
-        self.default_mode = default_mode  # THREADFORK_MEMORY_TOOL
-
-    def equip(self, request: ModelInput, session: Session, chosen: ChannelSettings | None,
-              asker: str | None) -> ModelInput:
-        """The request with the memory tool offered, where the session's channel allows it."""
-        home, owner = self.remembering.home_of(session.channel, session.fork)
-        if chosen is None or session.fork is not None:  # a fork follows its channel's setting as it is now
-            chosen = self.channel_settings.of(home)
-        mode = chosen.memory_tool or self.default_mode
-        if mode == "off":
-            return request
-        return replace(request, memory=MemoryTool(self.remembering, home, owner, session.fork, asker or "",
-                                                  mode == "ask"))
-
-
-@dataclass(frozen=True)
-class MemoryTool:
-    """One answer's memory tool: a command in, (tool_result text, is_error) out."""
-
-    remembering: Remembering
-    home: Channel
-    owner: str | None
-    fork: Fork | None
-    asker: str  # whose turn Claude was answering: kept as the entry's author id
-    ask: bool  # "ask first": new entries wait for Keep
-
-    def __call__(self, command: dict) -> tuple[str, bool]:
-        memories = self.remembering.memories
-        files = [e for e in memories.entries(self.home) if e.owner_id == self.owner]
-        try:
-            result, change = perform(command, files)
-            if change is not None:
-                self._apply(change, files)
-        except (ToolError, ValueError) as refused:
-            return str(refused), True
-        return result, False
-
-    def _apply(self, change: Change, files) -> None:
-        memories = self.remembering.memories
-        if change.kind == "create":
-            self.remembering.write(self.home, change.text, self.asker, CLAUDE, self.owner, self.fork, None,
-                                   pending=self.ask, path=change.path, by_claude=True)
-        elif change.kind == "delete":
-            memories.delete(change.entry.id)
-        elif change.kind == "rename":
-            memories.edit(change.entry.id, path=change.path)
-        else:
-            others = [e for e in files if e.id != change.entry.id]
-            why = over_budget(others, change.text, self.remembering.budget(self.home))
-            if why:
-                raise ValueError(why)
-            memories.edit(change.entry.id, text=change.text)
