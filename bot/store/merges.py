@@ -16,7 +16,7 @@ from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
 from ..domain.queue import IN_FLIGHT
 from .work import Database
 from .moves import change_all, make, where
-from . import spend
+from . import standing
 from .rows import append, to_fork
 from .tables import sessions, turns
 
@@ -42,7 +42,7 @@ class SqlMerges:
                 raise RuntimeError(f"fork {fork.id} left the merging state")
             turn = append(conn, now, fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
                           usage=usage, source_fork_id=fork.id)
-            spend.add(conn, fork.team_id, fork.home.id, now, usage, in_fork=True)  # a fork's cost, its channel's
+            standing.add(conn, fork.team_id, fork.home.id, now, usage, in_fork=True)  # a fork's cost, its channel's
             return turn
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:

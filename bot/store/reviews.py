@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from ..domain import transitions
 from ..domain.model import Usage
-from . import spend
+from . import standing
 from .work import Database
 from .moves import make
 from .tables import sessions
@@ -30,7 +30,7 @@ class SqlReviews:
                 return False
             where = conn.execute(select(sessions.c.team_id, sessions.c.channel_id, sessions.c.private_of)
                                  .where(sessions.c.id == fork_id)).one()  # a private fork's cost is its channel's
-            spend.add(conn, where.team_id, where.private_of or where.channel_id, self.db.now(), usage, in_fork=True)
+            standing.add(conn, where.team_id, where.private_of or where.channel_id, self.db.now(), usage, in_fork=True)
             return True
 
     def release_draft(self, fork_id: int, owner: str) -> None:

@@ -1,4 +1,4 @@
-"""Channels' own settings, in memory (see bot/store/channel_settings.py)."""
+"""Channels' own settings, in memory (see bot/store/standing.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -70,7 +70,7 @@ class MemoryConnectorUse:
 
 
 class MemorySpending:
-    """Each channel's estimated spend per day, in memory (see bot/store/spend.py)."""
+    """Each channel's estimated spend per day, in memory (see bot/store/standing.py)."""
 
     def __init__(self, memory: Memory):
         self.m = memory
