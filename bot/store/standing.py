@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import and_, bindparam, case, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..domain.model import Channel, Session, Usage
+from ..domain.model import Channel, Usage
 from ..domain.settings import ChannelSettings
 from ..domain.spend import Reservation, Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
@@ -167,10 +167,9 @@ class SqlSpending:
         with self.db.writing() as conn:
             release(conn, reservation)
 
-    def add(self, session: Session, usage: Usage) -> None:
-        home = session.fork.home if session.fork else session.channel
+    def add(self, home: Channel, usage: Usage, in_fork: bool) -> None:
         with self.db.writing() as conn:
-            add(conn, home.team_id, home.id, self.db.now(), usage, session.fork is not None)
+            add(conn, home.team_id, home.id, self.db.now(), usage, in_fork)
 
     def report(self, channel: Channel) -> SpendReport:
         now = self.db.now()

@@ -6,6 +6,7 @@ from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnS
 from ..merges import begin_merge
 from bot.app import made
 from bot.services.queue import Queue
+from .use_cases import merge_in
 
 
 def submit(store, session_id, text, owner):
@@ -39,7 +40,7 @@ def test_an_idle_only_merge_or_abandon_spares_a_fork_that_became_active(store, c
 def test_a_merged_fork_not_yet_announced_is_stuck_until_its_summary_is_posted(store, clock):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     begin_merge(store, fork.id, "U1", "worker", 60)
-    store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "summary", Usage(1, 2))
+    merge_in(store, store.sessions.fork(fork.id), "[Merged]", "summary", Usage(1, 2))
     clock.advance(seconds=61)
     assert [f.id for f in store.merges.stuck_merges()] == [fork.id]
     store.merges.set_summary_ts(fork.id, "9.9")
@@ -91,7 +92,7 @@ def test_the_economy_sets_what_forks_burned_against_what_their_summaries_returne
         store.turns.append_turn(fork.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(burned, 0))
         if summary:
             begin_merge(store, fork.id, "U1", "worker", 60)
-            store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "s", Usage(0, summary))
+            merge_in(store, store.sessions.fork(fork.id), "[Merged]", "s", Usage(0, summary))
     economy = {e.channel_id: (e.burned, e.returned) for e in store.views.economy("T1", "U1")}
     assert economy == {"C1": (5_000, 300), "C2": (1_000, 0)}
     assert {e.channel_id for e in store.views.economy("T1", "U2")} == {"DSECRET"}

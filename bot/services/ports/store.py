@@ -109,8 +109,9 @@ class TurnQueue(Protocol):
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
                     usage: Usage = Usage(), channel: Channel | None = None,
-                    attachments: Collection[Attachment] = ()) -> Turn:
-        """A turn stored as it is (a message kept unanswered, with its files), nobody leased."""
+                    attachments: Collection[Attachment] = (), source_fork_id: int | None = None) -> Turn:
+        """A turn stored as it is (a message kept unanswered, with its files; a merged fork's summary, from
+        `source_fork_id`), nobody leased."""
 
 
 class Leases(Protocol):
@@ -181,8 +182,9 @@ class Merges(Protocol):
         only if the fork has been idle since then. `take_merge` then carries it out."""
     def cancel_merge(self, fork_id: int) -> bool: ...
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool: ...
-    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
-        """merging → merged and the summary appended to the parent, atomically."""
+    def mark_merged(self, fork_id: int, summary: str, usage: Usage) -> bool:
+        """merging → merged, the raw summary kept on the fork until it is posted: False when it was not merging
+        (the summary entering its parent is the same unit of work's: Merging.merge_in)."""
     def set_summary_ts(self, fork_id: int, ts: str) -> None: ...
     def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
         """Summaries merged into the parent after that seq, in order (with their forks' numbers)."""
