@@ -63,7 +63,8 @@ def test_a_session_over_the_budget_is_due_for_compaction_until_compacted(store):
     batch = submit(store, parent, "question", "A").batch
     made(Queue, store).record(batch.reply, batch.pending, "answer", Usage(900, 200), [], None, "A", 60)
     assert store.upkeep.sessions_over(1_000) == [parent] and store.upkeep.sessions_over(2_000) == []
-    compaction = store.upkeep.add_compaction(parent, "the gist", 2, Usage(1_100, 50))
+    compaction = store.turns.append_turn(parent, Role.COMPACTION, "the gist", TurnStatus.COMPLETE, usage=Usage(1_100, 50),
+                                         covers_seq=2)
     assert (compaction.role, compaction.covers_seq, compaction.seq) == (Role.COMPACTION, 2, 3)
     assert store.upkeep.sessions_over(1_000) == []
     # one turn stands for the two; tokens are what the API last reported until the next answer reports anew
