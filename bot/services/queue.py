@@ -61,7 +61,7 @@ class Queue:
             self.turns.finish_reply(reply, text, usage, status, posted, channel, stop_reason)
             self.turns.settle(pending, TurnStatus.DECLINED if status is TurnStatus.DECLINED else TurnStatus.ANSWERED)
             following = self._next(held, owner)
-            self.spending.add(held.session, usage)  # last: the day's row stays locked till the commit
+            self.spending.add(held.session.home, usage, held.session.fork is not None)  # last: its day's row stays locked
             self._give_back(reservation)  # settled: the real cost replaces the worst case
             return following
 

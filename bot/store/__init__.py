@@ -4,23 +4,21 @@ single conditional INSERT or UPDATE whose row count says who won."""
 from __future__ import annotations
 
 from ..services.ports import Clock, Store
-from .channel_settings import SqlChannelSettings
-from .claims import SqlClaims
 from .connectors import SqlConnectorTokens, SqlConnectorUse
 from .work import Database, utcnow
 from .departures import SqlDepartures
-from .engine import make_engine
+from .work import make_engine
 from .erasure import SqlErasure
 from .feedback import SqlFeedback
 from .files import SqlFiles
-from .inbox import SqlInbox
+from .inbox import SqlClaims, SqlInbox
 from .memory import SqlMemories
 from .merges import SqlMerges
 from .pane import SqlPane
 from .queue import SqlTurnQueue
 from .reviews import SqlReviews
 from .sessions import SqlSessions
-from .spend import SqlSpending
+from .standing import SqlChannelSettings, SqlSpending
 from .stops import SqlStops
 from .upkeep import SqlUpkeep
 from .views import SqlViews

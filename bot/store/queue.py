@@ -112,16 +112,19 @@ class SqlTurnQueue:
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
                     slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None,
-                    attachments: Sequence[Attachment] = ()) -> Turn:
+                    attachments: Sequence[Attachment] = (), source_fork_id: int | None = None,
+                    covers_seq: int | None = None) -> Turn:
         with self.db.writing() as conn:
             return self._store(conn, session_id, role, text, status, author_id=author_id, author_name=author_name,
-                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments)
+                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments,
+                               source_fork_id=source_fork_id, covers_seq=covers_seq)
 
     def _store(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id, author_name,
                slack_ts, channel, usage: Usage = Usage(), attachments: Sequence[Attachment] = (),
-               seq: int | None = None) -> Turn:
+               seq: int | None = None, source_fork_id: int | None = None, covers_seq: int | None = None) -> Turn:
         turn = append(conn, self.db.now(), session_id, role, text, status, author_id=author_id,
-                      author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments, seq=seq)
+                      author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments, seq=seq,
+                      source_fork_id=source_fork_id, covers_seq=covers_seq)
         if slack_ts and channel:
             index(conn, channel, slack_ts, session_id)
         return turn

@@ -11,6 +11,7 @@ from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnS
 from ..merges import begin_merge
 from bot.app import made
 from bot.services.queue import Queue
+from .use_cases import merge_in
 
 
 def race(count, call):
@@ -74,7 +75,7 @@ def test_an_inherit_fork_points_at_the_parents_last_turn_and_a_fresh_fork_at_not
 def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_parent(store):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     assert sorted(race(6, lambda: begin_merge(store, fork.id, "U2", "worker", 60))) == [False] * 5 + [True]
-    store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged fork #1] the summary", "the summary",
+    merge_in(store, store.sessions.fork(fork.id), "[Merged fork #1] the summary", "the summary",
                                 Usage(10, 20, 5, 1))
     assert store.sessions.fork(fork.id).status is ForkStatus.MERGED
     assert store.sessions.fork(fork.id).merged_by == "U2"
@@ -242,7 +243,7 @@ def test_summaries_merged_after_a_seq_come_back_with_their_fork_numbers(store):
     for fork in (first, second):
         store.turns.append_turn(fork.id, Role.USER, "q", TurnStatus.ANSWERED, author_id="U1")
         begin_merge(store, fork.id, "U1", "w", 60)
-        store.merges.complete_merge(store.sessions.fork(fork.id), f"[Merged fork #{fork.number}] s", "s", Usage())
+        merge_in(store, store.sessions.fork(fork.id), f"[Merged fork #{fork.number}] s", "s", Usage())
     assert store.merges.summaries_since(parent, 1) == [MergedSummary(1, "[Merged fork #1] s"),
                                                        MergedSummary(2, "[Merged fork #2] s")]
     assert store.merges.summaries_since(parent, 2) == [MergedSummary(2, "[Merged fork #2] s")]

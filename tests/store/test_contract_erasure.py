@@ -14,6 +14,7 @@ from .test_contract import race
 from ..merges import begin_merge
 from bot.app import made
 from bot.services.queue import Queue
+from .use_cases import merge_in
 
 HERE, ELSEWHERE, OTHER_TEAM = Channel("T1", "C1"), Channel("T1", "C2"), Channel("T2", "C1")
 NOTES = StoredFile("ab" * 32, FileKind.TEXT, "text/plain", 5, text="notes")
@@ -42,7 +43,7 @@ def talk(store, channel, ts):
     merged = store.sessions.create_fork(channel, "U1", Mode.FRESH, "done")
     say(store, merged.id, "quick one", f"{ts}.6", channel)
     begin_merge(store, merged.id, "U1", "A", 60)
-    store.merges.complete_merge(store.sessions.fork(merged.id), "[Merged fork]", "summary", Usage(1, 2))
+    merge_in(store, store.sessions.fork(merged.id), "[Merged fork]", "summary", Usage(1, 2))
     store.feedback.record(channel, f"{ts}.2", "U2", "good")
     return parent, [fork.id, child.id, merged.id]
 
@@ -124,7 +125,7 @@ def test_pruning_deletes_forks_closed_and_quiet_before_then_and_keeps_open_and_r
     merged = store.sessions.create_fork(HERE, "U1", Mode.INHERIT, "merged long ago")
     say(store, merged.id, "talk")
     begin_merge(store, merged.id, "U1", "A", 60)
-    store.merges.complete_merge(store.sessions.fork(merged.id), "[Merged fork #1]", "summary", Usage())
+    merge_in(store, store.sessions.fork(merged.id), "[Merged fork #1]", "summary", Usage())
     abandoned = store.sessions.create_fork(HERE, "U1", Mode.FRESH, "abandoned long ago")
     say(store, abandoned.id, "talk")
     store.merges.abandon(abandoned.id)

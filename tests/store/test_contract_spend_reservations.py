@@ -5,10 +5,12 @@ fork's answer is its channel's cost."""
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from bot.domain.model import Channel, Mode, Usage
-from bot.domain.spend import priced
+from bot.domain.model import Channel, Mode, Role, TurnStatus, Usage
+from bot.domain.spend import Spent, priced
 from bot.app import made
 from bot.services.queue import Queue
+
+from .use_cases import compact
 
 GENERAL = Channel("T1", "C1")
 CAP = 20_000  # $0.02
@@ -97,6 +99,17 @@ def test_a_private_forks_answer_is_its_channels_cost_not_its_dms(store):
     assert store.spending.report(GENERAL).month.cost_micros == 4_000
     assert store.spending.report(GENERAL).month.fork_micros == 4_000
     assert store.spending.report(dm).month.cost_micros == 0
+
+
+def test_a_private_forks_compaction_is_its_channels_cost_not_its_dms(store):
+    dm = Channel("T1", "D1")
+    fork = store.private.open_private_fork(GENERAL, dm, "1.000100", "U1", "a question").fork
+    for text in ("first", "second", "third"):
+        store.turns.append_turn(fork.id, Role.USER, text, TurnStatus.ANSWERED, author_id="U1")
+    used = priced("claude-sonnet-5-5", Usage(3_000, 200))
+    assert compact(store, fork.id, "the gist", used).role is Role.COMPACTION
+    assert store.spending.report(GENERAL).month.fork_micros == used.cost_micros > 0
+    assert store.spending.report(dm).month == Spent()
 
 
 def reserved_for_a_reply(store, session_id: int, channel: Channel = GENERAL, owner: str = "A"):

@@ -87,3 +87,26 @@ def test_a_turn_whose_session_is_missing_leaves_its_claim_and_its_delivery_as_th
     clock.advance(seconds=61)
     kept = store.inbox.take("delivery:9", 60)  # its keeper's claim lapsed: replayed, as it was never done
     assert kept is not None and kept.key == "delivery:9"
+
+
+def test_a_summary_merged_twice_enters_its_parent_once_and_is_counted_once(store):
+    """Merging.merge_in: the move, the summary turn and its cost are one unit of work; the second caller's move
+    fails, and so nothing of its unit is kept."""
+    from bot.domain.model import ForkStatus, Mode
+
+    from bot.domain.spend import Spent
+
+    from ..merges import begin_merge
+    from .test_contract_spending import usage
+    from .use_cases import merge_in
+
+    fork = store.sessions.create_fork(CHANNEL, "U1", Mode.INHERIT, "")
+    assert begin_merge(store, fork.id, "U2", "worker", 60)
+    merging = store.sessions.fork(fork.id)
+    merge_in(store, merging, "[Merged fork #1] s", "s", usage(1_000_000, 1_000))
+    spent = store.spending.report(CHANNEL)
+    with pytest.raises(RuntimeError, match="left the merging state"):
+        merge_in(store, merging, "[Merged fork #1] again", "again", usage(1_000_000, 1_000))
+    assert store.sessions.fork(fork.id).status is ForkStatus.MERGED
+    assert [t.text for t in store.turns.turns(fork.parent_id)] == ["[Merged fork #1] s"]
+    assert store.spending.report(CHANNEL) == spent and spent.month != Spent()  # counted once

@@ -109,8 +109,10 @@ class TurnQueue(Protocol):
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
                     usage: Usage = Usage(), channel: Channel | None = None,
-                    attachments: Collection[Attachment] = ()) -> Turn:
-        """A turn stored as it is (a message kept unanswered, with its files), nobody leased."""
+                    attachments: Collection[Attachment] = (), source_fork_id: int | None = None,
+                    covers_seq: int | None = None) -> Turn:
+        """A turn stored as it is, nobody leased: a message kept unanswered, with its files; a merged fork's
+        summary, from `source_fork_id`; a compaction standing in for the turns up to `covers_seq`."""
 
 
 class Leases(Protocol):
@@ -181,8 +183,9 @@ class Merges(Protocol):
         only if the fork has been idle since then. `take_merge` then carries it out."""
     def cancel_merge(self, fork_id: int) -> bool: ...
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool: ...
-    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
-        """merging → merged and the summary appended to the parent, atomically."""
+    def mark_merged(self, fork_id: int, summary: str, usage: Usage) -> bool:
+        """merging → merged, the raw summary kept on the fork until it is posted: False when it was not merging
+        (the summary entering its parent is the same unit of work's: Merging.merge_in)."""
     def set_summary_ts(self, fork_id: int, ts: str) -> None: ...
     def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
         """Summaries merged into the parent after that seq, in order (with their forks' numbers)."""
@@ -210,7 +213,8 @@ class Reviews(Protocol):
     def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage, requested_by: str,
                      owner: str) -> bool:
         """Draft `number`, written by the claim's `owner` (summarising the fork up to `seq`), becomes the
-        live draft and its usage is added to the fork's; False when the fork closed meanwhile."""
+        live draft and its usage is added to the fork's burn; False when the fork closed meanwhile (its cost
+        counted in the same unit of work: Reviews.record)."""
     def release_draft(self, fork_id: int, owner: str) -> None:
         """The writing failed: the claim is given back, the live draft stays."""
     def set_draft_ts(self, fork_id: int, number: int, ts: str) -> None: ...
@@ -231,7 +235,6 @@ class Upkeep(Protocol):
         """Answers left half-written by a dead worker leave the context; returns how many."""
     def sessions_over(self, tokens: int) -> list[int]:
         """Sessions whose latest answer reported a context of at least `tokens`, not compacted since."""
-    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn: ...
 
 
 class Views(Protocol):

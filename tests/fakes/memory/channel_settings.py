@@ -1,10 +1,10 @@
-"""Channels' own settings, in memory (see bot/store/channel_settings.py)."""
+"""Channels' own settings, in memory (see bot/store/standing.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from bot.domain.conditions import holds
-from bot.domain.model import Channel, Session, Usage
+from bot.domain.model import Channel, Usage
 from bot.domain.queue import being_opened
 from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Reservation, Spent, SpendReport, day_of, month_of
@@ -70,7 +70,7 @@ class MemoryConnectorUse:
 
 
 class MemorySpending:
-    """Each channel's estimated spend per day, in memory (see bot/store/spend.py)."""
+    """Each channel's estimated spend per day, in memory (see bot/store/standing.py)."""
 
     def __init__(self, memory: Memory):
         self.m = memory
@@ -99,9 +99,9 @@ class MemorySpending:
                 self.m.kept_with[reply_id] = reservation
             return reservation
 
-    def add(self, session: Session, usage: Usage) -> None:
+    def add(self, home: Channel, usage: Usage, in_fork: bool) -> None:
         with self.m.lock:
-            self.m.add_spend(session.id, usage)
+            self.m.add_spend_to(home, usage, in_fork)
 
     def release(self, reservation: Reservation) -> None:
         with self.m.lock:

@@ -25,15 +25,17 @@ class MemoryTurnQueue:
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
                     slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None,
-                    attachments=()) -> Turn:
+                    attachments=(), source_fork_id: int | None = None, covers_seq: int | None = None) -> Turn:
         with self.m.lock:
             return self._store(session_id, role, text, status, author_id=author_id, author_name=author_name,
-                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments)
+                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments,
+                               source_fork_id=source_fork_id, covers_seq=covers_seq)
 
     def _store(self, session_id, role, text, status, *, author_id, author_name, slack_ts, channel,
-               usage: Usage = Usage(), attachments=()) -> Turn:
+               usage: Usage = Usage(), attachments=(), source_fork_id=None, covers_seq=None) -> Turn:
         turn = self.m.append(session_id, role, text, status, author_id=author_id, author_name=author_name,
-                             slack_ts=slack_ts, usage=usage, attachments=attachments)
+                             slack_ts=slack_ts, usage=usage, attachments=attachments, source_fork_id=source_fork_id,
+                             covers_seq=covers_seq)
         if slack_ts and channel:
             self.m.index(channel, slack_ts, session_id)
         return turn

@@ -215,11 +215,14 @@ class Memory:
         return turn
 
     def add_spend(self, session_id: int, usage: Usage, in_fork: bool | None = None) -> None:
-        """A recorded call's cost, added to its channel's day (bot/store/spend.py)."""
+        """A recorded call's cost, added to its channel's day (bot/store/standing.py)."""
         session = self.sessions[session_id]
-        figures = spent(usage, session.kind == "fork" if in_fork is None else in_fork)
+        self.add_spend_to(session.home, usage, session.kind == "fork" if in_fork is None else in_fork)
+
+    def add_spend_to(self, home: Channel, usage: Usage, in_fork: bool) -> None:
+        figures = spent(usage, in_fork)
         if figures != Spent():
-            key = (session.home, day_of(self.clock()))  # a private fork's cost is its channel's
+            key = (home, day_of(self.clock()))  # a private fork's cost is its channel's
             self.spend[key] = self.spend.get(key, Spent()) + figures
 
     def release(self, reservation) -> None:
