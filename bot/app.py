@@ -44,7 +44,7 @@ from .services.conversation import Conversation
 from .services.queue import Queue
 from .services.forks import Forks
 from .services.gestures import Gestures
-from .services.intake import Deliveries, Intake
+from .services.incoming import Deliveries, Intake
 from .services.lifecycle import Lifecycle
 from .services.liveness import Liveness
 from .services.merging import Merging
@@ -54,7 +54,7 @@ from .services.policy import Policies, Policy
 from .services.ports import BotUsers, Chat, Clock, Later, Model, Secrets, Store
 from .services.remembering import Remembering
 from .services.reviews import Reviews
-from .services.routing import Router
+from .services.incoming import Router
 from .services.stopping import Stopping
 from .services.workspaces import Workspaces
 from .slack import installs

@@ -23,7 +23,7 @@ from ..services.commands import SlashCommand
 from ..app import made, wire_services
 from ..services.policy import Policy
 from ..services.ports import Audience, Chat, Completion, Model
-from ..services.routing import IncomingMessage
+from ..services.incoming import IncomingMessage
 from ..store import open_store
 from .recording import RecordingChat
 from .grading import grade

@@ -22,7 +22,7 @@ from .commands import SlashCommands
 from .conversation import Conversation
 from .forks import Forks
 from .gestures import Gestures
-from .intake import Intake
+from .incoming import Intake
 from .lifecycle import Lifecycle
 from .liveness import Liveness
 from .pane import AgentPane
@@ -30,7 +30,7 @@ from .policy import Policies
 from .ports import BotUsers, Chat
 from .remembering import Remembering
 from .reviews import Reviews
-from .routing import Router
+from .incoming import Router
 from .stopping import Stopping
 from .workspaces import Workspaces
 

@@ -27,7 +27,7 @@ from .compaction import Compactor
 from .conversation import Conversation
 from .forks import Forks
 from .merging import Merging
-from .intake import Intake
+from .incoming import Intake
 from .policy import Policies
 from .ports import Clock, Erasure, ForkPosts, Merges, Place, Replies, Sessions, Leases, Upkeep
 from .workspaces import Workspaces

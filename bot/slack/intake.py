@@ -10,7 +10,7 @@ and timestamps (`is_slack_id`), texts and values (strings). Events the bot does 
 are (their `channel` may be an object, as in channel_created).
 
 Then, before Bolt acknowledges it, a delivery worth keeping is recorded in the durable inbox
-(bot/services/intake.py).
+(bot/services/incoming.py).
 - Kept: it is processed, and marked done when its listener returns (see `delivered`).
 - Kept before (Slack's retry, a byte-for-byte replay of a signed request): acknowledged, not processed.
 - Not recordable (the database is down, the disk is full): not acknowledged — Slack retries an

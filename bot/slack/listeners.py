@@ -60,7 +60,7 @@ from ..domain.text import SharedMessage, storable
 from ..infrastructure.logs import ABOUT
 from ..services.catalog import Services
 from ..services.ports import SharedFile
-from ..services.routing import IncomingMessage
+from ..services.incoming import IncomingMessage
 from .clients import Clients
 from .gesture_listeners import register_gestures
 from .intake import HUMAN_SUBTYPES, Door, answer_at_once, delivered, from_person

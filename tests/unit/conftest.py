@@ -10,7 +10,7 @@ from bot.infrastructure.scheduler import Delays, new_scheduler
 from bot.eval.recording import RecordingChat
 from bot.services.policy import Policy
 from bot.services.ports import Chat
-from bot.services.routing import IncomingMessage
+from bot.services.incoming import IncomingMessage
 
 from ..fakes.clock import FakeClock
 from ..fakes.memory import memory_store

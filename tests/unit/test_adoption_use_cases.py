@@ -5,7 +5,7 @@ import threading
 from bot.domain.model import Channel, ForkStatus, Mode, Role, TurnStatus
 from bot.domain.transcript import INTRO, SPEAKER, YOURS
 from bot.services.ports import ThreadMessage
-from bot.services.routing import SUMMONED, IncomingMessage
+from bot.services.incoming import SUMMONED, IncomingMessage
 
 from .conftest import BOT, CHANNEL
 

@@ -10,7 +10,7 @@ from bot.services.commands import SlashCommand
 from bot.app import ChannelOptions, wire_services
 from bot.services.policy import Policy
 from bot.services.ports import Audience, Chat
-from bot.services.routing import IncomingMessage
+from bot.services.incoming import IncomingMessage
 
 from .conftest import CHANNEL, UseCases
 

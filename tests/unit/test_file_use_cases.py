@@ -4,7 +4,7 @@ import itertools
 
 from bot.domain.model import Channel, Usage
 from bot.services.ports import SharedFile, Source
-from bot.services.routing import IncomingMessage
+from bot.services.incoming import IncomingMessage
 
 from ..fakes.ports import Answer
 from ..fakes.samples import pdf, png

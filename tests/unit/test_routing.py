@@ -1,7 +1,7 @@
 """Where a person's message goes, on the in-memory store: each rule in milliseconds."""
 from bot.domain.model import Channel, ForkStatus
 from bot.domain.settings import ChannelSettings
-from bot.services.routing import IncomingMessage
+from bot.services.incoming import IncomingMessage
 
 from .conftest import CHANNEL, UseCases
 

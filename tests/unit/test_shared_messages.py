@@ -3,7 +3,7 @@ what the Slack adapter reads out of a share attachment (bot/slack/listeners.py),
 it on the in-memory store."""
 from bot.domain.model import ForkStatus
 from bot.domain.text import SharedMessage, quoted, with_shared
-from bot.services.routing import IncomingMessage
+from bot.services.incoming import IncomingMessage
 from bot.slack.listeners import shared_files, shared_messages
 
 from .conftest import BOT, CHANNEL

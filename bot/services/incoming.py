@@ -1,4 +1,14 @@
-"""Where a person's message goes: a fork's thread turn, a parent turn (a mention, or any DM), an
+"""What comes in: a delivery kept before its acknowledgement (`Intake`), then a person's message routed to where
+it goes (`Router`).
+
+Acknowledged means kept: a delivery worth keeping (a person's message, a command, a ✅, a button,
+a shortcut) is recorded in the durable inbox before Slack gets its acknowledgement, processed, then
+marked done. A redelivery of something kept is turned away at the door (Slack's retries, a replayed
+request); one whose process died is replayed by the sweep once its claim expires; one that failed
+MAX_ATTEMPTS times ends with a notice to its sender. What cannot be recorded at all is not
+acknowledged, so Slack delivers it again (the Slack adapter decides how each kind is refused).
+
+Where a person's message goes: a fork's thread turn, a parent turn (a mention, or any DM), an
 in-thread command (`@Threadfork merge|abandon`), a thread adopted as a fork (a mention in a channel
 thread that is none: adoption.py), or a short private answer.
 
@@ -19,17 +29,21 @@ recorded (Slack shows the root before the bot has its ts): it may be the fork's 
 it follows the fork's topic (opening.py).
 
 A turn reads its channel's settings once, and with them its spend this month where a cap applies
-(caps.py): at the cap a new turn or fork is refused privately, with no model call; merges, abandons and
+(access.py): at the cap a new turn or fork is refused privately, with no model call; merges, abandons and
 other in-thread commands go on.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Protocol
 
 from ..domain.commands import ForkCommand, mentions, parse_fork, parse_thread_command, strip_mention
 from ..domain.errors import ThreadforkError
 from ..domain.model import Channel, Fork, ForkStatus, Role, Session, TurnStatus
+from ..domain.queue import one_too_many
 from ..domain.settings import ChannelSettings
 from ..domain.text import SharedMessage, with_shared
 from ..infrastructure import metrics
@@ -39,11 +53,12 @@ from .attachments import Attachments
 from .budgets import Budgets
 from .conversation import Conversation, Speaker
 from .forks import Forks
+from .liveness import Liveness
 from .opening import OPENER_LIMIT, once_opened
 from .pane import AgentPane
 from .policy import not_theirs
-from .ports import (Audience, BotUsers, Claims, People, PrivateAnswers, Sessions, SharedFile, Spending, Standing,
-                    TurnQueue)
+from .ports import (MAX_ATTEMPTS, Audience, BotUsers, Claims, Clock, Inbox, People, PrivateAnswers, Sessions,
+                    SharedFile, Spending, Standing, TurnQueue)
 from .refusals import refuse
 from .remembering import Remembering
 
@@ -292,3 +307,88 @@ class Router:
 
     def _speaker(self, team_id: str, user_id: str) -> Speaker:
         return Speaker(user_id, self.people.display_name(team_id, user_id))
+
+
+log = logging.getLogger(__name__)
+
+KEPT_FOR = timedelta(days=1)  # how long done deliveries and claims turn redeliveries away
+
+
+class Deliveries(Protocol):
+    """The Slack side of replaying a kept delivery."""
+
+    def replay(self, key: str, payload: str) -> None:
+        """Process it again, as when Slack first delivered it (marking it done when finished)."""
+
+    def give_up(self, payload: str) -> None:
+        """Tell its sender, privately and in one sentence, that it could not be processed."""
+
+
+class Intake:
+    def __init__(self, liveness: Liveness, deliveries: Deliveries | None = None,
+                 *, claims: Claims, inbox: Inbox, clock: Clock):
+        self.claims, self.inbox, self.clock = claims, inbox, clock
+        self.liveness = liveness
+        self.deliveries = deliveries  # None without Slack (unit tests, the eval): nothing to replay
+
+    def first_delivery(self, event_id: str) -> bool:
+        """True once per Slack event id, whichever replica sees it first."""
+        return self.claims.claim(f"event:{event_id}")
+
+    def keep(self, key: str, payload: str) -> bool:
+        """Record a delivery before it is acknowledged; False: it was kept before (a redelivery).
+        Raises when the store cannot record it."""
+        kept = self.inbox.keep(key, payload, self.liveness.ttl)
+        if kept:
+            metrics.DELIVERIES.labels("kept").inc()
+            self.liveness.hold("delivery", key)
+        return kept
+
+    def keep_turn(self, key: str, payload: str, channel: Channel) -> Standing | None:
+        """`keep` for a message that may be a turn in `channel`, reading in the same write what its turn reads of
+        the channel (its settings, month, session: a read transaction fewer per turn); None: kept before."""
+        standing = self.inbox.keep_and_read(key, payload, self.liveness.ttl, channel)
+        if standing is not None:
+            metrics.DELIVERIES.labels("kept").inc()
+            self.liveness.hold("delivery", key)
+        return standing
+
+    def done(self, key: str) -> None:
+        """Processed. A delivery this process no longer holds was finished already (its turn stored it
+        done: Conversation.submit), so nothing is written again."""
+        if self.liveness.holds("delivery", key):
+            self.liveness.let_go("delivery", key)
+            self.inbox.done(key)
+            metrics.DELIVERIES.labels("done").inc()
+
+    def replay_due(self) -> None:
+        """Sweep step: deliveries whose process died before finishing them."""
+        if self.deliveries is None:
+            return
+        for key in self.inbox.due():
+            kept = self.inbox.take(key, self.liveness.ttl)
+            if kept is None:
+                continue  # another sweeper took it
+            metrics.TAKEOVERS.labels("delivery").inc()
+            self.liveness.hold("delivery", key)  # until the replay is done (Deliveries.replay marks it)
+            try:
+                if one_too_many(kept.attempts):
+                    log.warning("delivery %s failed %s times; giving up", key, MAX_ATTEMPTS)
+                    self.deliveries.give_up(kept.payload)
+                    self.done(key)
+                else:
+                    log.info("replaying delivery %s (attempt %s)", key, kept.attempts)
+                    self.deliveries.replay(key, kept.payload)
+            except Exception:
+                log.exception("replaying delivery %s failed; it will be tried again", key)
+                self.failed(key)
+
+    def failed(self, key: str) -> None:
+        """Processing raised: stop renewing its claim, so a sweep replays it once the claim expires."""
+        self.liveness.let_go("delivery", key)
+
+    def prune(self) -> None:
+        """Sweep step: forget claims and finished deliveries older than a day."""
+        before = self.clock() - KEPT_FOR
+        self.claims.prune(before)
+        self.inbox.prune(before)
