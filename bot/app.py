@@ -43,6 +43,7 @@ from .services.commands import SlashCommands
 from .services.compaction import Compactor
 from .services.model_inputs import Connections
 from .services.conversation import Conversation
+from .services.queue import Queue
 from .services.forks import Forks
 from .services.gestures import Gestures
 from .services.intake import Deliveries, Intake
@@ -218,7 +219,8 @@ def wire_services(store: Store, chat: Chat, model: Model, bot_user_id: str | Non
     conversation = made(Conversation, store, inputs, chat.replies, chat.answers, model, liveness, stopping,
                         budgets=budgets, connections=connections, agent=chat.agent, cache=policy.cache_ttl,
                         on_released=merging.answered, compactor=compactor, caps=caps,
-                        memory_tools=made(MemoryTools, store, remembering, policy.channel.memory_tool))
+                        memory_tools=made(MemoryTools, store, remembering, policy.channel.memory_tool),
+                        queue=made(Queue, store))
     reviews = made(Reviews, store, chat.posts, chat.screens, chat.answers, policies, liveness, merging)
     forks = made(Forks, store, chat.posts, conversation, policies, merging, reviews, chat.agent, caps)
     workspaces = workspaces or made(Workspaces, store, policy.retention_after_uninstall)

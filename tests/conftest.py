@@ -105,7 +105,7 @@ def head_revision() -> str:
     """The newest migration's revision."""
     from alembic.script import ScriptDirectory
 
-    from bot.store.engine import alembic_config
+    from bot.store.schema import alembic_config
 
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 

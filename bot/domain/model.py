@@ -317,6 +317,11 @@ class Session:
         return self.fork.root_ts if self.fork else None
 
     @property
+    def home(self) -> Channel:
+        """The channel its cost counts in: a private fork's is the channel it forks."""
+        return self.fork.home if self.fork else self.channel
+
+    @property
     def answerable(self) -> bool:
         """A merged or abandoned fork answers nothing more; one whose merge waits for its answer answers
         what was said before the merge was asked for (the merge then summarizes it all)."""

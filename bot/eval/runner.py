@@ -20,7 +20,7 @@ from ..domain.merge import worth_remembering
 from ..domain.model import Channel, ForkStatus, Role, Usage
 from ..services.compaction import Compactor
 from ..services.commands import SlashCommand
-from ..app import wire_services
+from ..app import made, wire_services
 from ..services.policy import Policy
 from ..services.ports import Audience, Chat, Completion, Model
 from ..services.routing import IncomingMessage
@@ -141,8 +141,7 @@ class _Play:
                     self._in_parent(line)
         if arm == MEMORY:
             progress("compacting the parent")
-            compactor = Compactor(self.model, Policy(compact_at=COMPACT_AT), claims=self.store.claims,
-                                  turns=self.store.turns, upkeep=self.store.upkeep)
+            compactor = made(Compactor, self.store, self.model, Policy(compact_at=COMPACT_AT))
             if compactor.compact(self.parent_id) is None:
                 raise EvalFailed("the parent was not compacted")
         for number, question in enumerate(self.scenario.questions, 1):

@@ -30,7 +30,7 @@ from ..domain.model import Channel, ContextSize, Fork
 from ..domain.settings import ChannelSettings
 from .liveness import Liveness
 from .ports import (Adopted, Adoptions, AgentSessions, BotUsers, ForkPosts, Later, People, Sessions, Shared,
-                    ThreadMessage, TurnQueue, Views)
+                    ThreadMessage, Leases, Views)
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +51,11 @@ class Adoption:
     def __init__(self, posts: ForkPosts, people: People, shared: Shared, liveness: Liveness,
                  bot_user_id: BotUsers, defaults: ChannelSettings = ChannelSettings(),
                  agent: AgentSessions | None = None, later: Later | None = None,
-                 *, sessions: Sessions, adoptions: Adoptions, turns: TurnQueue, views: Views):
+                 *, sessions: Sessions, adoptions: Adoptions, leases: Leases, views: Views):
         self.agent = agent  # the adopted thread becomes an agent session (best effort)
         self.later = later  # times the still-reading note (None: never told)
         self.defaults = defaults  # what the adopted fork keeps where its channel chose nothing
-        self.sessions, self.adoptions, self.turns, self.views = sessions, adoptions, turns, views
+        self.sessions, self.adoptions, self.leases, self.views = sessions, adoptions, leases, views
         self.posts = posts
         self.people = people
         self.shared = shared
@@ -75,7 +75,7 @@ class Adoption:
             try:
                 self._take_in(adopted.fork, mention_ts)
             finally:
-                self.turns.release(adopted.fork.id, owner)
+                self.leases.release(adopted.fork.id, owner)
         return Adopted(self.sessions.fork(adopted.fork.id), new=True)
 
     def _take_in(self, fork: Fork, mention_ts: str) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 
 from ..domain.context import compaction_input, estimate_tokens, in_context
-from ..domain.model import Role, Turn
+from ..domain.model import Role, Turn, TurnStatus
 from .policy import Policy
-from .ports import Claims, Model, TurnQueue, Upkeep
+from .ports import Claims, Model, Sessions, Spending, TurnQueue, Upkeep, Work
 
 log = logging.getLogger(__name__)
 
@@ -21,8 +21,10 @@ MIN_RECENT_TURNS = 2
 
 class Compactor:
     def __init__(self, model: Model, policy: Policy,
-                 *, claims: Claims, turns: TurnQueue, upkeep: Upkeep):
-        self.claims, self.turns, self.upkeep = claims, turns, upkeep
+                 *, work: Work, claims: Claims, sessions: Sessions, turns: TurnQueue, upkeep: Upkeep,
+                 spending: Spending):
+        self.work, self.claims, self.sessions, self.turns, self.upkeep = work, claims, sessions, turns, upkeep
+        self.spending = spending
         self.model = model
         self.policy = policy
 
@@ -48,7 +50,12 @@ class Compactor:
             return None
         log.info("compacted session %s up to turn %s into %s tokens", session_id, covers,
                  completion.usage.output_tokens)
-        return self.upkeep.add_compaction(session_id, completion.text, covers, completion.usage)
+        with self.work():  # the compaction and its cost, counted in the session's channel (a private fork's: its home)
+            turn = self.turns.append_turn(session_id, Role.COMPACTION, completion.text, TurnStatus.COMPLETE,
+                                          usage=completion.usage, covers_seq=covers)
+            home = self.sessions.session(session_id)
+            self.spending.add(home.home, completion.usage, in_fork=home.fork is not None)
+            return turn
 
     def _older_turns(self, visible: list[Turn]) -> list[Turn]:
         """What the model sees minus a recent tail worth RECENT_SHARE of the budget (at least

@@ -43,7 +43,8 @@ from .liveness import Liveness
 from .memory_tool import MemoryTools
 from .model_inputs import ModelInputs
 from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Opener, Place,
-                    PrivateAnswers, Replies, Spending, TurnQueue)
+                    PrivateAnswers, Replies, Spending, Leases)
+from .queue import Queue
 from .stopping import Stopping
 
 log = logging.getLogger(__name__)
@@ -66,11 +67,12 @@ class Conversation:
                  cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None,
                  compactor: Compactor | None = None, caps: SpendCaps | None = None,
                  memory_tools: MemoryTools | None = None,
-                 *, turns: TurnQueue, connector_use: ConnectorUse, spending: Spending):
+                 *, queue: Queue, leases: Leases, connector_use: ConnectorUse, spending: Spending):
         self.memory_tools = memory_tools  # Claude's memory tool, where a channel allows it
         self.liveness = liveness
         self.lease = liveness.ttl
-        self.turns, self.connector_use, self.spending = turns, connector_use, spending
+        self.queue = queue  # the queue's use cases, each one unit of work (queue.py)
+        self.leases, self.connector_use, self.spending = leases, connector_use, spending
         self.inputs = inputs  # the fork chain is read through its sessions
         self.replies = replies
         self.answers = answers
@@ -94,7 +96,7 @@ class Conversation:
         `delivery`: the kept delivery it came in, done once the turn is stored (in the same write).
         Returns what the answers given meanwhile used (nothing when another holder answers)."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
-            submitted = self.turns.submit_turn(
+            submitted = self.queue.submit(
                 session.id, text, author_id=speaker.user_id, author_name=speaker.name, slack_ts=slack_ts,
                 channel=session.channel if session.fork else None, claim=claim, owner=owner,
                 lease_seconds=self.lease, attachments=attachments, delivery=delivery,
@@ -126,7 +128,7 @@ class Conversation:
     def drain(self, session_id: int) -> None:
         """Answer whatever waits in the session, unless someone already is."""
         with self.liveness.holding("lease", self.liveness.new_owner()) as owner:
-            if self.turns.lease(session_id, owner, self.lease):
+            if self.leases.lease(session_id, owner, self.lease):
                 self._answer_all(session_id, owner)
 
     def _answer_all(self, session_id: int, owner: str, batch: Batch | None = None,
@@ -137,7 +139,7 @@ class Conversation:
         session: Session | None = None
         used = Usage()
         try:
-            batch = batch or self.turns.next_answer(session_id, owner, self.lease)
+            batch = batch or self.queue.next(session_id, owner, self.lease)
             while batch is not None:
                 self._tell_given_up(batch)
                 if not batch.pending:
@@ -148,7 +150,7 @@ class Conversation:
                 chosen = None  # a later batch is a later turn: it reads the settings in force then
                 used = used + usage if usage else used
         except BaseException:
-            self.turns.release(session_id, owner)
+            self.leases.release(session_id, owner)
             raise
         if answered:
             try:
@@ -176,7 +178,7 @@ class Conversation:
             reserved = self.caps.admit(session, chosen, self.model.ceiling(request), reply.id) if self.caps else None
         except CapReached as capped:
             self._tell_capped(batch, str(capped))
-            return None, self.turns.abort_reply(reply, pending, owner, self.lease)
+            return None, self.queue.abort(reply, pending, owner, self.lease)
         try:
             return self._call(batch, owner, request, place, reserved)
         except BaseException:
@@ -192,7 +194,7 @@ class Conversation:
             except ChatUnavailable as error:
                 # no way to post (the workspace uninstalled the app): no model call for an answer nobody sees
                 log.warning("session %s cannot be answered: %s", session.id, error)
-                return None, self.turns.abort_reply(reply, pending, owner, self.lease, reserved)
+                return None, self.queue.abort(reply, pending, owner, self.lease, reserved)
             self._session(session, SessionStatus.PROCESSING, batch)
             try:
                 completion = self.model.complete(request, writer, stop)
@@ -202,7 +204,7 @@ class Conversation:
                 self._safely_fail(writer, failure_notice(error))
                 self._session(session, SessionStatus.ACTIVE)
                 metrics.TURNS.labels(metrics.place(session), "failed").inc()
-                return None, self.turns.abort_reply(reply, pending, owner, self.lease, reserved)
+                return None, self.queue.abort(reply, pending, owner, self.lease, reserved)
         last = pending[-1]
         reason = None if completion.stopped else completion.stop_reason
         refit = reason == CONTEXT_FULL and last.text != REFIT_PROMPT and self._compacted(session)
@@ -222,7 +224,7 @@ class Conversation:
         following = self._record(batch, owner, text, completion, posted, reserved)
         metrics.TURNS.labels(metrics.place(session), "stopped" if completion.stopped else "answered").inc()
         if refit and following is None:  # answered again once, on the compacted session, in the same lease
-            following = self.turns.submit_turn(
+            following = self.queue.submit(
                 session.id, REFIT_PROMPT, author_id=last.author_id or "", author_name=last.author_name, slack_ts=None,
                 channel=None, claim=f"refit:{reply.id}", owner=owner, lease_seconds=self.lease).batch
         if completion.connector_calls:
@@ -252,10 +254,10 @@ class Conversation:
         deadline = time.monotonic() + self.lease
         while True:
             try:
-                return self.turns.record_reply(batch.reply, batch.pending, text, completion.usage, posted,
-                                               session.channel if session.fork else None, owner, self.lease,
-                                               stopped=completion.stopped, stop_reason=completion.stop_reason,
-                                               reservation=reserved)
+                return self.queue.record(batch.reply, batch.pending, text, completion.usage, posted,
+                                         session.channel if session.fork else None, owner, self.lease,
+                                         stopped=completion.stopped, stop_reason=completion.stop_reason,
+                                         reservation=reserved)
             except Exception as error:
                 if time.monotonic() + wait > deadline:
                     raise

@@ -29,7 +29,7 @@ from .forks import Forks
 from .merging import Merging
 from .intake import Intake
 from .policy import Policies
-from .ports import Clock, Erasure, ForkPosts, Merges, Place, Replies, Sessions, TurnQueue, Upkeep
+from .ports import Clock, Erasure, ForkPosts, Merges, Place, Replies, Sessions, Leases, Upkeep
 from .workspaces import Workspaces
 
 log = logging.getLogger(__name__)
@@ -41,12 +41,12 @@ class Lifecycle:
     def __init__(self, replies: Replies, posts: ForkPosts, conversation: Conversation, forks: Forks,
                  merging: Merging, compactor: Compactor, intake: Intake, policies: Policies, workspaces: Workspaces,
                  attachments: Attachments, access: Access,
-                 *, sessions: Sessions, turns: TurnQueue, merges: Merges, upkeep: Upkeep, erasure: Erasure,
+                 *, sessions: Sessions, leases: Leases, merges: Merges, upkeep: Upkeep, erasure: Erasure,
                     clock: Clock):
         self.access = access
         self.attachments = attachments
         self.sessions = sessions
-        self.turns = turns
+        self.leases = leases
         self.merges = merges
         self.upkeep = upkeep
         self.erasure = erasure
@@ -83,7 +83,7 @@ class Lifecycle:
         liveness = self.conversation.liveness
         for session_id in self.upkeep.stalled_sessions(grace):
             with liveness.holding("lease", liveness.new_owner()) as owner:
-                if not self.turns.lease(session_id, owner, liveness.ttl):
+                if not self.leases.lease(session_id, owner, liveness.ttl):
                     continue
                 metrics.TAKEOVERS.labels("reply").inc()
                 try:
@@ -92,7 +92,7 @@ class Lifecycle:
                         self.replies.post_notice(Place(session.channel_id, session.thread_ts, session.team_id, None),
                                                  INTERRUPTED)
                 finally:
-                    self.turns.release(session_id, owner)
+                    self.leases.release(session_id, owner)
             self.conversation.drain(session_id)
 
     def remind_idle_forks(self) -> None:

@@ -14,14 +14,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .ports import Inbox, Merges, TurnQueue
+from .ports import Inbox, Merges, Leases
 
 log = logging.getLogger(__name__)
 
 
 class Liveness:
-    def __init__(self, ttl: float, *, inbox: Inbox, turns: TurnQueue, merges: Merges, check: Callable[[str], None]):
-        self.inbox, self.turns, self.merges = inbox, turns, merges
+    def __init__(self, ttl: float, *, inbox: Inbox, leases: Leases, merges: Merges, check: Callable[[str], None]):
+        self.inbox, self.leases, self.merges = inbox, leases, merges
         self.check = check  # writes this process's health row; raises when the store can't be written
         self.ttl = ttl
         self.process = uuid.uuid4().hex[:12]
@@ -62,7 +62,7 @@ class Liveness:
     def beat(self) -> None:
         """Renew everything held (one write per kind, whatever the count)."""
         leases, merges, deliveries = self._snapshot()
-        self.turns.renew_leases(leases, self.ttl)
+        self.leases.renew_leases(leases, self.ttl)
         self.merges.renew_merges(merges, self.ttl)
         self.inbox.renew(deliveries, self.ttl)
 
@@ -70,7 +70,7 @@ class Liveness:
         """Shutting down: hand every claim back, so another replica resumes the work at once."""
         leases, merges, deliveries = self._snapshot()
         log.info("handing back %s leases, %s merges and %s deliveries", len(leases), len(merges), len(deliveries))
-        self.turns.release_leases(leases)
+        self.leases.release_leases(leases)
         self.merges.release_merges(merges)
         self.inbox.release(deliveries)
 

@@ -15,12 +15,12 @@ from ..domain.caching import CacheMode
 from ..domain.context import estimate_tokens, with_request
 from ..domain.errors import ChildrenOpen, NothingToMerge, ThreadforkError
 from ..domain.merge import EXPIRY_ACTOR, conflicts_request, mark_conflicts, merge_prompt, summary_turn_text
-from ..domain.model import Fork, ForkStatus, Role, Session, Usage
+from ..domain.model import Fork, ForkStatus, Role, Session, TurnStatus, Usage
 from ..domain.queue import one_too_many
 from .followups import safely
 from .liveness import Liveness
 from .model_inputs import Connections, ModelInputs
-from .ports import MAX_ATTEMPTS, AgentSessions, ForkPosts, Merges, Model, Sessions, TurnQueue, Views
+from .ports import MAX_ATTEMPTS, AgentSessions, ForkPosts, Merges, Model, Sessions, Spending, TurnQueue, Views, Work
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +29,12 @@ class Merging:
     def __init__(self, inputs: ModelInputs, posts: ForkPosts, model: Model, liveness: Liveness,
                  connections: Connections | None = None, agent: AgentSessions | None = None,
                  cache: CacheMode = CacheMode.AUTO,
-                 *, sessions: Sessions, turns: TurnQueue, merges: Merges, views: Views):
+                 *, work: Work, sessions: Sessions, turns: TurnQueue, merges: Merges, views: Views,
+                 spending: Spending):
         self.liveness = liveness  # the claim on a merge being carried out, renewed while it runs
         self.agent = agent  # a merged fork's agent session closes (best effort)
-        self.sessions, self.turns, self.merges, self.views = sessions, turns, merges, views
+        self.work, self.sessions, self.turns, self.merges, self.views = work, sessions, turns, merges, views
+        self.spending = spending
         self.inputs = inputs
         self.cache = cache  # THREADFORK_CACHE_TTL: the summary request keeps the fork's breakpoints
         self.posts = posts
@@ -148,10 +150,20 @@ class Merging:
     def finish(self, fork: Fork, summary: str, usage: Usage) -> Fork:
         """A merging fork's summary enters its parent (once: the store refuses a second time), then is posted."""
         parent_text = summary_turn_text(fork, fork.merged_by or EXPIRY_ACTOR, summary, fork.summary_edited_by)
-        self.merges.complete_merge(fork, parent_text, summary, usage)
+        self.merge_in(fork, parent_text, summary, usage)
         merged = self.sessions.fork(fork.id)
         self.announce(merged)
         return merged
+
+    def merge_in(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> None:
+        """One unit of work: merging → merged, the summary appended to the parent (as `parent_text`) and its cost
+        added to the fork's channel; nothing of it when the fork left the merging state (raises)."""
+        with self.work():
+            if not self.merges.mark_merged(fork.id, summary, usage):
+                raise RuntimeError(f"fork {fork.id} left the merging state")
+            self.turns.append_turn(fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE, usage=usage,
+                                   source_fork_id=fork.id)
+            self.spending.add(fork.home, usage, in_fork=True)  # last: its day's row stays locked
 
     def announce(self, fork: Fork) -> None:
         """Post the summary, then the thread note and the root update. A crash before the post

@@ -13,20 +13,23 @@ from dataclasses import replace
 
 from ..domain.errors import ForkClosed, ForkNotFound, ReviewMoved, ThreadforkError
 from ..domain.merge import closed_reason, ensure_mergeable
-from ..domain.model import Channel, Draft, Fork, ForkStatus, Role
+from ..domain.model import Channel, Draft, Fork, ForkStatus, Role, Usage
 from .followups import safely
 from .liveness import Liveness
 from .merging import Merging
 from .policy import Policies
-from .ports import Audience, Claims, ForkPosts, PrivateAnswers, Reviews as ReviewDrafts, Screens, Sessions, TurnQueue
+from .ports import (Audience, Claims, ForkPosts, PrivateAnswers, Reviews as ReviewDrafts, Screens, Sessions, Spending,
+                    TurnQueue, Work)
 from .refusals import refuse
 
 
 class Reviews:
     def __init__(self, posts: ForkPosts, screens: Screens, answers: PrivateAnswers, policies: Policies,
                  liveness: Liveness, merging: Merging,
-                 *, claims: Claims, sessions: Sessions, turns: TurnQueue, reviews: ReviewDrafts):
-        self.claims, self.sessions, self.turns, self.reviews = claims, sessions, turns, reviews
+                 *, work: Work, claims: Claims, sessions: Sessions, turns: TurnQueue, reviews: ReviewDrafts,
+                 spending: Spending):
+        self.work, self.claims, self.sessions, self.turns, self.reviews = work, claims, sessions, turns, reviews
+        self.spending = spending
         self.posts = posts
         self.screens = screens
         self.answers = answers
@@ -54,13 +57,22 @@ class Reviews:
             except Exception:
                 self.reviews.release_draft(fork.id, owner)  # the live draft, if any, stays
                 raise
-            if not self.reviews.record_draft(fork.id, number, text, seq, usage, user_id, owner):
+            if not self.record(fork, number, text, seq, usage, user_id, owner):
                 return self.sessions.fork(fork.id)  # closed meanwhile (abandoned, expired)
         drafted = self.sessions.fork(fork.id)
         ts = self.posts.post_draft(drafted, drafted.draft, guidance)
         self.reviews.set_draft_ts(fork.id, number, ts)
         self.close(live, drafted, f"Replaced by draft {number} below.")
         return drafted
+
+    def record(self, fork: Fork, number: int, text: str, seq: int, usage: Usage, user_id: str, owner: str) -> bool:
+        """One unit of work: draft `number` live and its cost counted in the fork's channel; False (nothing kept)
+        when the fork closed meanwhile or the claim is no longer `owner`'s."""
+        with self.work():
+            if not self.reviews.record_draft(fork.id, number, text, seq, usage, user_id, owner):
+                return False
+            self.spending.add(fork.home, usage, in_fork=True)  # last: its day's row stays locked
+            return True
 
     def approve(self, fork_id: int, number: int, user_id: str, channel: Channel, edited: str | None = None) -> Fork:
         """Merge as is (`edited` None) or with a person's edit of draft `number`."""

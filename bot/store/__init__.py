@@ -4,23 +4,21 @@ single conditional INSERT or UPDATE whose row count says who won."""
 from __future__ import annotations
 
 from ..services.ports import Clock, Store
-from .channel_settings import SqlChannelSettings
-from .claims import SqlClaims
 from .connectors import SqlConnectorTokens, SqlConnectorUse
-from .engine import Database, utcnow
+from .work import Database, utcnow
 from .departures import SqlDepartures
-from .engine import make_engine
+from .work import make_engine
 from .erasure import SqlErasure
 from .feedback import SqlFeedback
 from .files import SqlFiles
-from .inbox import SqlInbox
+from .inbox import SqlClaims, SqlInbox
 from .memory import SqlMemories
 from .merges import SqlMerges
 from .pane import SqlPane
 from .queue import SqlTurnQueue
 from .reviews import SqlReviews
 from .sessions import SqlSessions
-from .spend import SqlSpending
+from .standing import SqlChannelSettings, SqlSpending
 from .stops import SqlStops
 from .upkeep import SqlUpkeep
 from .views import SqlViews
@@ -31,8 +29,8 @@ __all__ = ["Database", "make_engine", "open_store", "sql_store", "utcnow"]
 def sql_store(db: Database) -> Store:
     """The store ports over one database."""
     sessions, turns = SqlSessions(db), SqlTurnQueue(db)  # each also adopts threads, raises budgets / edits turns
-    return Store(claims=SqlClaims(db), inbox=SqlInbox(db), sessions=sessions, adoptions=sessions,
-                 private=sessions.private, budgets=sessions, turns=turns, edits=turns,
+    return Store(work=db.work, claims=SqlClaims(db), inbox=SqlInbox(db), sessions=sessions, adoptions=sessions,
+                 private=sessions.private, budgets=sessions, turns=turns, leases=turns, edits=turns,
                  merges=SqlMerges(db), reviews=SqlReviews(db), upkeep=SqlUpkeep(db), views=SqlViews(db),
                  files=SqlFiles(db), feedback=SqlFeedback(db), channel_settings=SqlChannelSettings(db),
                  connector_tokens=SqlConnectorTokens(db), connector_use=SqlConnectorUse(db), stops=SqlStops(db),

@@ -21,7 +21,7 @@ from ..domain.queue import lease_until
 from ..domain.settings import ChannelSettings
 from ..services.ports import Adopted
 from . import statements as sql
-from .engine import Database
+from .work import Database
 from .rows import bump, index, snapshot, usage_values
 from .tables import sessions, turns
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import and_, func, select
 
 from ..domain.model import TurnStatus
-from .engine import Database
+from .work import Database
 from .tables import inbox, sessions, turns
 
 _TURNS = select(func.count(), func.min(turns.c.created_at)).select_from(

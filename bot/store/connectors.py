@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.connectors import Connector
 from ..domain.model import Channel
-from .engine import Database
+from .work import Database
 from .rows import tools_of, tools_text
 from .tables import connector_calls, connectors
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from .engine import Database
+from .work import Database
 from .tables import departures
 
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from sqlalchemy import case, delete, exists, func, select, update
 
 from ..domain.model import Channel, ForkStatus
-from .engine import Database
+from .work import Database
 from .rows import in_channel, insert_parent, parent_key
 from .tables import (agent_contexts, attachments, channel_settings, connector_calls, connectors, feedback, files,
                      memory_entries, messages, sessions, spend, turns)

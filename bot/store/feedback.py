@@ -5,7 +5,7 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel
-from .engine import Database
+from .work import Database
 from .tables import feedback
 
 

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Channel, FileKind
 from ..services.ports import StoredFile
-from .engine import Database
+from .work import Database
 from .rows import bump, in_channel
 from .tables import attachments, files, sessions, turns
 

@@ -1,23 +1,32 @@
-"""The durable inbox: what Slack delivered is recorded here before it is acknowledged.
+"""What comes in, once: the durable inbox, and once-only keys.
+
+The durable inbox: what Slack delivered is recorded here before it is acknowledged.
 
 A kept delivery carries a processing claim (`claimed_until`), renewed by the heartbeat while this
 process works on it; once done (processed, or given up) its body is cleared in the same UPDATE and only
 its key stays, a day, so a redelivery (Slack's retry, a replayed request) is turned away at the door:
-people's words never outlive their processing here, whatever is forgotten later. One whose claim expired unfinished (its process died) is taken by a
-sweep — one taker, by a conditional UPDATE — and replayed."""
+people's words never outlive their processing here, whatever is forgotten later. One whose claim expired
+unfinished (its process died) is taken by a sweep — one taker, by a conditional UPDATE — and replayed.
+
+Once-only keys: the first INSERT of a key wins, every later one (any replica) finds the key taken and inserts
+nothing (ON CONFLICT DO NOTHING: no error, so a claim lost inside a use case's unit of work leaves its transaction
+usable — on PostgreSQL an error would abort it). Claims (deliveries, messages) matter for a day and are pruned;
+markers are forever.
+"""
 from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, delete, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ..domain.model import Channel
 from ..services.ports import Kept, Standing
-from .engine import Database
-from .spend import read_standing
-from .tables import inbox
+from .work import Database
+from .standing import read_standing
+from .tables import claims, inbox, markers
 
 # every delivery's two writes, built once: kept before the ack, done (its body cleared) after
 _KEEP = insert(inbox)
@@ -106,3 +115,31 @@ class SqlInbox:
 
 def _unclaimed(now: datetime):
     return or_(inbox.c.claimed_until.is_(None), inbox.c.claimed_until < now)
+
+
+def _once(table) -> dict:
+    """The table's INSERT that does nothing when its key is taken (it returns the key only when it inserted it),
+    for each database, by dialect name."""
+    return {d.dialect.name: d.insert(table).on_conflict_do_nothing().returning(table.c.key) for d in (sqlite, postgresql)}
+
+
+_CLAIM, _MARK = _once(claims), _once(markers)
+
+
+class SqlClaims:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def claim(self, key: str) -> bool:
+        return self._insert(_CLAIM, key)
+
+    def mark(self, key: str) -> bool:
+        return self._insert(_MARK, key)
+
+    def prune(self, before: datetime) -> int:
+        with self.db.writing() as conn:
+            return conn.execute(delete(claims).where(claims.c.created_at < before)).rowcount
+
+    def _insert(self, statements: dict, key: str) -> bool:
+        with self.db.writing() as conn:
+            return conn.execute(statements[conn.dialect.name], {"key": key, "created_at": self.db.now()}).first() is not None

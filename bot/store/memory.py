@@ -7,7 +7,7 @@ from sqlalchemy import delete, insert, select, update
 
 from ..domain.memory import WORKSPACE, MemoryEntry, estimate
 from ..domain.model import Channel
-from .engine import Database
+from .work import Database
 from .tables import memory_entries as m
 
 

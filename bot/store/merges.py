@@ -1,7 +1,7 @@
 """The fork state machine (bot/domain/transitions.py) in SQL: each move is one conditional UPDATE
 whose row count says who won; a merge is taken only while nothing is in flight in its fork (its lease
-free, no turn pending or streaming: invariant 13); the summary enters the parent in the transaction that marks the fork
-merged, and the raw summary stays on the fork until it has been posted, so a crash cannot lose it
+free, no turn pending or streaming: invariant 13); the summary enters the parent in the unit of work that marks the fork
+merged (Merging.merge_in), and the raw summary stays on the fork until it has been posted, so a crash cannot lose it
 (`stuck_merges` finds it for the sweep)."""
 from __future__ import annotations
 
@@ -12,12 +12,11 @@ from sqlalchemy import exists, select
 
 from ..domain import transitions
 from ..domain.merge import MergedSummary
-from ..domain.model import Fork, Role, Turn, TurnStatus, Usage
+from ..domain.model import Fork, Role, Usage
 from ..domain.queue import IN_FLIGHT
-from .engine import Database
+from .work import Database
 from .moves import change_all, make, where
-from . import spend
-from .rows import append, to_fork
+from .rows import to_fork
 from .tables import sessions, turns
 
 
@@ -35,15 +34,8 @@ class SqlMerges:
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
         return self._make(fork_id, transitions.abandon(self.db.now(), idle_before))
 
-    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
-        now = self.db.now()
-        with self.db.writing() as conn:
-            if not make(conn, fork.id, transitions.complete_merge(summary, usage, now)):
-                raise RuntimeError(f"fork {fork.id} left the merging state")
-            turn = append(conn, now, fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE,
-                          usage=usage, source_fork_id=fork.id)
-            spend.add(conn, fork.team_id, fork.home.id, now, usage, in_fork=True)  # a fork's cost, its channel's
-            return turn
+    def mark_merged(self, fork_id: int, summary: str, usage: Usage) -> bool:
+        return self._make(fork_id, transitions.complete_merge(summary, usage, self.db.now()))
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
         with self.db.writing() as conn:

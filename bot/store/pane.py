@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from .engine import Database
+from .work import Database
 from .tables import agent_contexts
 
 _ROW = (agent_contexts.c.team_id, agent_contexts.c.user_id)

@@ -18,7 +18,7 @@ from ..domain.model import Channel, Fork, ForkStatus, Mode
 from ..domain.settings import ChannelSettings
 from ..services.ports import Adopted
 from . import statements as sql
-from .engine import Database
+from .work import Database
 from .rows import snapshot, to_fork
 from .tables import sessions
 

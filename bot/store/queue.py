@@ -1,9 +1,7 @@
-"""The turn queue: a user's turn is stored as pending and the session leased in one transaction;
-the lease holder answers every pending turn in order, one batch per model call.
-
-Each write that hands the holder work (submit, record reply, abort) finds the next batch in the same
-transaction, and finding none releases the lease there too. Renewing the lease first locks the
-session row, so a turn submitted concurrently is either in the batch or finds the lease free.
+"""The turn queue's repository: a session's turns and its lease, loaded and saved. Its use cases (a turn
+handed in, the next batch, an answer recorded) are bot/services/queue.py's, each one unit of work.
+Renewing the lease first locks the session row, so a turn submitted concurrently is either in the batch or
+finds the lease free.
 
 Each session's settled turns, kept in memory so a long session costs one small query per request.
 
@@ -18,18 +16,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from datetime import datetime
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
 
 from ..domain.model import Attachment, Channel, Role, Turn, TurnStatus, Usage
-from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until, next_batch, reply_status
-from ..domain.spend import Reservation
-from ..services.ports import Batch, Submitted
-from . import spend, statements as sql
-from .engine import Database
-from .inbox import DELIVERY_DONE
+from ..domain.queue import RETRYABLE, Waiting, held_by_any, lease_until
+from ..services.ports import Held
+from . import statements as sql
+from .work import Database
 from .moves import change_all
 from .rows import (
     append,
@@ -102,112 +96,79 @@ class SqlTurnQueue:
         self.db = db
         self._history = HistoryCache()
 
-    def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
-                    slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
-                    lease_seconds: float, attachments: Sequence[Attachment] = (),
-                    delivery: str | None = None) -> Submitted:
+    def enqueue(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
+                slack_ts: str | None, channel: Channel | None, owner: str, lease_seconds: float,
+                attachments: Sequence[Attachment] = ()) -> Held | None:
         now = self.db.now()
-        try:
-            with self.db.writing() as conn:
-                if claim:
-                    conn.execute(sql.CLAIM, {"key": claim, "created_at": now})
-                if delivery:
-                    conn.execute(DELIVERY_DONE, {"done_key": delivery, "now": now})
-                row = conn.execute(sql.SEQ_AND_LEASE, {"session_id": session_id, "owner": owner, "now": now,
-                                                       "until": lease_until(now, lease_seconds)}).one()
-                leased = row.lease_owner == owner  # then row.next_seq is the reply's, reserved
-                self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
-                            author_name=author_name, slack_ts=slack_ts, channel=channel, attachments=attachments,
-                            seq=row.next_seq - 1 if leased else row.next_seq)
-                if not leased:
-                    return Submitted(stored=True)
-                return Submitted(stored=True, batch=self._batch(conn, session_id, owner, now, row, row.next_seq))
-        except IntegrityError:
-            if claim:
-                return Submitted(stored=False)
-            raise
+        with self.db.writing() as conn:
+            row = conn.execute(sql.SEQ_AND_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                                   "until": lease_until(now, lease_seconds)}).one()
+            leased = row.lease_owner == owner  # then row.next_seq is the reply's, reserved
+            self._store(conn, session_id, Role.USER, text, TurnStatus.PENDING, author_id=author_id,
+                        author_name=author_name, slack_ts=slack_ts, channel=channel, attachments=attachments,
+                        seq=row.next_seq - 1 if leased else row.next_seq)
+            return Held(to_session(row), row.version or 0, row.next_seq) if leased else None
 
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None,
                     slack_ts: str | None = None, usage: Usage = Usage(), channel: Channel | None = None,
-                    attachments: Sequence[Attachment] = ()) -> Turn:
+                    attachments: Sequence[Attachment] = (), source_fork_id: int | None = None,
+                    covers_seq: int | None = None) -> Turn:
         with self.db.writing() as conn:
             return self._store(conn, session_id, role, text, status, author_id=author_id, author_name=author_name,
-                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments)
+                               slack_ts=slack_ts, usage=usage, channel=channel, attachments=attachments,
+                               source_fork_id=source_fork_id, covers_seq=covers_seq)
 
     def _store(self, conn, session_id: int, role: Role, text: str, status: TurnStatus, *, author_id, author_name,
                slack_ts, channel, usage: Usage = Usage(), attachments: Sequence[Attachment] = (),
-               seq: int | None = None) -> Turn:
+               seq: int | None = None, source_fork_id: int | None = None, covers_seq: int | None = None) -> Turn:
         turn = append(conn, self.db.now(), session_id, role, text, status, author_id=author_id,
-                      author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments, seq=seq)
+                      author_name=author_name, slack_ts=slack_ts, usage=usage, attachments=attachments, seq=seq,
+                      source_fork_id=source_fork_id, covers_seq=covers_seq)
         if slack_ts and channel:
             index(conn, channel, slack_ts, session_id)
         return turn
 
-    def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
+    def renew(self, session_id: int, owner: str, lease_seconds: float) -> Held | None:
         now = self.db.now()
         with self.db.writing() as conn:
-            return self._renew_and_batch(conn, session_id, owner, lease_seconds, now)
+            row = conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
+                                                 "until": lease_until(now, lease_seconds)}).first()
+        return None if row is None else Held(to_session(row), row.version or 0)
 
-    def record_reply(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage,
-                     posted: Sequence[str], channel: Channel | None, owner: str,
-                     lease_seconds: float, stopped: bool = False, stop_reason: str | None = None,
-                     reservation: Reservation | None = None) -> Batch | None:
-        """With a channel, every message of the answer is indexed for reactions."""
-        now = self.db.now()
+    def waiting(self, session_id: int) -> list[Waiting]:
+        with self.db.reading() as conn:
+            return [Waiting(to_turn(r), r.attempts) for r in conn.execute(sql.PENDING, {"session_id": session_id})]
+
+    def settle(self, turns: Collection[Turn], status: TurnStatus) -> None:
+        if turns:
+            with self.db.writing() as conn:
+                settle(conn, list(turns), status)
+
+    def start_reply(self, held: Held, answer: Collection[Turn]) -> Turn:
         with self.db.writing() as conn:
-            row = _renew(conn, reply.session_id, owner, lease_seconds, now)
-            if row is None:
-                spend.release(conn, reservation)
-                return None  # taken over: the new holder answers these turns
-            status = reply_status(stopped, stop_reason)
+            conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in answer]})
+            return append(conn, self.db.now(), held.session.id, Role.ASSISTANT, "", TurnStatus.STREAMING,
+                          seq=held.reply_seq)
+
+    def history(self, held: Held) -> list[Turn]:
+        with self.db.reading() as conn:
+            return self._history_in(conn, held.session.id, held.version)
+
+    def finish_reply(self, reply: Turn, text: str, usage: Usage, status: TurnStatus, posted: Collection[str],
+                     channel: Channel | None, stop_reason: str | None = None) -> None:
+        posted = list(posted)
+        with self.db.writing() as conn:
             conn.execute(sql.FINISH_REPLY, {"turn_id": reply.id, "text": text, "status": status.value,
-                                            "stopped": stopped, "slack_ts": posted[0] if posted else None,
+                                            "stopped": status is TurnStatus.STOPPED,
+                                            "slack_ts": posted[0] if posted else None,
                                             "stop_reason": stop_reason, **usage_values(usage)})
-            settle(conn, pending, TurnStatus.DECLINED if status is TurnStatus.DECLINED else TurnStatus.ANSWERED)
             for ts in posted if channel else ():
                 index(conn, channel, ts, reply.session_id)
-            following = self._batch(conn, reply.session_id, owner, now, row)
-            # last: the day's row is locked till commit; a private fork's cost is its channel's
-            spend.add(conn, row.team_id, row.private_of or row.channel_id, now, usage, row.kind == "fork")
-            spend.release(conn, reservation)  # settled: the real cost replaces the worst case
-            return following
 
-    def abort_reply(self, reply: Turn, pending: Sequence[Turn], owner: str, lease_seconds: float,
-                    reservation: Reservation | None = None) -> Batch | None:
-        now = self.db.now()
+    def abort_reply(self, reply: Turn) -> None:
         with self.db.writing() as conn:
-            row = _renew(conn, reply.session_id, owner, lease_seconds, now)
-            spend.release(conn, reservation)
-            if row is None:
-                return None
             conn.execute(update(turns).where(turns.c.id == reply.id).values(status=TurnStatus.ABORTED.value))
-            settle(conn, pending, TurnStatus.FAILED)
-            return self._batch(conn, reply.session_id, owner, now, row)
-
-    def _renew_and_batch(self, conn, session_id: int, owner: str, lease_seconds: float,
-                         now: datetime) -> Batch | None:
-        row = _renew(conn, session_id, owner, lease_seconds, now)
-        return None if row is None else self._batch(conn, session_id, owner, now, row)
-
-    def _batch(self, conn, session_id: int, owner: str, now: datetime, row=None,
-               reply_seq: int | None = None) -> Batch | None:
-        """The next batch as the domain decides it (bot/domain/queue.py: next_batch), its turns each
-        counted as one more attempt, a reply reserved for it. `row`: the session's, if just read;
-        `reply_seq`: the reply's seq, if reserved with the submitted turn's."""
-        row = row if row is not None else conn.execute(sql.SESSION, {"session_id": session_id}).one()
-        session = to_session(row)
-        rows = conn.execute(sql.PENDING, {"session_id": session_id}).all()
-        batch = next_batch([Waiting(to_turn(r), r.attempts) for r in rows], session)
-        if batch.failed:
-            settle(conn, batch.failed, TurnStatus.FAILED)
-        if batch.release:
-            release_lease(conn, session_id, owner)
-            return Batch(session, [], None, [], batch.given_up) if batch.given_up else None
-        conn.execute(sql.COUNT_ATTEMPT, {"ids": [t.id for t in batch.answer]})
-        reply = append(conn, now, session_id, Role.ASSISTANT, "", TurnStatus.STREAMING, seq=reply_seq)
-        history = self._history_in(conn, session_id, row.version or 0)
-        return Batch(session, batch.answer, reply, history, batch.given_up)
 
     def lease(self, session_id: int, owner: str, seconds: float) -> bool:
         with self.db.writing() as conn:
@@ -271,10 +232,3 @@ class SqlTurnQueue:
             if row:
                 bump(conn, {row.session_id})
             return row.session_id if row else None
-
-
-def _renew(conn, session_id: int, owner: str, seconds: float, now: datetime):
-    """Renew the holder's lease, stamping the session's activity; locks its row before anything else
-    is read. The session's row as it is now, or None: the caller no longer holds it."""
-    return conn.execute(sql.RENEW_LEASE, {"session_id": session_id, "owner": owner, "now": now,
-                                          "until": lease_until(now, seconds)}).first()

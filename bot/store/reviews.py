@@ -5,14 +5,10 @@ stays as it is: the heartbeat renews the claim, a claim whose process died lapse
 writing failed leaves the live one untouched."""
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from ..domain import transitions
 from ..domain.model import Usage
-from . import spend
-from .engine import Database
+from .work import Database
 from .moves import make
-from .tables import sessions
 
 
 class SqlReviews:
@@ -25,13 +21,7 @@ class SqlReviews:
 
     def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage, requested_by: str,
                      owner: str) -> bool:
-        with self.db.writing() as conn:
-            if not make(conn, fork_id, transitions.record_draft(number, text, seq, usage, requested_by, owner)):
-                return False
-            where = conn.execute(select(sessions.c.team_id, sessions.c.channel_id, sessions.c.private_of)
-                                 .where(sessions.c.id == fork_id)).one()  # a private fork's cost is its channel's
-            spend.add(conn, where.team_id, where.private_of or where.channel_id, self.db.now(), usage, in_fork=True)
-            return True
+        return self._make(fork_id, transitions.record_draft(number, text, seq, usage, requested_by, owner))
 
     def release_draft(self, fork_id: int, owner: str) -> None:
         self._make(fork_id, transitions.release_draft(owner))

@@ -17,7 +17,7 @@ from ..domain.transitions import UNFINISHED
 from ..services.ports import Adopted, Opener
 from .adoption import ThreadAdoptions
 from .private import SqlPrivateForks
-from .engine import Database
+from .work import Database
 from .moves import clause
 from .rows import append, in_channel, index, insert_parent, involves, parent_key, snapshot, to_fork, to_session
 from .tables import messages, sessions, turns

@@ -12,11 +12,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..domain.model import TurnStatus
 from ..domain.queue import held_by, lease_takeable
 from .moves import clause
-from .tables import attachments, claims, files, messages, sessions, turns
+from .tables import attachments, files, messages, sessions, turns
 
 _session = sessions.c.id == bindparam("session_id")
-
-CLAIM = insert(claims)
 
 NEXT_SEQ = (update(sessions).where(_session)
             .values(next_seq=sessions.c.next_seq + 1, last_activity_at=bindparam("now"))
@@ -47,8 +45,6 @@ RENEW_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"
 
 RELEASE_LEASE = (update(sessions).where(_session, clause(held_by(bindparam("owner"))))
                  .values(lease_owner=None, lease_until=None))
-
-SESSION = select(sessions).where(_session)
 
 VERSION = select(sessions.c.version).where(_session)
 

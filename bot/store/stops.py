@@ -7,7 +7,7 @@ from collections.abc import Collection
 from sqlalchemy import bindparam, select, update
 
 from ..domain.model import Channel, Role, TurnStatus
-from .engine import Database
+from .work import Database
 from .rows import in_channel
 from .tables import sessions, turns
 

@@ -7,12 +7,12 @@ from datetime import datetime
 from sqlalchemy import exists, func, select, update
 
 from ..domain import transitions
-from ..domain.model import Channel, Fork, Role, Turn, TurnStatus, Usage
+from ..domain.model import Channel, Fork, Role, TurnStatus
 from ..domain.queue import lease_lapsed, stalled_turn
-from . import spend
-from .engine import Database
+from . import standing
+from .work import Database
 from .moves import clause, make, where
-from .rows import append, to_fork, usage_total
+from .rows import to_fork, usage_total
 from .tables import sessions, turns
 
 
@@ -46,7 +46,7 @@ class SqlUpkeep:
             home = conn.execute(select(sessions.c.team_id, sessions.c.private_of, sessions.c.channel_id)
                                 .where(sessions.c.id == session_id)).one()
             for reply in conn.execute(select(turns.c.id).where(*streaming, turns.c.reserved_micros > 0)).all():
-                spend.release_kept(conn, Channel(home.team_id, home.private_of or home.channel_id), reply.id)
+                standing.release_kept(conn, Channel(home.team_id, home.private_of or home.channel_id), reply.id)
             return conn.execute(update(turns).where(*streaming).values(status=TurnStatus.ABORTED.value)).rowcount
 
     def sessions_over(self, tokens: int) -> list[int]:
@@ -65,12 +65,3 @@ class SqlUpkeep:
                        usage_total(answer) >= tokens, ~compacted_since)
             ))
 
-    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
-        now = self.db.now()
-        with self.db.writing() as conn:
-            turn = append(conn, now, session_id, Role.COMPACTION, text, TurnStatus.COMPLETE,
-                          usage=usage, covers_seq=covers_seq)
-            where = conn.execute(select(sessions.c.team_id, sessions.c.channel_id, sessions.c.kind)
-                                 .where(sessions.c.id == session_id)).one()
-            spend.add(conn, where.team_id, where.channel_id, now, usage, in_fork=where.kind == "fork")
-            return turn

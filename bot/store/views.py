@@ -6,7 +6,7 @@ from sqlalchemy import case, func, select
 
 from ..domain.context import ESTIMATED_CHARS_PER_TOKEN, UNSEEN
 from ..domain.model import Channel, ChannelEconomy, ContextSize, ForkStats, Role, Usage
-from .engine import Database
+from .work import Database
 from .rows import involves, usage_columns, usage_total
 from .tables import feedback, sessions, turns
 

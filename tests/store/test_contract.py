@@ -9,6 +9,9 @@ from datetime import timedelta
 from bot.domain.merge import MergedSummary
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
+from .use_cases import merge_in
 
 
 def race(count, call):
@@ -72,7 +75,7 @@ def test_an_inherit_fork_points_at_the_parents_last_turn_and_a_fresh_fork_at_not
 def test_a_merge_begins_once_and_completes_by_appending_one_summary_to_the_parent(store):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.INHERIT, "")
     assert sorted(race(6, lambda: begin_merge(store, fork.id, "U2", "worker", 60))) == [False] * 5 + [True]
-    store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged fork #1] the summary", "the summary",
+    merge_in(store, store.sessions.fork(fork.id), "[Merged fork #1] the summary", "the summary",
                                 Usage(10, 20, 5, 1))
     assert store.sessions.fork(fork.id).status is ForkStatus.MERGED
     assert store.sessions.fork(fork.id).merged_by == "U2"
@@ -106,14 +109,14 @@ def test_a_session_lease_has_one_holder_until_released_or_expired(store, clock):
     parent = store.sessions.parent_id(Channel("T1", "C1"))
     owners = [uuid.uuid4().hex for _ in range(5)]
     with ThreadPoolExecutor(max_workers=5) as pool:
-        won = dict(zip(owners, pool.map(lambda owner: store.turns.lease(parent, owner, 60), owners)))
+        won = dict(zip(owners, pool.map(lambda owner: store.leases.lease(parent, owner, 60), owners)))
     [holder] = [owner for owner, took in won.items() if took]
-    store.turns.release(parent, "someone else")  # only the holder releases
-    assert store.turns.lease(parent, "next", 60) is False
-    store.turns.release(parent, holder)
-    assert store.turns.lease(parent, "next", 60)
+    store.leases.release(parent, "someone else")  # only the holder releases
+    assert store.leases.lease(parent, "next", 60) is False
+    store.leases.release(parent, holder)
+    assert store.leases.lease(parent, "next", 60)
     clock.advance(seconds=61)
-    assert store.turns.lease(parent, "after expiry", 60)
+    assert store.leases.lease(parent, "after expiry", 60)
 
 
 def test_messages_map_to_their_fork_for_reactions(store):
@@ -143,7 +146,7 @@ def test_a_reminder_is_claimed_once_and_only_for_a_fork_still_idle(store):
 
 
 def submit(store, session_id, text, owner, claim=None):
-    return store.turns.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
+    return made(Queue, store).submit(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
                                    channel=None, claim=claim, owner=owner, lease_seconds=60)
 
 
@@ -165,11 +168,11 @@ def test_the_lease_holder_gets_every_waiting_turn_with_the_replys_place_reserved
     assert [t.seq for t in first.history] == [1, 2]
     submit(store, parent, "two", "B")
     submit(store, parent, "three", "C")
-    assert store.turns.next_answer(parent, "B", 60) is None  # not the holder
-    batch = store.turns.record_reply(first.reply, first.pending, "answer", Usage(1, 1), [], None, "A", 60)
+    assert made(Queue, store).next(parent, "B", 60) is None  # not the holder
+    batch = made(Queue, store).record(first.reply, first.pending, "answer", Usage(1, 1), [], None, "A", 60)
     assert [t.text for t in batch.pending] == ["two", "three"] and batch.reply.seq == 5
-    assert store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(1, 1), [], None, "A", 60) is None
-    assert store.turns.next_answer(parent, "A", 60) is None  # nothing waited: released
+    assert made(Queue, store).record(batch.reply, batch.pending, "answer", Usage(1, 1), [], None, "A", 60) is None
+    assert made(Queue, store).next(parent, "A", 60) is None  # nothing waited: released
     assert submit(store, parent, "four", "B").batch is not None
 
 
@@ -178,7 +181,7 @@ def test_a_closed_forks_waiting_turns_fail_instead_of_being_answered(store):
     assert store.merges.abandon(fork.id)
     assert submit(store, fork.id, "hello", "A").batch is None
     assert [t.status for t in store.turns.turns(fork.id)] == [TurnStatus.FAILED]
-    assert store.turns.lease(fork.id, "B", 60)  # the lease was released
+    assert store.leases.lease(fork.id, "B", 60)  # the lease was released
 
 
 def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store):
@@ -188,10 +191,10 @@ def test_no_turn_is_stranded_when_a_submit_races_the_lease_holders_release(store
     answered: list[str] = []
 
     def answer_all(owner, batch=None):
-        batch = batch or store.turns.next_answer(parent, owner, 60)
+        batch = batch or made(Queue, store).next(parent, owner, 60)
         while batch is not None:
             answered.extend(t.text for t in batch.pending)
-            batch = store.turns.record_reply(batch.reply, batch.pending, "ok", Usage(1, 1), [], None, owner, 60)
+            batch = made(Queue, store).record(batch.reply, batch.pending, "ok", Usage(1, 1), [], None, owner, 60)
 
     def user(name, delay):
         time.sleep(delay)  # arrive at a different moment of the holder's work each round
@@ -240,7 +243,7 @@ def test_summaries_merged_after_a_seq_come_back_with_their_fork_numbers(store):
     for fork in (first, second):
         store.turns.append_turn(fork.id, Role.USER, "q", TurnStatus.ANSWERED, author_id="U1")
         begin_merge(store, fork.id, "U1", "w", 60)
-        store.merges.complete_merge(store.sessions.fork(fork.id), f"[Merged fork #{fork.number}] s", "s", Usage())
+        merge_in(store, store.sessions.fork(fork.id), f"[Merged fork #{fork.number}] s", "s", Usage())
     assert store.merges.summaries_since(parent, 1) == [MergedSummary(1, "[Merged fork #1] s"),
                                                        MergedSummary(2, "[Merged fork #2] s")]
     assert store.merges.summaries_since(parent, 2) == [MergedSummary(2, "[Merged fork #2] s")]

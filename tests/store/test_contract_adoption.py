@@ -5,6 +5,8 @@ messages."""
 from bot.domain.model import Channel, ContextSize, Mode, Role, TurnStatus
 
 from .test_contract import race
+from bot.app import made
+from bot.services.queue import Queue
 
 GENERAL = Channel("T1", "C1")
 
@@ -45,11 +47,11 @@ def test_an_adopted_fork_points_at_the_parents_last_turn_posted_strictly_before_
 
 def test_the_adopter_holds_the_forks_lease_until_it_releases_it(store):
     fork = adopt(store, holder="adopter").fork
-    waiting = store.turns.submit_turn(fork.id, "me too", author_id="U2", author_name="Bo", slack_ts="100.6",
+    waiting = made(Queue, store).submit(fork.id, "me too", author_id="U2", author_name="Bo", slack_ts="100.6",
                                       channel=GENERAL, claim="msg:100.6", owner="someone else", lease_seconds=60)
     assert waiting.stored and waiting.batch is None  # kept, not answered: the adopter holds the lease
-    store.turns.release(fork.id, "adopter")
-    assert store.turns.lease(fork.id, "someone else", 60)
+    store.leases.release(fork.id, "adopter")
+    assert store.leases.lease(fork.id, "someone else", 60)
 
 
 def test_completing_the_adoption_puts_the_threads_messages_first_whatever_arrived_meanwhile(store):

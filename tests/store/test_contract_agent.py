@@ -5,6 +5,8 @@ the channel is forgotten; the agent pane remembers what each person views."""
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 
 from .test_contract import race
+from bot.app import made
+from bot.services.queue import Queue
 
 HERE, DM, OTHER_DM = Channel("T1", "C1"), Channel("T1", "D1"), Channel("T1", "D2")
 
@@ -12,7 +14,7 @@ HERE, DM, OTHER_DM = Channel("T1", "C1"), Channel("T1", "D1"), Channel("T1", "D2
 def streaming(store, channel=HERE, text="tell me everything"):
     """A turn of the channel's conversation whose answer is being written: (its batch, the lease owner)."""
     parent = store.sessions.parent_id(channel)
-    batch = store.turns.submit_turn(parent, text, author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(parent, text, author_id="U1", author_name="Ann", slack_ts=None, channel=None,
                                     claim=None, owner="A", lease_seconds=60).batch
     return batch
 
@@ -35,7 +37,7 @@ def test_a_stop_button_stops_only_an_answer_of_its_own_channel(store):
 
 def test_stopping_an_answer_that_ended_changes_nothing(store):
     batch = streaming(store)
-    store.turns.record_reply(batch.reply, batch.pending, "done", Usage(), [], None, "A", 60)
+    made(Queue, store).record(batch.reply, batch.pending, "done", Usage(), [], None, "A", 60)
     assert store.stops.stop_in(batch.session.id, "U2") is None
     assert store.stops.stop_reply(HERE, batch.reply.id, "U2") is False
     assert store.stops.requested([batch.reply.id]) == {}
@@ -45,7 +47,7 @@ def test_stopping_an_answer_that_ended_changes_nothing(store):
 def test_a_stopped_answer_keeps_its_text_and_who_stopped_it(store):
     batch = streaming(store)
     store.stops.stop_in(batch.session.id, "U2")
-    store.turns.record_reply(batch.reply, batch.pending, "the first half", Usage(10, 3), [], None, "A", 60,
+    made(Queue, store).record(batch.reply, batch.pending, "the first half", Usage(10, 3), [], None, "A", 60,
                              stopped=True)
     answer = store.turns.turns(batch.session.id)[-1]
     assert (answer.text, answer.status, answer.stopped_by) == ("the first half", TurnStatus.STOPPED, "U2")
@@ -55,7 +57,7 @@ def test_a_stopped_answer_keeps_its_text_and_who_stopped_it(store):
 def test_an_answer_that_finished_despite_a_late_stop_is_complete_and_names_no_stopper(store):
     batch = streaming(store)
     store.stops.stop_in(batch.session.id, "U2")  # asked as the answer ended
-    store.turns.record_reply(batch.reply, batch.pending, "all of it", Usage(), [], None, "A", 60)
+    made(Queue, store).record(batch.reply, batch.pending, "all of it", Usage(), [], None, "A", 60)
     answer = store.turns.turns(batch.session.id)[-1]
     assert (answer.status, answer.stopped_by) == (TurnStatus.COMPLETE, None)
 

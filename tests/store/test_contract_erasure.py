@@ -12,6 +12,9 @@ from bot.store.tables import attachments, feedback, messages, sessions, turns
 
 from .test_contract import race
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
+from .use_cases import merge_in
 
 HERE, ELSEWHERE, OTHER_TEAM = Channel("T1", "C1"), Channel("T1", "C2"), Channel("T2", "C1")
 NOTES = StoredFile("ab" * 32, FileKind.TEXT, "text/plain", 5, text="notes")
@@ -28,10 +31,10 @@ def talk(store, channel, ts):
     """A channel conversation with a file, a fork, a fork of that fork, a merged fork, feedback."""
     parent = store.sessions.parent_id(channel)
     store.files.keep(NOTES)
-    batch = store.turns.submit_turn(parent, "read this", author_id="U1", author_name="Ann", slack_ts=f"{ts}.1",
+    batch = made(Queue, store).submit(parent, "read this", author_id="U1", author_name="Ann", slack_ts=f"{ts}.1",
                                     channel=channel, claim=None, owner="A", lease_seconds=60,
                                     attachments=[SHARED]).batch
-    store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(), [f"{ts}.2"], channel, "A", 60)
+    made(Queue, store).record(batch.reply, batch.pending, "answer", Usage(), [f"{ts}.2"], channel, "A", 60)
     fork = store.sessions.create_fork(channel, "U1", Mode.INHERIT, "idea")
     store.sessions.set_root(fork.id, f"{ts}.3", ContextSize(2, 10))
     say(store, fork.id, "in the fork", f"{ts}.4", channel)
@@ -40,7 +43,7 @@ def talk(store, channel, ts):
     merged = store.sessions.create_fork(channel, "U1", Mode.FRESH, "done")
     say(store, merged.id, "quick one", f"{ts}.6", channel)
     begin_merge(store, merged.id, "U1", "A", 60)
-    store.merges.complete_merge(store.sessions.fork(merged.id), "[Merged fork]", "summary", Usage(1, 2))
+    merge_in(store, store.sessions.fork(merged.id), "[Merged fork]", "summary", Usage(1, 2))
     store.feedback.record(channel, f"{ts}.2", "U2", "good")
     return parent, [fork.id, child.id, merged.id]
 
@@ -77,7 +80,7 @@ def test_the_forgotten_channel_starts_afresh_and_works_as_before(store):
     talk(store, HERE, "100")
     store.erasure.forget_channel(HERE)
     parent = store.sessions.parent_id(HERE)
-    batch = store.turns.submit_turn(parent, "hello again", author_id="U1", author_name="Ann", slack_ts="300.1",
+    batch = made(Queue, store).submit(parent, "hello again", author_id="U1", author_name="Ann", slack_ts="300.1",
                                     channel=HERE, claim=None, owner="A", lease_seconds=60).batch
     assert [t.text for t in batch.history] == ["hello again", ""]
     assert store.sessions.session(parent).pruned_before_seq == 0
@@ -122,7 +125,7 @@ def test_pruning_deletes_forks_closed_and_quiet_before_then_and_keeps_open_and_r
     merged = store.sessions.create_fork(HERE, "U1", Mode.INHERIT, "merged long ago")
     say(store, merged.id, "talk")
     begin_merge(store, merged.id, "U1", "A", 60)
-    store.merges.complete_merge(store.sessions.fork(merged.id), "[Merged fork #1]", "summary", Usage())
+    merge_in(store, store.sessions.fork(merged.id), "[Merged fork #1]", "summary", Usage())
     abandoned = store.sessions.create_fork(HERE, "U1", Mode.FRESH, "abandoned long ago")
     say(store, abandoned.id, "talk")
     store.merges.abandon(abandoned.id)
@@ -220,7 +223,7 @@ def test_contents_no_turn_shares_any_more_are_dropped_once_and_the_providers_ids
     talk(store, HERE, "100")
     store.files.keep(uploaded)
     parent = store.sessions.parent_id(ELSEWHERE)
-    store.turns.submit_turn(parent, "look", author_id="U1", author_name="Ann", slack_ts="200.1", channel=ELSEWHERE,
+    made(Queue, store).submit(parent, "look", author_id="U1", author_name="Ann", slack_ts="200.1", channel=ELSEWHERE,
                             claim=None, owner="B", lease_seconds=60, attachments=[picture])
     clock.advance(minutes=20)
     assert store.erasure.drop_unused_files(clock()) == []  # both still shared

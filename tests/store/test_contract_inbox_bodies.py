@@ -9,6 +9,8 @@ from sqlalchemy import select
 from bot.domain.model import Channel
 from bot.services.ports import MAX_ATTEMPTS
 from bot.store.tables import inbox
+from bot.app import made
+from bot.services.queue import Queue
 
 WORDS = '{"event": {"text": "my salary is 91k"}}'
 HERE = Channel("T1", "C1")
@@ -65,7 +67,7 @@ def test_a_turn_stored_with_its_delivery_marks_it_done_in_the_same_write_and_a_d
         store.inbox.keep(key, WORDS, 30)
 
     def submit(delivery):
-        return store.turns.submit_turn(parent, "my salary is 91k", author_id="U1", author_name="Ann",
+        return made(Queue, store).submit(parent, "my salary is 91k", author_id="U1", author_name="Ann",
                                        slack_ts="5.1", channel=None, claim="msg:T1:C1:5.1", owner="p:1",
                                        lease_seconds=30, delivery=delivery)
 

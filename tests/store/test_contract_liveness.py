@@ -6,6 +6,8 @@ from datetime import timedelta
 from bot.domain.model import Channel, ForkStatus, Mode, TurnStatus, Usage
 from bot.services.ports import MAX_ATTEMPTS
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
 
 
 def race(count, call):
@@ -14,7 +16,7 @@ def race(count, call):
 
 
 def submit(store, session_id, text, owner):
-    return store.turns.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
+    return made(Queue, store).submit(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
                                    channel=None, claim=None, owner=owner, lease_seconds=30)
 
 
@@ -59,18 +61,18 @@ def test_a_heartbeat_keeps_a_lease_alive_and_handing_it_back_frees_it_at_once(st
     submit(store, parent, "question", "alive")
     for _ in range(4):
         clock.advance(seconds=20)
-        store.turns.renew_leases(["alive", "someone else"], 30)
-        assert store.turns.lease(parent, "taker", 30) is False
-    store.turns.release_leases(["alive"])
-    assert store.turns.lease(parent, "taker", 30)
+        store.leases.renew_leases(["alive", "someone else"], 30)
+        assert store.leases.lease(parent, "taker", 30) is False
+    store.leases.release_leases(["alive"])
+    assert store.leases.lease(parent, "taker", 30)
 
 
 def test_a_holder_that_lost_its_lease_records_nothing(store, clock):
     parent = store.sessions.parent_id(Channel("T1", "C1"))
     batch = submit(store, parent, "question", "slow").batch
     clock.advance(seconds=31)
-    assert store.turns.lease(parent, "taker", 30)  # taken over
-    assert store.turns.record_reply(batch.reply, batch.pending, "late answer", Usage(1, 1), [], None, "slow", 30) \
+    assert store.leases.lease(parent, "taker", 30)  # taken over
+    assert made(Queue, store).record(batch.reply, batch.pending, "late answer", Usage(1, 1), [], None, "slow", 30) \
         is None
     assert [(t.text, t.status) for t in store.turns.turns(parent)] == [
         ("question", TurnStatus.PENDING), ("", TurnStatus.STREAMING)]
@@ -82,15 +84,15 @@ def test_a_turn_begun_three_times_without_a_recorded_answer_is_given_up(store, c
     for attempt in range(2, MAX_ATTEMPTS + 1):
         clock.advance(seconds=31)
         store.upkeep.interrupt_streaming(parent)
-        assert store.turns.lease(parent, f"worker {attempt}", 30)
-        assert [t.text for t in store.turns.next_answer(parent, f"worker {attempt}", 30).pending] == ["poison"]
+        assert store.leases.lease(parent, f"worker {attempt}", 30)
+        assert [t.text for t in made(Queue, store).next(parent, f"worker {attempt}", 30).pending] == ["poison"]
     clock.advance(seconds=31)
     store.upkeep.interrupt_streaming(parent)
-    assert store.turns.lease(parent, "last", 30)
-    final = store.turns.next_answer(parent, "last", 30)
+    assert store.leases.lease(parent, "last", 30)
+    final = made(Queue, store).next(parent, "last", 30)
     assert final.pending == [] and final.reply is None and [t.text for t in final.given_up] == ["poison"]
     assert store.turns.turns(parent)[0].status is TurnStatus.FAILED
-    assert store.turns.lease(parent, "anyone", 30)  # released with nothing left to answer
+    assert store.leases.lease(parent, "anyone", 30)  # released with nothing left to answer
 
 
 def test_a_merge_is_renewed_while_alive_handed_back_on_shutdown_and_given_up_after_three_takeovers(store, clock):

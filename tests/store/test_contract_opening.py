@@ -4,6 +4,8 @@ root's ts is recorded queues behind the topic — and while its root's ts is unk
 message's read of its channel says a fork is being opened there."""
 from bot.domain.model import Channel, ContextSize, Mode, TurnStatus
 from bot.services.ports import Opener
+from bot.app import made
+from bot.services.queue import Queue
 
 GENERAL = Channel("T1", "C1")
 
@@ -15,10 +17,10 @@ def opened(store, topic="should we move?", holder="opener", seconds=60.0):
 
 def test_an_opened_fork_holds_its_topic_as_a_waiting_first_turn_leased_to_its_opener(store):
     fork = opened(store)
-    waiting = store.turns.submit_turn(fork.id, "me too", author_id="U2", author_name="Bo", slack_ts="100.6",
+    waiting = made(Queue, store).submit(fork.id, "me too", author_id="U2", author_name="Bo", slack_ts="100.6",
                                       channel=GENERAL, claim="msg:100.6", owner="someone else", lease_seconds=60)
     assert waiting.stored and waiting.batch is None  # kept, not answered: the opener holds the lease
-    batch = store.turns.next_answer(fork.id, "opener", 60)
+    batch = made(Queue, store).next(fork.id, "opener", 60)
     assert [(t.seq, t.text, t.author_id, t.author_name, t.status) for t in batch.pending] == [
         (1, "should we move?", "U1", "Ann", TurnStatus.PENDING), (2, "me too", "U2", "Bo", TurnStatus.PENDING)]
 
@@ -26,8 +28,8 @@ def test_an_opened_fork_holds_its_topic_as_a_waiting_first_turn_leased_to_its_op
 def test_an_opened_fork_without_a_topic_has_no_turn_and_its_opener_lets_go_when_nothing_waits(store):
     fork = opened(store, topic="")
     assert store.turns.turns(fork.id) == []
-    assert store.turns.next_answer(fork.id, "opener", 60) is None  # nothing waits: the lease is let go
-    assert store.turns.lease(fork.id, "someone else", 60)
+    assert made(Queue, store).next(fork.id, "opener", 60) is None  # nothing waits: the lease is let go
+    assert store.leases.lease(fork.id, "someone else", 60)
 
 
 def test_a_fork_is_being_opened_while_its_roots_ts_is_unknown_and_its_opener_alive(store, clock):
@@ -48,5 +50,5 @@ def test_an_opening_whose_opener_died_or_let_go_is_not_waited_for(store, clock):
     assert store.spending.chosen(GENERAL, "100.5").opening is False
     opened(store, topic="", holder="quick")
     assert store.spending.chosen(GENERAL, "100.5").opening is True
-    assert store.turns.next_answer(store.sessions.fork_by_number(GENERAL, 2).id, "quick", 60) is None  # let go
+    assert made(Queue, store).next(store.sessions.fork_by_number(GENERAL, 2).id, "quick", 60) is None  # let go
     assert store.spending.chosen(GENERAL, "100.5").opening is False

@@ -4,6 +4,7 @@ caller claims each draft, one live draft per fork, one approval, and the review 
 from bot.domain.model import Channel, ForkStatus, Mode, Role, TurnStatus, Usage
 
 from .test_contract import race
+from .use_cases import merge_in
 
 GENERAL = Channel("T1", "C1")
 
@@ -78,7 +79,7 @@ def test_a_draft_is_approved_once_and_the_merge_ends_the_review(store):
     merging = store.sessions.fork(fork.id)
     assert merging.status is ForkStatus.MERGING and merging.merged_by == "U2"
     assert merging.draft.text == "Edited." and merging.summary_edited_by == "U2"  # kept for a resumed merge
-    store.merges.complete_merge(merging, "[Merged]\nEdited.", "Edited.", Usage(output_tokens=3))
+    merge_in(store, merging, "[Merged]\nEdited.", "Edited.", Usage(output_tokens=3))
     merged = store.sessions.fork(fork.id)
     assert merged.status is ForkStatus.MERGED and merged.draft is None and merged.summary_edited_by == "U2"
 

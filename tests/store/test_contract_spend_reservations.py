@@ -5,8 +5,13 @@ fork's answer is its channel's cost."""
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from bot.domain.model import Channel, Mode, Usage
+from bot.domain.model import Channel, Mode, Role, TurnStatus, Usage
+from bot.domain.spend import Spent
 from bot.domain.pricing import priced
+from bot.app import made
+from bot.services.queue import Queue
+
+from .use_cases import compact
 
 GENERAL = Channel("T1", "C1")
 CAP = 20_000  # $0.02
@@ -17,9 +22,9 @@ def used(input_tokens: int) -> Usage:
 
 
 def spend(store, session_id: int, micros: int, owner: str = "A") -> None:
-    batch = store.turns.submit_turn(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
                                     claim=None, owner=owner, lease_seconds=60).batch
-    store.turns.record_reply(batch.reply, batch.pending, "a", used(micros // 2), [], None, owner, 60)
+    made(Queue, store).record(batch.reply, batch.pending, "a", used(micros // 2), [], None, owner, 60)
 
 
 def test_a_reservation_is_admitted_under_the_cap_and_counted_in_the_turns_read_until_it_is_released(store):
@@ -56,9 +61,9 @@ def test_the_months_earlier_days_count_and_last_months_do_not(store, clock):
 def test_recording_the_answer_settles_its_reservation_to_the_real_cost(store):
     parent = store.sessions.parent_id(GENERAL)
     reservation = store.spending.reserve(GENERAL, 80_000, CAP)
-    batch = store.turns.submit_turn(parent, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(parent, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
                                     claim=None, owner="A", lease_seconds=60).batch
-    store.turns.record_reply(batch.reply, batch.pending, "a", used(6_000), [], None, "A", 60,
+    made(Queue, store).record(batch.reply, batch.pending, "a", used(6_000), [], None, "A", 60,
                              reservation=reservation)
     standing = store.spending.chosen(GENERAL)
     assert (standing.month_micros, standing.reserved_micros) == (12_000, 0)
@@ -67,9 +72,9 @@ def test_recording_the_answer_settles_its_reservation_to_the_real_cost(store):
 def test_a_failed_call_releases_its_reservation(store):
     parent = store.sessions.parent_id(GENERAL)
     reservation = store.spending.reserve(GENERAL, 80_000, CAP)
-    batch = store.turns.submit_turn(parent, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(parent, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
                                     claim=None, owner="A", lease_seconds=60).batch
-    store.turns.abort_reply(batch.reply, batch.pending, "A", 60, reservation)
+    made(Queue, store).abort(batch.reply, batch.pending, "A", 60, reservation)
     assert store.spending.chosen(GENERAL).reserved_micros == 0
 
 
@@ -97,9 +102,20 @@ def test_a_private_forks_answer_is_its_channels_cost_not_its_dms(store):
     assert store.spending.report(dm).month.cost_micros == 0
 
 
+def test_a_private_forks_compaction_is_its_channels_cost_not_its_dms(store):
+    dm = Channel("T1", "D1")
+    fork = store.private.open_private_fork(GENERAL, dm, "1.000100", "U1", "a question").fork
+    for text in ("first", "second", "third"):
+        store.turns.append_turn(fork.id, Role.USER, text, TurnStatus.ANSWERED, author_id="U1")
+    used = priced("claude-sonnet-5-5", Usage(3_000, 200))
+    assert compact(store, fork.id, "the gist", used).role is Role.COMPACTION
+    assert store.spending.report(GENERAL).month.fork_micros == used.cost_micros > 0
+    assert store.spending.report(dm).month == Spent()
+
+
 def reserved_for_a_reply(store, session_id: int, channel: Channel = GENERAL, owner: str = "A"):
     """A turn submitted and its reply's worst case reserved, kept with the reply (as Conversation does)."""
-    batch = store.turns.submit_turn(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
                                     claim=None, owner=owner, lease_seconds=60).batch
     return batch, store.spending.reserve(channel, 8_000, CAP, batch.reply.id)
 
@@ -111,7 +127,7 @@ def test_the_reservation_of_a_reply_whose_process_died_is_given_back_when_the_sw
     clock.advance(seconds=61)  # its process died: the heartbeat stopped, the lease lapsed
     assert store.upkeep.interrupt_streaming(parent) == 1
     assert store.spending.chosen(GENERAL).reserved_micros == 0
-    store.turns.record_reply(batch.reply, batch.pending, "a", used(1_000), [], None, "A", 60,
+    made(Queue, store).record(batch.reply, batch.pending, "a", used(1_000), [], None, "A", 60,
                              reservation=reservation)  # the old holder, late: taken over, gives nothing back twice
     store.spending.release(reservation)
     reserved_for_a_reply(store, parent, owner="B")
@@ -124,7 +140,7 @@ def test_a_reservation_kept_with_its_reply_is_given_back_once_whoever_tries(stor
     batch, reservation = reserved_for_a_reply(store, parent)
     reserved_for_a_reply(store, fork.id, owner="B")
     assert store.spending.chosen(GENERAL).reserved_micros == 16_000
-    store.turns.abort_reply(batch.reply, batch.pending, "A", 60, reservation)
+    made(Queue, store).abort(batch.reply, batch.pending, "A", 60, reservation)
     store.spending.release(reservation)
     assert store.upkeep.interrupt_streaming(parent) == 0
     assert store.spending.chosen(GENERAL).reserved_micros == 8_000  # the fork's reply's stays set aside

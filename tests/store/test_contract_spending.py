@@ -11,6 +11,9 @@ from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Spent
 from bot.services.ports import Standing
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
+from .use_cases import compact, merge_in, record_draft
 
 GENERAL = Channel("T1", "C1")
 MODEL = "claude-sonnet-5-5"
@@ -21,9 +24,9 @@ def usage(input_tokens=1_000, output_tokens=100, model=MODEL, **more) -> Usage:
 
 
 def answered(store, session_id, used: Usage, owner="A"):
-    batch = store.turns.submit_turn(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(session_id, "q", author_id="U1", author_name="Ann", slack_ts=None, channel=None,
                                     claim=None, owner=owner, lease_seconds=60).batch
-    store.turns.record_reply(batch.reply, batch.pending, "a", used, [], None, owner, 60)
+    made(Queue, store).record(batch.reply, batch.pending, "a", used, [], None, owner, 60)
     return batch.reply
 
 
@@ -45,10 +48,11 @@ def test_forks_their_summaries_and_drafts_count_as_what_forks_cost_and_compactio
     answered(store, parent, usage(1_000))
     answered(store, fork.id, usage(2_000))
     number = store.reviews.begin_draft(fork.id, 0, "drafter", 60)
-    assert store.reviews.record_draft(fork.id, number, "draft", 1, usage(3_000), "U1", "drafter")
+    assert record_draft(store, store.sessions.fork(fork.id), number, "draft", 1, usage(3_000), "U1", "drafter")
     assert begin_merge(store, fork.id, "U1", "merger", 60)
-    store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "summary", usage(4_000))
-    store.upkeep.add_compaction(parent, "the gist", 2, usage(5_000))
+    merge_in(store, store.sessions.fork(fork.id), "[Merged]", "summary", usage(4_000))
+    answered(store, parent, usage(0, 0))  # an exchange more: the compaction covers what came before it
+    assert compact(store, parent, "the gist", usage(5_000)).role is Role.COMPACTION
     month = store.spending.report(GENERAL).month
     costs = {n: usage(n).cost_micros for n in (1_000, 2_000, 3_000, 4_000, 5_000)}
     assert month.cost_micros == sum(costs.values())

@@ -8,6 +8,8 @@ from bot.domain.model import ForkStatus, Usage
 from .test_contract import race
 from .test_contract_reviews import open_fork
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
 
 
 def test_an_idle_forks_expiry_merge_is_claimed_by_one_of_many_sweepers(store, clock):
@@ -38,7 +40,7 @@ def test_a_merge_after_a_draft_was_recorded_or_released_is_claimed_at_once(store
 
 def test_a_merge_asked_for_while_claude_answers_waits_for_the_answer_to_be_recorded_then_is_taken_once(store, clock):
     fork = open_fork(store)
-    submitted = store.turns.submit_turn(fork.id, "one more question", author_id="U1", author_name="Ann",
+    submitted = made(Queue, store).submit(fork.id, "one more question", author_id="U1", author_name="Ann",
                                         slack_ts=None, channel=None, claim=None, owner="answerer", lease_seconds=30)
     assert submitted.batch is not None  # Claude is answering: the lease is held, the reply streams
     assert store.merges.request_merge(fork.id, "U2", "focus on risks")
@@ -49,9 +51,9 @@ def test_a_merge_asked_for_while_claude_answers_waits_for_the_answer_to_be_recor
     clock.advance(seconds=31)  # the answerer died: its lease lapsed, its reply still streaming
     assert store.merges.take_merge(fork.id, "merger", 30) == 0 and store.merges.stuck_merges() == []
     store.upkeep.interrupt_streaming(fork.id)  # the sweep takes the answer over and answers the turn again
-    retried = store.turns.next_answer(fork.id, "sweeper", 30) if store.turns.lease(fork.id, "sweeper", 30) else None
+    retried = made(Queue, store).next(fork.id, "sweeper", 30) if store.leases.lease(fork.id, "sweeper", 30) else None
     assert retried is not None and [t.text for t in retried.pending] == ["one more question"]
-    store.turns.record_reply(retried.reply, retried.pending, "the answer", Usage(10, 5), [], None, "sweeper", 30)
+    made(Queue, store).record(retried.reply, retried.pending, "the answer", Usage(10, 5), [], None, "sweeper", 30)
     assert [f.id for f in store.merges.stuck_merges()] == [fork.id]  # recorded, the lease let go: its turn now
     assert sorted(race(4, lambda: store.merges.take_merge(fork.id, "merger", 30))) == [0, 0, 0, 1]
     taken = store.sessions.fork(fork.id)

@@ -1,6 +1,8 @@
 """The store contract, continued: edits, deletions, retries, failures and how turns come back
 (on the in-memory store, SQLite and PostgreSQL alike)."""
 from bot.domain.model import Channel, ContextSize, Mode, Role, TurnStatus, Usage
+from bot.app import made
+from bot.services.queue import Queue
 
 
 def fork_with_root(store, channel="C1", mode=Mode.FRESH, owner="U1"):
@@ -10,7 +12,7 @@ def fork_with_root(store, channel="C1", mode=Mode.FRESH, owner="U1"):
 
 
 def submit(store, session_id, text, owner, ts=None, channel=None, author="U1"):
-    return store.turns.submit_turn(session_id, text, author_id=author, author_name="Ann", slack_ts=ts,
+    return made(Queue, store).submit(session_id, text, author_id=author, author_name="Ann", slack_ts=ts,
                                    channel=Channel("T1", channel) if channel else None, claim=None, owner=owner,
                                    lease_seconds=60)
 
@@ -18,7 +20,7 @@ def submit(store, session_id, text, owner, ts=None, channel=None, author="U1"):
 def test_settled_turns_come_back_as_the_same_objects_and_a_changed_turn_as_a_new_one(store):
     parent = store.sessions.parent_id(Channel("T1", "C1"))
     batch = submit(store, parent, "question", "A", ts="1.1").batch
-    store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(5, 5), ["2.1"], None, "A", 60)
+    made(Queue, store).record(batch.reply, batch.pending, "answer", Usage(5, 5), ["2.1"], None, "A", 60)
     first, second = store.turns.turns(parent), store.turns.turns(parent)
     assert [t.text for t in first] == ["question", "answer"] and all(a is b for a, b in zip(first, second))
     assert store.edits.edit_turn(Channel("T1", "C1"), "1.1", "U1", "question, edited")
@@ -39,21 +41,21 @@ def test_only_the_author_edits_a_turn_and_a_deleted_turn_leaves_the_history(stor
 def test_a_failed_reply_leaves_the_context_and_its_turn_can_be_retried_once(store):
     fork = fork_with_root(store)
     batch = submit(store, fork.id, "question", "A", ts="3.1", channel="C1").batch
-    assert store.turns.abort_reply(batch.reply, batch.pending, "A", 60) is None  # nothing else waits: released
+    assert made(Queue, store).abort(batch.reply, batch.pending, "A", 60) is None  # nothing else waits: released
     assert [(t.role, t.status) for t in store.turns.turns(fork.id)] == [
         (Role.USER, TurnStatus.FAILED), (Role.ASSISTANT, TurnStatus.ABORTED)]
     assert store.edits.retry_turn(Channel("T1", "C2"), "3.1") is None  # another channel's message
     assert store.edits.retry_turn(Channel("T1", "C1"), "3.1") == fork.id
     assert store.edits.retry_turn(Channel("T1", "C1"), "3.1") is None  # pending again, not failed
-    assert store.turns.lease(fork.id, "B", 60)
-    again = store.turns.next_answer(fork.id, "B", 60)
+    assert store.leases.lease(fork.id, "B", 60)
+    again = made(Queue, store).next(fork.id, "B", 60)
     assert [t.text for t in again.pending] == ["question"]
 
 
 def test_a_reply_posted_in_a_fork_thread_maps_each_of_its_messages_to_the_fork(store):
     fork = fork_with_root(store)
     batch = submit(store, fork.id, "question", "A", ts="3.1", channel="C1").batch
-    store.turns.record_reply(batch.reply, batch.pending, "long answer", Usage(1, 1), ["4.1", "4.2"], Channel("T1", "C1"),
+    made(Queue, store).record(batch.reply, batch.pending, "long answer", Usage(1, 1), ["4.1", "4.2"], Channel("T1", "C1"),
                              "A", 60)
     assert {store.sessions.fork_by_message(Channel("T1", "C1"), ts).id for ts in ("3.1", "4.1", "4.2")} == {fork.id}
     reply = store.turns.turns(fork.id)[-1]

@@ -4,10 +4,13 @@ from datetime import timedelta
 
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
+from .use_cases import merge_in
 
 
 def submit(store, session_id, text, owner):
-    return store.turns.submit_turn(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
+    return made(Queue, store).submit(session_id, text, author_id="U1", author_name="Ann", slack_ts=None,
                                    channel=None, claim=None, owner=owner, lease_seconds=60)
 
 
@@ -37,7 +40,7 @@ def test_an_idle_only_merge_or_abandon_spares_a_fork_that_became_active(store, c
 def test_a_merged_fork_not_yet_announced_is_stuck_until_its_summary_is_posted(store, clock):
     fork = store.sessions.create_fork(Channel("T1", "C1"), "U1", Mode.FRESH, "")
     begin_merge(store, fork.id, "U1", "worker", 60)
-    store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "summary", Usage(1, 2))
+    merge_in(store, store.sessions.fork(fork.id), "[Merged]", "summary", Usage(1, 2))
     clock.advance(seconds=61)
     assert [f.id for f in store.merges.stuck_merges()] == [fork.id]
     store.merges.set_summary_ts(fork.id, "9.9")
@@ -58,9 +61,10 @@ def test_a_session_with_an_unanswered_or_cut_off_turn_and_no_live_lease_is_stall
 def test_a_session_over_the_budget_is_due_for_compaction_until_compacted(store):
     parent = store.sessions.parent_id(Channel("T1", "C1"))
     batch = submit(store, parent, "question", "A").batch
-    store.turns.record_reply(batch.reply, batch.pending, "answer", Usage(900, 200), [], None, "A", 60)
+    made(Queue, store).record(batch.reply, batch.pending, "answer", Usage(900, 200), [], None, "A", 60)
     assert store.upkeep.sessions_over(1_000) == [parent] and store.upkeep.sessions_over(2_000) == []
-    compaction = store.upkeep.add_compaction(parent, "the gist", 2, Usage(1_100, 50))
+    compaction = store.turns.append_turn(parent, Role.COMPACTION, "the gist", TurnStatus.COMPLETE, usage=Usage(1_100, 50),
+                                         covers_seq=2)
     assert (compaction.role, compaction.covers_seq, compaction.seq) == (Role.COMPACTION, 2, 3)
     assert store.upkeep.sessions_over(1_000) == []
     # one turn stands for the two; tokens are what the API last reported until the next answer reports anew
@@ -89,7 +93,7 @@ def test_the_economy_sets_what_forks_burned_against_what_their_summaries_returne
         store.turns.append_turn(fork.id, Role.ASSISTANT, "a", TurnStatus.COMPLETE, usage=Usage(burned, 0))
         if summary:
             begin_merge(store, fork.id, "U1", "worker", 60)
-            store.merges.complete_merge(store.sessions.fork(fork.id), "[Merged]", "s", Usage(0, summary))
+            merge_in(store, store.sessions.fork(fork.id), "[Merged]", "s", Usage(0, summary))
     economy = {e.channel_id: (e.burned, e.returned) for e in store.views.economy("T1", "U1")}
     assert economy == {"C1": (5_000, 300), "C2": (1_000, 0)}
     assert {e.channel_id for e in store.views.economy("T1", "U2")} == {"DSECRET"}

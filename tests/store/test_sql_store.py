@@ -36,7 +36,7 @@ def test_a_store_written_before_workspace_keys_upgrades_with_its_forks_messages_
     from sqlalchemy import text
 
     from bot.domain.model import Channel
-    from bot.store.engine import alembic_config
+    from bot.store.schema import alembic_config
 
     db, store = open_store(database_url)
     with db.engine.begin() as conn:
@@ -65,7 +65,7 @@ def test_a_store_written_before_workspace_keys_upgrades_with_its_forks_messages_
 
 
 def _hold_the_writer(database: str, held, release) -> None:
-    from bot.store.engine import writer_queue
+    from bot.store.work import writer_queue
 
     with writer_queue(make_engine(f"sqlite:///{database}")):
         held.set()
@@ -76,7 +76,7 @@ def test_sqlite_writers_in_different_processes_queue_for_the_one_writer(tmp_path
     """Processes on one SQLite file wait in turn (flock) instead of polling in SQLite's busy handler."""
     import multiprocessing
 
-    from bot.store.engine import writer_queue
+    from bot.store.work import writer_queue
 
     database = str(tmp_path / "shared.db")
     context = multiprocessing.get_context("spawn")
@@ -98,7 +98,7 @@ def test_sqlite_writers_in_different_processes_queue_for_the_one_writer(tmp_path
 def test_a_write_an_acknowledgement_waits_for_goes_before_the_writes_already_queued(tmp_path):
     """Under a burst, replies queue their turns' writes; the inbox's keep (Slack's ack waits on it) is
     served first when the writer frees up, then the others in turn — and each write still holds it alone."""
-    from bot.store.engine import writer_queue
+    from bot.store.work import writer_queue
 
     engine = make_engine(f"sqlite:///{tmp_path / 'queue.db'}")
     order, holding = [], threading.Lock()
@@ -174,7 +174,7 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
     from sqlalchemy import text
 
     from bot.domain.model import Channel
-    from bot.store.engine import alembic_config
+    from bot.store.schema import alembic_config
 
     db, store = open_store(sqlite_url)
     with db.engine.begin() as conn:
@@ -199,7 +199,7 @@ def test_a_store_written_before_retention_upgrades_and_never_gives_a_deleted_ses
 def test_sqlite_writes_hold_the_write_lock_from_their_begin_and_reads_never_wait_for_it(tmp_path):
     import sqlite3
 
-    from bot.store.engine import Database
+    from bot.store.work import Database
 
     database = tmp_path / "locks.db"
     db = Database(make_engine(f"sqlite:///{database}"))

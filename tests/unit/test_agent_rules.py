@@ -12,6 +12,8 @@ from bot.services.stopping import Stopping, Switch
 
 from ..fakes.clock import FakeClock
 from ..fakes.memory import memory_store
+from bot.app import made
+from bot.services.queue import Queue
 
 
 def fork(topic="", number=3, private_of=None, **fields) -> Fork:
@@ -98,7 +100,7 @@ def test_a_switch_is_thrown_once_and_closes_the_stream_registered_before_or_afte
 def test_the_watcher_obeys_a_stop_recorded_by_another_replica_within_its_poll():
     store = memory_store(FakeClock())
     parent = store.sessions.parent_id(fork().channel)
-    batch = store.turns.submit_turn(parent, "q", author_id="U1", author_name=None, slack_ts=None, channel=None,
+    batch = made(Queue, store).submit(parent, "q", author_id="U1", author_name=None, slack_ts=None, channel=None,
                                     claim=None, owner="A", lease_seconds=60).batch
     watcher = ThreadPoolExecutor(max_workers=1)  # the one thread the composition root gives the watcher
     here, elsewhere = Stopping(store.stops, poll=0.02, watcher=watcher), Stopping(store.stops, poll=0.02)

@@ -133,3 +133,14 @@ def test_no_module_of_the_bot_is_longer_than_400_lines():
     long = {str(f): n for f in Path(bot.__file__).parent.rglob("*.py")
             if (n := len(f.read_text().splitlines())) > 400 and "migrations" not in f.parts}
     assert long == {}
+
+
+def test_transactions_begin_only_in_the_unit_of_work():
+    """The store's repositories load and save on the unit of work's connection; only store/work.py begins one
+    (a use case opens it: `with work():`)."""
+    import bot
+
+    begins = sorted(str(f.relative_to(Path(bot.__file__).parent)) for f in Path(bot.__file__).parent.rglob("*.py")
+                    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "begin"
+                           for node in ast.walk(ast.parse(f.read_text()))))
+    assert begins == ["store/work.py"]

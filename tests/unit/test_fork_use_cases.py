@@ -102,4 +102,4 @@ def test_a_fork_whose_root_slack_refuses_is_abandoned_its_topic_kept_unanswered_
     assert fork.status is ForkStatus.ABANDONED and fork.root_ts is None
     assert cases.turns(fork.id) == [("user", "failed", "an idea nobody will see")]
     assert cases.model.inputs == []  # no model call for a fork nobody can see
-    assert cases.store.turns.lease(fork.id, "anyone", 30)  # nobody holds it
+    assert cases.store.leases.lease(fork.id, "anyone", 30)  # nobody holds it

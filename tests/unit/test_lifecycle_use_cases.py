@@ -5,6 +5,8 @@ from bot.services.ports import MAX_ATTEMPTS
 from ..fakes.ports import Answer
 from .conftest import UseCases
 from ..merges import begin_merge
+from bot.app import made
+from bot.services.queue import Queue
 
 
 def test_an_idle_fork_is_reminded_once_and_expired_by_merging_it(cases):
@@ -49,7 +51,7 @@ def test_a_fork_that_became_active_again_is_not_expired(cases):
 
 def test_a_turn_left_pending_by_a_dead_worker_is_answered_by_the_sweep(cases):
     parent = cases.parent()
-    cases.store.turns.submit_turn(parent, "orphaned", author_id="UALICE01", author_name="alice", slack_ts="5.1",
+    made(Queue, cases.store).submit(parent, "orphaned", author_id="UALICE01", author_name="alice", slack_ts="5.1",
                                   channel=None, claim=None, owner="a dead worker", lease_seconds=60)
     cases.clock.advance(seconds=61)
     cases.services.sweep()
@@ -86,15 +88,15 @@ def test_retrying_a_failed_turn_answers_it_once(cases):
 
 def test_a_turn_whose_answer_never_gets_recorded_is_given_up_after_three_attempts_with_one_notice(cases):
     parent = cases.parent()
-    cases.store.turns.submit_turn(parent, "poison", author_id="UALICE01", author_name="alice", slack_ts="5.1",
+    made(Queue, cases.store).submit(parent, "poison", author_id="UALICE01", author_name="alice", slack_ts="5.1",
                                   channel=None, claim=None, owner="a dead worker", lease_seconds=30)
     for _ in range(MAX_ATTEMPTS - 1):  # each worker dies before recording (its lease is never renewed)
         cases.clock.advance(seconds=31)
         session = cases.store.sessions.session(parent)
         worker = cases.services.liveness.new_owner()
         cases.store.upkeep.interrupt_streaming(parent)
-        if cases.store.turns.lease(parent, worker, 30):
-            cases.store.turns.next_answer(parent, worker, 30)
+        if cases.store.leases.lease(parent, worker, 30):
+            made(Queue, cases.store).next(parent, worker, 30)
     cases.clock.advance(seconds=31)
     cases.services.sweep()
     assert cases.turns(parent)[0] == ("user", "failed", "poison")
@@ -120,13 +122,13 @@ def test_a_merge_taken_over_three_times_reopens_the_fork_with_a_notice(cases):
 
 def test_a_holder_whose_lease_was_taken_over_does_not_record_its_late_answer(cases):
     parent = cases.parent()
-    submitted = cases.store.turns.submit_turn(parent, "slow one", author_id="UALICE01", author_name="alice",
+    submitted = made(Queue, cases.store).submit(parent, "slow one", author_id="UALICE01", author_name="alice",
                                               slack_ts="6.1", channel=None, claim=None, owner="slow worker",
                                               lease_seconds=30)
     cases.clock.advance(seconds=31)
     cases.services.sweep()  # taken over and answered
     batch = submitted.batch
-    late = cases.store.turns.record_reply(batch.reply, batch.pending, "late", Usage(1, 1), [], None,
+    late = made(Queue, cases.store).record(batch.reply, batch.pending, "late", Usage(1, 1), [], None,
                                           "slow worker", 30)
     assert late is None and [t[2] for t in cases.turns(parent)] == ["slow one", "", "Answer 1"]
 

@@ -47,7 +47,7 @@ def test_a_running_fork_hears_later_memory_in_a_note_until_its_compaction_folds_
     assert "before the fork" in asked.system and "after the fork opened" not in asked.system
     assert "after the fork opened" in asked.blocks[-2].text and asked.blocks[-1].text.endswith("what now?")
     clock.advance(seconds=5)
-    store.upkeep.add_compaction(fork.id, "the story so far", 1, Usage())
+    store.turns.append_turn(fork.id, Role.COMPACTION, "the story so far", TurnStatus.COMPLETE, covers_seq=1)
     ask(store, fork.id, "and now?")
     folded = inputs.of_session(session)
     assert "after the fork opened" in folded.system
@@ -81,7 +81,7 @@ def test_on_a_model_that_takes_system_messages_the_conversation_keeps_its_prefix
     assert "saved while it ran" in other.of_session(session).system  # elsewhere: all in the system, as it is now
     assert not other.of_session(session).late_system
     clock.advance(seconds=5)
-    store.upkeep.add_compaction(parent, "the story so far", 1, Usage())
+    store.turns.append_turn(parent, Role.COMPACTION, "the story so far", TurnStatus.COMPLETE, covers_seq=1)
     ask(store, parent, "and now?")
     folded = inputs.of_session(session)
     assert "saved while it ran" in folded.system and not folded.late_system

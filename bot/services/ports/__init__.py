@@ -7,7 +7,8 @@ beside them), bundled in `Store`:
 - `Sessions`: channel parents and forks, created and found by id, number or any Slack message of a fork;
   `Adoptions`: threads adopted as forks; `PrivateForks`: forks of a channel living in a person's DM;
   `ForkBudgets`: what a fork's owner added to its budget;
-- `TurnQueue`: a session's turns — submit, the lease holder's next batch, its reply or failure;
+- `TurnQueue`: a session's turns, loaded and saved (the queue's use cases: services/queue.py); `Leases`: who
+  answers in a session;
   `TurnEdits`: people's edits and deletions, and retries; `Stops`: Stop pressed on an answer streaming;
 - `Merges`: the fork state machine, open → merging → merged (or open → abandoned);
 - `Reviews`: a fork's summary drafts waiting for approval, one live at a time;
@@ -21,6 +22,7 @@ beside them), bundled in `Store`:
 - `Departures`: workspaces that uninstalled the app, until their conversations are deleted;
 - `Memories`: channels', DMs' and workspaces' memory entries (bot/domain/memory.py);
 - `Pane`: the channel each person views while the bot's agent pane is open.
+`Work` is the unit of work: a use case's saves in `with work():` stand or fall together.
 Every move that must happen once (a claim, a lease, a state change) is atomic in every
 implementation: its result says whether this caller won. The SQL store (bot/store) and the
 in-memory one the unit tests use pass the same contract tests.
@@ -48,6 +50,7 @@ from .store import (
     Claims,
     ForkBudgets,
     Inbox,
+    Leases,
     Merges,
     Pane,
     PrivateForks,
@@ -59,6 +62,7 @@ from .store import (
     TurnQueue,
     Upkeep,
     Views,
+    Work,
 )
 from .values import (
     MAX_ATTEMPTS,
@@ -68,6 +72,7 @@ from .values import (
     BotUsers,
     Clock,
     Completion,
+    Held,
     Kept,
     Membership,
     Opener,
@@ -86,4 +91,4 @@ __all__ = ["Adopted", "Adoptions", "AgentSessions", "Audience", "Batch", "BotUse
            "PrivateAnswers", "Replies", "ReplyEvents", "ReplyWriter", "Reviews", "Screens", "Secrets", "Sessions",
            "Shared", "SharedFile", "Source", "Spending", "Standing", "StopSignal", "Stops", "Store", "StoredFile", "Submitted",
            "ThreadMessage", "TurnEdits",
-           "TurnQueue", "Upkeep", "Views"]
+           "TurnQueue", "Upkeep", "Views", "Work", "Held", "Leases"]

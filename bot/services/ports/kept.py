@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Protocol
 
 from ...domain.memory import MemoryEntry
-from ...domain.model import Channel
+from ...domain.model import Channel, Usage
 from ...domain.settings import ChannelSettings
 from ...domain.spend import Reservation, Spent, SpendReport
 from .values import Standing, StoredFile
@@ -76,7 +76,10 @@ class Spending(Protocol):
         reservations is under `cap_micros`; None (nothing set aside) when it is not. With `reply_id`, kept with
         that reply in the same write: it is given back once (record, failure, or the sweep interrupting it)."""
     def release(self, reservation: Reservation) -> None:
-        """Give a reservation back whole (an answer recorded gives its back in the same write: record_reply)."""
+        """Give a reservation back whole (an answer recorded gives its back in the same unit of work)."""
+    def add(self, home: Channel, usage: Usage, in_fork: bool) -> None:
+        """A recorded call's cost added to its channel's day (`home`: a private fork's is the channel it forks).
+        Its day's row stays locked till the unit of work ends: the last save of one."""
     def report(self, channel: Channel) -> SpendReport:
         """Today's and this month's figures (UTC), for `/context`."""
     def months(self, team_id: str) -> dict[str, Spent]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from ...domain.merge import MergedSummary
 from ...domain.settings import ChannelSettings
-from ...domain.spend import Reservation
+from ...domain.queue import Waiting
 from ...domain.model import (
     Attachment,
     Channel,
@@ -27,7 +28,7 @@ from ...domain.model import (
 from .intake import Claims, Inbox  # noqa: F401 (part of the bundle's surface)
 from .kept import (Files, Feedback, ChannelSettingsStore, ConnectorTokens, ConnectorUse, Spending, Erasure, Memories,
                    Departures)
-from .values import Adopted, Batch, Clock, Opener, Submitted
+from .values import Adopted, Clock, Held, Opener
 
 
 class Sessions(Protocol):
@@ -79,45 +80,52 @@ class ForkBudgets(Protocol):
 
 
 class TurnQueue(Protocol):
-    def submit_turn(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
-                    slack_ts: str | None, channel: Channel | None, claim: str | None, owner: str,
-                    lease_seconds: float, attachments: Collection[Attachment] = (),
-                    delivery: str | None = None) -> Submitted:
-        """Store a user's turn as pending (once per `claim`), with the files shared with it (their
-        content kept before with Files.keep), and try to lease the session, atomically; the lease
-        winner gets its first batch at once. With `channel`, the ts is indexed. With `delivery`, the
-        kept delivery the turn came in is marked done in the same transaction (as Inbox.done does):
-        from then on the stored turn is what is kept."""
-    def next_answer(self, session_id: int, owner: str, lease_seconds: float) -> Batch | None:
-        """For the lease holder: the waiting turns with the reply's place reserved and the lease
-        renewed; or, when none wait, the lease released (None; also None when the lease was lost)."""
-    def record_reply(self, reply: Turn, pending: list[Turn], text: str, usage: Usage, posted: list[str],
-                     channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False,
-                     stop_reason: str | None = None, reservation: Reservation | None = None) -> Batch | None:
-        """Store the answer (with its `stop_reason`) and mark its turns answered — a `refusal` marks the answer and
-        its turns DECLINED (domain/queue.py reply_status), out of every later request —, its cost added to its
-        channel's day (a private fork's: the channel it forks) and its `reservation` settled; then, atomically, the
-        holder's next batch. A
-        holder whose lease was lost (taken over) records nothing and gets None. `stopped`: a person
-        stopped it (Stops), and what it said so far is its answer, kept as STOPPED with who stopped it;
-        otherwise it is COMPLETE and a Stop that came too late is forgotten."""
-    def abort_reply(self, reply: Turn, pending: list[Turn], owner: str, lease_seconds: float,
-                    reservation: Reservation | None = None) -> Batch | None:
-        """The call failed (or was never made): the answer leaves the context, its turns stay, failed, its
-        `reservation` is released; then the next batch."""
-    def lease(self, session_id: int, owner: str, seconds: float) -> bool: ...
-    def release(self, session_id: int, owner: str) -> None: ...
-    def renew_leases(self, owners: Collection[str], seconds: float) -> None:
-        """The heartbeat: leases of these owners live `seconds` more."""
-    def release_leases(self, owners: Collection[str]) -> None: ...
+    """A session's turns and its lease: loads and saves only. The queue's use cases (bot/services/queue.py) put
+    them together, each in one unit of work; which turns form a batch is the domain's (bot/domain/queue.py)."""
+
+    def enqueue(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
+                slack_ts: str | None, channel: Channel | None, owner: str, lease_seconds: float,
+                attachments: Collection[Attachment] = ()) -> Held | None:
+        """Save a user's turn as pending, with the files shared with it (their content kept before with
+        Files.keep), and take the session's lease for `owner` if it is free: then the session as held, the
+        reply's seq saved right after the turn's. With `channel`, the turn's ts is indexed."""
+    def waiting(self, session_id: int) -> list[Waiting]:
+        """The session's pending turns in order, each with the attempts made to answer it."""
+    def settle(self, turns: Collection[Turn], status: TurnStatus) -> None:
+        """These turns, where still pending, now `status`."""
+    def start_reply(self, held: Held, answer: Collection[Turn]) -> Turn:
+        """Each turn of `answer` counted as one more attempt, and their reply saved, streaming."""
+    def history(self, held: Held) -> list[Turn]:
+        """The held session's turns, as `turns` gives them."""
+    def finish_reply(self, reply: Turn, text: str, usage: Usage, status: TurnStatus, posted: Collection[str],
+                     channel: Channel | None, stop_reason: str | None = None) -> None:
+        """The answer saved as `status` (STOPPED keeps who stopped it; otherwise a Stop that came too late is
+        forgotten), with its first message's ts; with `channel`, every posted message is indexed for reactions."""
+    def abort_reply(self, reply: Turn) -> None:
+        """The answer leaves the context (the call failed or was never made)."""
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         """The session's stored turns in order, deleted ones left out. Turns that can no longer
         change come back as the same objects every time (see bot/domain/memo.py)."""
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
                     usage: Usage = Usage(), channel: Channel | None = None,
-                    attachments: Collection[Attachment] = ()) -> Turn:
-        """A turn stored as it is (a message kept unanswered, with its files), nobody leased."""
+                    attachments: Collection[Attachment] = (), source_fork_id: int | None = None,
+                    covers_seq: int | None = None) -> Turn:
+        """A turn stored as it is, nobody leased: a message kept unanswered, with its files; a merged fork's
+        summary, from `source_fork_id`; a compaction standing in for the turns up to `covers_seq`."""
+
+
+class Leases(Protocol):
+    """A session's lease: who answers there now (one holder, on any replica; renewed by its heartbeat)."""
+
+    def lease(self, session_id: int, owner: str, seconds: float) -> bool: ...
+    def renew(self, session_id: int, owner: str, lease_seconds: float) -> Held | None:
+        """Renew `owner`'s lease, stamping the session's activity (its row locked before anything else is read):
+        the session as held, or None — `owner` holds it no more (taken over)."""
+    def release(self, session_id: int, owner: str) -> None: ...
+    def renew_leases(self, owners: Collection[str], seconds: float) -> None:
+        """The heartbeat: leases of these owners live `seconds` more."""
+    def release_leases(self, owners: Collection[str]) -> None: ...
 
 
 class Stops(Protocol):
@@ -175,8 +183,9 @@ class Merges(Protocol):
         only if the fork has been idle since then. `take_merge` then carries it out."""
     def cancel_merge(self, fork_id: int) -> bool: ...
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool: ...
-    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
-        """merging → merged and the summary appended to the parent, atomically."""
+    def mark_merged(self, fork_id: int, summary: str, usage: Usage) -> bool:
+        """merging → merged, the raw summary kept on the fork until it is posted: False when it was not merging
+        (the summary entering its parent is the same unit of work's: Merging.merge_in)."""
     def set_summary_ts(self, fork_id: int, ts: str) -> None: ...
     def summaries_since(self, parent_id: int, after_seq: int) -> list[MergedSummary]:
         """Summaries merged into the parent after that seq, in order (with their forks' numbers)."""
@@ -204,7 +213,8 @@ class Reviews(Protocol):
     def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage, requested_by: str,
                      owner: str) -> bool:
         """Draft `number`, written by the claim's `owner` (summarising the fork up to `seq`), becomes the
-        live draft and its usage is added to the fork's; False when the fork closed meanwhile."""
+        live draft and its usage is added to the fork's burn; False when the fork closed meanwhile (its cost
+        counted in the same unit of work: Reviews.record)."""
     def release_draft(self, fork_id: int, owner: str) -> None:
         """The writing failed: the claim is given back, the live draft stays."""
     def set_draft_ts(self, fork_id: int, number: int, ts: str) -> None: ...
@@ -225,7 +235,6 @@ class Upkeep(Protocol):
         """Answers left half-written by a dead worker leave the context; returns how many."""
     def sessions_over(self, tokens: int) -> list[int]:
         """Sessions whose latest answer reported a context of at least `tokens`, not compacted since."""
-    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn: ...
 
 
 class Views(Protocol):
@@ -239,8 +248,17 @@ class Views(Protocol):
     def channel_economy(self, channel: Channel) -> ChannelEconomy: ...
 
 
+class Work(Protocol):
+    """The unit of work (bot/store/work.py): every load and save made inside `with work():` on this thread is one
+    transaction, kept whole at the block's end or not at all when an exception leaves it. A use case opens it
+    where several saves must stand or fall together; a lone store call is atomic by itself."""
+
+    def __call__(self) -> AbstractContextManager[None]: ...
+
+
 @dataclass(frozen=True)
 class Store:
+    work: Work
     claims: Claims
     inbox: Inbox
     sessions: Sessions
@@ -248,6 +266,7 @@ class Store:
     private: PrivateForks
     budgets: ForkBudgets
     turns: TurnQueue
+    leases: Leases
     edits: TurnEdits
     merges: Merges
     reviews: Reviews

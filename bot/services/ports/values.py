@@ -88,6 +88,16 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class Held:
+    """A session as the holder of its lease just found it. `version` (bumped by every edit of its turns) dates
+    its history; `reply_seq`: the seq saved for the reply of the batch it answers first, if one was."""
+
+    session: Session
+    version: int = 0
+    reply_seq: int | None = None
+
+
+@dataclass(frozen=True)
 class Kept:
     """A delivery taken out of the inbox for replay: `attempts` counts this one."""
 
@@ -99,7 +109,7 @@ class Kept:
 @dataclass(frozen=True)
 class Submitted:
     """A user's turn handed in: `stored` is False for a duplicate; `batch` is set when this caller
-    took the session's lease and must answer (and then keep answering until next_answer is None)."""
+    took the session's lease and must answer (and then keep answering until Queue.next is None)."""
 
     stored: bool
     batch: Batch | None = None

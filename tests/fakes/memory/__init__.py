@@ -26,8 +26,8 @@ from .views import MemoryViews
 def memory_store(clock: Clock) -> Store:
     memory = Memory(clock)
     sessions, turns = MemorySessions(memory), MemoryTurnQueue(memory)  # each also adopts / raises, edits turns
-    return Store(claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=sessions, adoptions=sessions,
-                 private=MemoryPrivateForks(memory, sessions.parent_id), budgets=sessions, turns=turns, edits=turns, merges=MemoryMerges(memory), reviews=MemoryReviews(memory),
+    return Store(work=memory.work, claims=MemoryClaims(memory), inbox=MemoryInbox(memory), sessions=sessions, adoptions=sessions,
+                 private=MemoryPrivateForks(memory, sessions.parent_id), budgets=sessions, turns=turns, leases=turns, edits=turns, merges=MemoryMerges(memory), reviews=MemoryReviews(memory),
                  upkeep=MemoryUpkeep(memory), views=MemoryViews(memory), files=MemoryFiles(memory),
                  feedback=MemoryFeedback(memory), channel_settings=MemoryChannelSettings(memory),
                  connector_tokens=MemoryConnectorTokens(memory), connector_use=MemoryConnectorUse(memory),

@@ -1,10 +1,10 @@
-"""Channels' own settings, in memory (see bot/store/channel_settings.py)."""
+"""Channels' own settings, in memory (see bot/store/standing.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from bot.domain.conditions import holds
-from bot.domain.model import Channel
+from bot.domain.model import Channel, Usage
 from bot.domain.queue import being_opened
 from bot.domain.settings import ChannelSettings
 from bot.domain.spend import Reservation, Spent, SpendReport, day_of, month_of
@@ -73,7 +73,7 @@ class MemoryConnectorUse:
 
 
 class MemorySpending:
-    """Each channel's estimated spend per day, in memory (see bot/store/spend.py)."""
+    """Each channel's estimated spend per day, in memory (see bot/store/standing.py)."""
 
     def __init__(self, memory: Memory):
         self.m = memory
@@ -101,6 +101,10 @@ class MemorySpending:
             if reply_id is not None:
                 self.m.kept_with[reply_id] = reservation
             return reservation
+
+    def add(self, home: Channel, usage: Usage, in_fork: bool) -> None:
+        with self.m.lock:
+            self.m.add_spend_to(home, usage, in_fork)
 
     def release(self, reservation: Reservation) -> None:
         with self.m.lock:

@@ -1,4 +1,4 @@
-"""Claims, markers and the durable inbox, in memory (see bot/store/claims.py and inbox.py)."""
+"""Claims, markers and the durable inbox, in memory (see bot/store/inbox.py)."""
 from __future__ import annotations
 
 from collections.abc import Collection

@@ -8,7 +8,7 @@ from datetime import datetime
 from bot.domain import transitions
 from bot.domain.conditions import all_hold
 from bot.domain.merge import MergedSummary
-from bot.domain.model import Fork, Role, Turn, TurnStatus, Usage
+from bot.domain.model import Fork, Role, Usage
 from bot.domain.queue import IN_FLIGHT
 
 from .state import Memory
@@ -28,13 +28,8 @@ class MemoryMerges:
     def abandon(self, fork_id: int, idle_before: datetime | None = None) -> bool:
         return self.m.move(fork_id, transitions.abandon(self.m.clock(), idle_before))
 
-    def complete_merge(self, fork: Fork, parent_text: str, summary: str, usage: Usage) -> Turn:
-        with self.m.lock:
-            if not self.m.move(fork.id, transitions.complete_merge(summary, usage, self.m.clock())):
-                raise RuntimeError(f"fork {fork.id} left the merging state")
-            self.m.add_spend(fork.id, usage)
-            return self.m.append(fork.parent_id, Role.SUMMARY, parent_text, TurnStatus.COMPLETE, usage=usage,
-                                 source_fork_id=fork.id)
+    def mark_merged(self, fork_id: int, summary: str, usage: Usage) -> bool:
+        return self.m.move(fork_id, transitions.complete_merge(summary, usage, self.m.clock()))
 
     def set_summary_ts(self, fork_id: int, ts: str) -> None:
         self.m.move(fork_id, transitions.announced(ts))

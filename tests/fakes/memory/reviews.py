@@ -19,10 +19,7 @@ class MemoryReviews:
     def record_draft(self, fork_id: int, number: int, text: str, seq: int, usage: Usage, requested_by: str,
                      owner: str) -> bool:
         with self.m.lock:
-            if not self.m.move(fork_id, transitions.record_draft(number, text, seq, usage, requested_by, owner)):
-                return False
-            self.m.add_spend(fork_id, usage)
-            return True
+            return self.m.move(fork_id, transitions.record_draft(number, text, seq, usage, requested_by, owner))
 
     def release_draft(self, fork_id: int, owner: str) -> None:
         self.m.move(fork_id, transitions.release_draft(owner))

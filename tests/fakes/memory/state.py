@@ -2,6 +2,8 @@
 part holds it for its whole run, which makes each one atomic, as a transaction is)."""
 from __future__ import annotations
 
+import copy
+from contextlib import contextmanager
 import itertools
 import threading
 from dataclasses import dataclass, field, replace
@@ -136,6 +138,10 @@ class InboxRow:
         self.done_at, self.claimed_until, self.payload = now, None, None
 
 
+_ROWS = ("sessions", "turns", "claims", "markers", "inbox", "files", "files_kept_at", "feedback", "messages", "settings",
+         "tokens", "connector_calls", "viewing", "spend", "reserved", "kept_with", "memory_entries")
+
+
 @dataclass
 class Memory:
     clock: Clock
@@ -158,6 +164,7 @@ class Memory:
     kept_with: dict[int, object] = field(default_factory=dict)  # reply id → the reservation kept with it
     memory_entries: dict[int, object] = field(default_factory=dict)  # id → MemoryEntry (bot/domain/memory.py)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _working: bool = False  # a unit of work is open (on the thread holding the lock)
 
     def snapshot(self, channel: Channel, parent: Fork | None, defaults: ChannelSettings) -> dict:
         """The settings a fork opened now keeps: its parent fork's, or its channel's now over `defaults`."""
@@ -169,6 +176,25 @@ class Memory:
                 "tools": chosen.tools if chosen.tools is not None else defaults.tools,
                 "connectors": (chosen.connectors if chosen.connectors is not None else defaults.connectors) or (),
                 "effort": chosen.effort or defaults.effort}
+
+    @contextmanager
+    def work(self):
+        """The unit of work, in memory: the lock held for the whole block (so it is atomic, as a transaction is),
+        and every row as it was before it put back when an exception leaves it (rolled back). Units nest."""
+        with self.lock:
+            if self._working:
+                yield
+                return
+            before = copy.deepcopy({name: getattr(self, name) for name in _ROWS})
+            self._working = True
+            try:
+                yield
+            except BaseException:
+                for name, rows in before.items():
+                    setattr(self, name, rows)
+                raise
+            finally:
+                self._working = False
 
     def new_id(self) -> int:
         return next(self._ids)
@@ -189,11 +215,14 @@ class Memory:
         return turn
 
     def add_spend(self, session_id: int, usage: Usage, in_fork: bool | None = None) -> None:
-        """A recorded call's cost, added to its channel's day (bot/store/spend.py)."""
+        """A recorded call's cost, added to its channel's day (bot/store/standing.py)."""
         session = self.sessions[session_id]
-        figures = spent(usage, session.kind == "fork" if in_fork is None else in_fork)
+        self.add_spend_to(session.home, usage, session.kind == "fork" if in_fork is None else in_fork)
+
+    def add_spend_to(self, home: Channel, usage: Usage, in_fork: bool) -> None:
+        figures = spent(usage, in_fork)
         if figures != Spent():
-            key = (session.home, day_of(self.clock()))  # a private fork's cost is its channel's
+            key = (home, day_of(self.clock()))  # a private fork's cost is its channel's
             self.spend[key] = self.spend.get(key, Spent()) + figures
 
     def release(self, reservation) -> None:

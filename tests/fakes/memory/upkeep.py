@@ -5,7 +5,7 @@ from datetime import datetime
 
 from bot.domain import transitions
 from bot.domain.conditions import all_hold, holds
-from bot.domain.model import Fork, Role, Turn, TurnStatus, Usage
+from bot.domain.model import Fork, Role, TurnStatus
 from bot.domain.queue import lease_lapsed, stalled_turn
 
 from .state import Memory
@@ -50,8 +50,3 @@ class MemoryUpkeep:
                     found.append(session_id)
             return found
 
-    def add_compaction(self, session_id: int, text: str, covers_seq: int, usage: Usage) -> Turn:
-        with self.m.lock:
-            self.m.add_spend(session_id, usage)
-            return self.m.append(session_id, Role.COMPACTION, text, TurnStatus.COMPLETE, usage=usage,
-                                 covers_seq=covers_seq)

@@ -1,22 +1,27 @@
-"""Each channel's estimated spend per UTC day (bot/domain/spend.py), added to in the very transaction that
-records an answer, summary, draft or compaction (one upsert, no transaction of its own); and what a turn
-reads of it: the month's sum, beside the channel's settings and its parent session's id in the one statement
-a turn makes about its channel (in its delivery's keep, when the Slack adapter knows the channel then)."""
+"""A channel's standing: what its admins chose in `/threadfork`, and what it spent.
+
+- Settings: one row per channel of a workspace, NULL where the environment's default applies. A save replaces
+  the row (one upsert), and the channel's connectors rows in the same transaction (connectors.py).
+- Spend: each channel's estimated spend per UTC day (bot/domain/spend.py), added to in the very unit of work
+  that records an answer, summary, draft or compaction (one upsert); and what a turn reads of it: the month's
+  sum, beside the channel's settings and its parent session's id in the one statement a turn makes about its
+  channel (in its delivery's keep, when the Slack adapter knows the channel then)."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime
 
 from sqlalchemy import and_, bindparam, case, func, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..domain.model import Channel, Usage
+from ..domain.settings import ChannelSettings
 from ..domain.spend import Reservation, Spent, SpendReport, day_of, month_of, spent
 from ..services.ports import Standing
 from ..infrastructure import metrics
-from . import channel_settings as settings_rows
-from .engine import Database
-from .rows import parent_key, to_fork
+from . import connectors
+from .work import Database
+from .rows import parent_key, to_fork, tools_of, tools_text
 from .sessions import FORK_BY_MESSAGE, OPENING, PARENT
 from .tables import channel_settings, spend, turns
 
@@ -65,7 +70,7 @@ def read_standing(conn, channel: Channel, now: datetime) -> Standing:
     first, following = month_of(now)
     row = conn.execute(STANDING, {"team_id": channel.team_id, "channel_id": channel.id, "first": first,
                                   "next": following, "today": day_of(now), "key": parent_key(channel)}).one()
-    chosen = settings_rows.from_row(conn, channel, row if row.team_id is not None else None)
+    chosen = from_row(conn, channel, row if row.team_id is not None else None)
     return Standing(chosen, int(row.month_spent), row.parent_session, reserved_micros=int(row.reserved or 0))
 
 
@@ -162,6 +167,10 @@ class SqlSpending:
         with self.db.writing() as conn:
             release(conn, reservation)
 
+    def add(self, home: Channel, usage: Usage, in_fork: bool) -> None:
+        with self.db.writing() as conn:
+            add(conn, home.team_id, home.id, self.db.now(), usage, in_fork)
+
     def report(self, channel: Channel) -> SpendReport:
         now = self.db.now()
         first, following = month_of(now)
@@ -180,3 +189,65 @@ class SqlSpending:
                                 .where(spend.c.team_id == team_id, spend.c.day >= first, spend.c.day < following)
                                 .group_by(spend.c.channel_id)).all()
         return {row[0]: Spent(*(int(v or 0) for v in row[1:])) for row in rows}
+
+
+_SETTINGS_KEY = ("team_id", "channel_id")
+# read at every turn (access, model input, policy): built once, as the statements on a turn's path are
+CHOSEN = select(channel_settings).where(channel_settings.c.team_id == bindparam("team_id"),
+                                        channel_settings.c.channel_id == bindparam("channel_id"))
+
+
+class SqlChannelSettings:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def of(self, channel: Channel) -> ChannelSettings:
+        with self.db.reading() as conn:
+            return read(conn, channel)
+
+    def of_at_the_door(self, channel: Channel) -> ChannelSettings:
+        """`of`, for an acknowledgement that waits for it (Database.reading_at_the_door)."""
+        with self.db.reading_at_the_door() as conn:
+            return read(conn, channel)
+
+    def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
+        values = {"team_id": channel.team_id, "channel_id": channel.id, **columns(chosen), "updated_by": by,
+                  "updated_at": self.db.now()}
+        with self.db.writing() as conn:
+            dialect = postgresql if self.db.engine.dialect.name == "postgresql" else sqlite
+            statement = dialect.insert(channel_settings).values(**values)
+            conn.execute(statement.on_conflict_do_update(
+                index_elements=list(_SETTINGS_KEY), set_={k: v for k, v in values.items() if k not in _SETTINGS_KEY}))
+            connectors.write(conn, channel, chosen.connectors)
+
+    def shortest(self) -> tuple[float | None, float | None]:
+        with self.db.reading() as conn:
+            row = conn.execute(select(func.min(channel_settings.c.idle_reminder),
+                                      func.min(channel_settings.c.expiry))).one()
+        return row[0], row[1]
+
+
+def read(conn, channel: Channel) -> ChannelSettings:
+    """The channel's choices, inside the caller's read."""
+    return from_row(conn, channel, conn.execute(CHOSEN, {"team_id": channel.team_id, "channel_id": channel.id}).first())
+
+
+def from_row(conn, channel: Channel, row) -> ChannelSettings:
+    """The channel's choices from its row as just read (None: it has none), its connectors read beside it."""
+    chosen = connectors.read(conn, channel) if row is not None and row.connectors_chosen else None
+    return to_settings(row, chosen) if row is not None else ChannelSettings()
+
+
+# each setting is the column of its name (tools as text): a new setting needs its column, nothing here;
+# connectors have a table of their own (bot/store/connectors.py), the row only says whether they were chosen
+_SETTINGS = tuple(f.name for f in fields(ChannelSettings) if f.name != "connectors")
+
+
+def columns(chosen: ChannelSettings) -> dict:
+    return {**{name: getattr(chosen, name) for name in _SETTINGS}, "tools": tools_text(chosen.tools),
+            "connectors_chosen": True if chosen.connectors is not None else None}
+
+
+def to_settings(row, chosen_connectors=None) -> ChannelSettings:
+    return ChannelSettings(**{**{name: getattr(row, name) for name in _SETTINGS}, "tools": tools_of(row.tools)},
+                           connectors=chosen_connectors)

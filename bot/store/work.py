@@ -1,32 +1,31 @@
-"""One database, shared by the store's parts: its engine, its schema, read and write transactions, its clock.
+"""The database's engine and the unit of work on it.
 
-- Engine construction: SQLite gets WAL, a busy timeout and immediate write transactions (SQLAlchemy's
-  documented pysqlite recipe: `connect` and `begin` events).
-- Writes queue for the writer before they take a pooled connection (SQLite has one writer: `writer_queue`);
-  reads run in deferred transactions that never wait behind writers.
-- Schema migrations (Alembic), run at start-up. Replicas starting together take turns: on PostgreSQL
-  behind an advisory lock, on SQLite behind the write lock of BEGIN IMMEDIATE. Alembic's own lines (one a
-  step) are left below WARNING by the log set-up; this module says in one line where the schema went.
+The unit of work: a use case says where its transaction begins and ends (`with work():`); the store's
+repositories only load and save, on the connection of the unit of work open on their thread.
+
+A repository called outside any unit of work runs in one of its own — a lone load or save is atomic by
+itself, as Django's `atomic` leaves it — and a unit opened inside another joins it (the outer one commits).
+On SQLite a writing unit queues for the one writer before it takes a connection (writer_queue, below);
+a unit that only reads never waits behind writers. This module holds the store's only BEGIN.
+
+The engine: SQLite gets WAL, a busy timeout and immediate write transactions (SQLAlchemy's documented pysqlite
+recipe: `connect` and `begin` events); PostgreSQL a pool of kept connections and the acknowledgements' own.
 """
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, Engine, create_engine, event, insert, update
 from sqlalchemy.engine import make_url
 
 from ..services.ports import Clock
 from .tables import health
-
 
 try:
     import fcntl
@@ -229,48 +228,6 @@ def _configure_sqlite(engine: Engine, database: str | None) -> None:
             writer.release()
 
 
-MIGRATIONS = Path(__file__).with_name("migrations")
-log = logging.getLogger(__name__)
-
-LOCK_KEY = 7_410_2026  # any constant shared by every replica
-_IN_PROCESS = threading.Lock()  # Alembic's context is process-global: one migration at a time here
-
-
-def alembic_config(connection=None) -> Config:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.attributes["connection"] = connection
-    return config
-
-
-def migrate(engine: Engine) -> None:
-    with _IN_PROCESS, engine.connect() as connection:
-        sqlite = connection.dialect.name == "sqlite"
-        if sqlite:
-            # SQLite alters a table by rebuilding it, which must not check the foreign keys of the
-            # tables pointing at it half-way; they are checked as a whole before the commit instead.
-            # (A no-op inside a transaction, so set before it begins, on the raw connection.)
-            _foreign_keys(connection, "OFF")
-        try:
-            as_write(connection)
-            with connection.begin():
-                if connection.dialect.name == "postgresql":
-                    connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
-                before = MigrationContext.configure(connection).get_current_revision()
-                command.upgrade(alembic_config(connection), "head")
-                after = MigrationContext.configure(connection).get_current_revision()
-                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
-                    raise RuntimeError("a migration left rows pointing at nothing; nothing was changed")
-        finally:
-            if sqlite:
-                _foreign_keys(connection, "ON")
-    log.info("database schema %s", f"at revision {after}" if before == after else f"migrated from {before or 'empty'} "
-             f"to revision {after}")
-
-
-def _foreign_keys(connection, state: str) -> None:
-    connection.connection.dbapi_connection.execute(f"PRAGMA foreign_keys={state}")
-
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
@@ -281,47 +238,88 @@ class Database:
         self.engine = engine
         self._writer = writer_queue(engine)
         self.clock = clock
+        self._open = threading.local()  # the unit of work open on each thread: .conn, .writes
 
     @contextmanager
-    def writing(self, urgent: bool = False):
-        """A write transaction, queued for the writer before it takes a connection; `urgent` ones (what
-        an acknowledgement waits for) go before the others waiting."""
+    def work(self, urgent: bool = False) -> Iterator[None]:
+        """A unit of work that writes: every load and save made in the block on this thread is one transaction,
+        kept whole at the block's end or not at all (an exception leaves it). `urgent`: an acknowledgement waits
+        for it (SQLite: ahead of the writers' queue)."""
+        with self.writing(urgent):
+            yield
+
+    @contextmanager
+    def writing(self, urgent: bool = False) -> Iterator[Connection]:
+        """The connection to save on: the open unit of work's, or one of its own around the block."""
+        joined = self._joined(writes=True)
+        if joined is not None:
+            yield joined
+            return
         with (writer_queue(self.engine, urgent=True) if urgent else self._writer), self.engine.connect() as conn:
             as_write(conn)
-            with conn.begin():
+            with conn.begin(), self._opened(conn, writes=True):
                 yield conn
 
     @contextmanager
-    def keeping(self):
+    def reading(self) -> Iterator[Connection]:
+        """The connection to load on: the open unit of work's, or a read-only one of its own (on SQLite a
+        deferred transaction: it never waits for the writer)."""
+        joined = self._joined(writes=False)
+        if joined is not None:
+            yield joined
+            return
+        with self.engine.connect() as conn, conn.begin(), self._opened(conn, writes=False):
+            yield conn
+
+    @contextmanager
+    def keeping(self) -> Iterator[Connection]:
         """One statement an acknowledgement waits for. On PostgreSQL it commits as it runs, on a pool of its own
-        (`_postgres`: one round trip instead of BEGIN, the statement and COMMIT — a single statement is atomic by
-        itself, and its commit as durable as any — never queued behind the replies' transactions); on SQLite it
-        is an urgent write transaction (`writing`)."""
+        (`engine.threadfork_door`: one round trip instead of BEGIN, the statement and COMMIT — a single statement
+        is atomic by itself, and its commit as durable as any — never queued behind the replies' transactions);
+        on SQLite, and inside a unit of work, it is an urgent save (`writing`)."""
         door = getattr(self.engine, "threadfork_door", None)
-        if door is None:
+        if door is None or self._joined(writes=True) is not None:
             with self.writing(urgent=True) as conn:
                 yield conn
             return
         with door.connect() as conn:
             yield conn
 
-    def reading(self):
-        """A transaction that only reads (on SQLite a deferred one: it never waits for the writer)."""
-        return self.engine.begin()
-
-    def reading_at_the_door(self):
+    @contextmanager
+    def reading_at_the_door(self) -> Iterator[Connection]:
         """A read an acknowledgement waits for. On PostgreSQL on the acknowledgements' own pool (autocommit: each
         statement reads what was committed when it began), never queued behind a burst's replies for one of the
         main pool's connections (bench, figure 9: `/fork help` acked at p99 1.1-3 s while 200 replies streamed);
-        on SQLite a read like any other."""
+        on SQLite, and inside a unit of work, a read like any other (`reading`)."""
         door = getattr(self.engine, "threadfork_door", None)
-        return door.connect() if door is not None else self.reading()
+        if door is None or self._joined(writes=False) is not None:
+            with self.reading() as conn:
+                yield conn
+            return
+        with door.connect() as conn:
+            yield conn
+
+    def _joined(self, writes: bool) -> Connection | None:
+        conn = getattr(self._open, "conn", None)
+        if conn is not None and writes and not self._open.writes:
+            raise RuntimeError("a save inside a unit of work that only reads: open it with work()")
+        return conn
+
+    @contextmanager
+    def _opened(self, conn: Connection, writes: bool) -> Iterator[None]:
+        self._open.conn, self._open.writes = conn, writes
+        try:
+            yield
+        finally:
+            self._open.conn = None
 
     def now(self) -> datetime:
         return self.clock()
 
     def create_schema(self) -> None:
         """Bring the database to the current schema (Alembic; safe with replicas starting together)."""
+        from .schema import migrate  # the schema's module needs this one's writer: imported when it runs
+
         migrate(self.engine)
 
     def check(self, process: str) -> None:
