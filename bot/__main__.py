@@ -6,9 +6,7 @@ database), 0 after SIGTERM. Either failure is one "Threadfork cannot start: …"
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import sys
-from concurrent.futures import ProcessPoolExecutor
 
 from .config import ConfigError, Settings, load_settings
 from .infrastructure.logs import configure_logging
@@ -36,13 +34,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Threadfork's settings are complete: {_mode(settings)}.")
         return 0
     configure_logging(settings.log_level, settings.log_format)
-    # every configured model, once, before anything is served; in a forked child, so the Anthropic SDK it imports
-    # stays out of gunicorn's master, which would hold it for nothing (bench, figure 4: the master 110 → 48 MB)
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as child:
-        unknown = child.submit(_unknown_models, settings.anthropic_api_key.get_secret_value(),
-                               settings.anthropic_base_url, settings.model_choices).result()
-    if unknown:
-        print(f"Threadfork cannot start: {unknown}", file=sys.stderr)
+    from .llm.models import UnknownModels, check_models
+
+    try:  # every configured model, once, before anything is served
+        check_models(settings.anthropic_api_key.get_secret_value(), settings.anthropic_base_url,
+                     settings.model_choices)
+    except UnknownModels as error:
+        print(f"Threadfork cannot start: {error}", file=sys.stderr)
         return 2
     if settings.socket_mode:
         from .entrypoints.runtime import start
@@ -58,17 +56,6 @@ def main(argv: list[str] | None = None) -> int:
 
     serve(settings)  # gunicorn's master exits the process itself, also in every worker it forks
     return 0
-
-
-def _unknown_models(api_key: str, base_url: str | None, models: list[str]) -> str | None:
-    """Why the configured models cannot be used (bot/llm/models.py), or None."""
-    from .llm.models import UnknownModels, check_models
-
-    try:
-        check_models(api_key, base_url, models)
-    except UnknownModels as error:
-        return str(error)
-    return None
 
 
 def _serve_health(running, host: str, port: int) -> None:
