@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from tests.fakes.anthropic_api import Script
 from tests.fakes.slack_api import Team
 
-from .measure import peak_rss_mb, pids
+from .measure import PeakTogether, peak_rss_mb, pids
 from .rig import Rig, progress
 
 Probe = Callable[[], list[tuple[str, float]]]  # one round of ack measurements: (kind, ms) each
@@ -40,6 +40,7 @@ def stream_replies(rig: Rig, roots: list[tuple[Team, str, str]], probe: Probe, l
     cpu_before, database = rig.cpu(), rig.database_cpu()
     if database:
         database.start()
+    together = PeakTogether(pids(rig.bot)).start()
     started = time.monotonic()
 
     def deliver(place: tuple[Team, str, str]) -> float:  # the delivery's own ack, in ms: sent at once
@@ -65,6 +66,7 @@ def stream_replies(rig: Rig, roots: list[tuple[Team, str, str]], probe: Probe, l
     database_cpu = database.stop() if database else None
     completed = rig.stops() - stops_before
     parts = [peak_rss_mb(pid) for pid in pids(rig.bot)]
+    rss_together = together.stop()
     rig.claude.default_script = None
     # where the wall time went: requests reaching Claude, streams ending, streams closed in Slack
     claude = rig.claude
@@ -74,7 +76,8 @@ def stream_replies(rig: Rig, roots: list[tuple[Team, str, str]], probe: Probe, l
     closed = sorted(c.at for c in rig.slack.calls_to("chat.stopStream"))[-count:]
     return {"acks": [ms for values in acks.values() for ms in values], "acks_by_kind": acks, "burst": burst,
             "wall": wall,
-            "completed": completed, "count": count, "rss": sum(parts), "rss_parts": parts, "cpu": cpu,
+            "completed": completed, "count": count, "rss": sum(parts), "rss_parts": parts,
+            "rss_together": rss_together, "cpu": cpu,
             "database_cpu": database_cpu,
             "delivery": delivered - started, "last_request": sent[-1] - started,
             "last_stream_end": ended[-1] - started, "last_close": closed[-1] - started,

@@ -79,6 +79,11 @@ class Access:
             return TURNED_OFF
         return None
 
+    def refusal_at_once(self, channel: Channel, user_id: str) -> str | None:
+        """`refusal`, for an answer given in the acknowledgement itself: the channel's settings read for an
+        acknowledgement (ChannelSettingsStore.of_at_the_door)."""
+        return self.refusal(channel, user_id, self.channel_settings.of_at_the_door(channel))
+
     def closed(self, channel: Channel) -> bool:
         """Off here for everyone: the sweep leaves its forks alone (no reminder, no expiry, no model call)."""
         return not self._listed(channel) or self._switched_off(channel)

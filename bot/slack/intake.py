@@ -244,7 +244,7 @@ def answer_at_once(services: Services, req: BoltRequest) -> BoltResponse | None:
         return None
     channel = Channel(req.context.team_id or body.get("team_id") or "", str(body.get("channel_id") or ""))
     try:
-        answer = services.access.refusal(channel, str(body.get("user_id") or "")) or answer
+        answer = services.access.refusal_at_once(channel, str(body.get("user_id") or "")) or answer
     except Exception as error:  # noqa: BLE001 - a usage needs nothing stored: shown even when settings can't be read
         log.warning("channel settings unreadable for an answer at once (%s)", type(error).__name__)
     return BoltResponse(status=200, body=json.dumps({"response_type": "ephemeral", "text": answer}),

@@ -205,6 +205,11 @@ class SqlChannelSettings:
         with self.db.reading() as conn:
             return read(conn, channel)
 
+    def of_at_the_door(self, channel: Channel) -> ChannelSettings:
+        """`of`, for an acknowledgement that waits for it (Database.reading_at_the_door)."""
+        with self.db.reading_at_the_door() as conn:
+            return read(conn, channel)
+
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
         values = {"team_id": channel.team_id, "channel_id": channel.id, **columns(chosen), "updated_by": by,
                   "updated_at": self.db.now()}

@@ -285,6 +285,20 @@ class Database:
         with door.connect() as conn:
             yield conn
 
+    @contextmanager
+    def reading_at_the_door(self) -> Iterator[Connection]:
+        """A read an acknowledgement waits for. On PostgreSQL on the acknowledgements' own pool (autocommit: each
+        statement reads what was committed when it began), never queued behind a burst's replies for one of the
+        main pool's connections (bench, figure 9: `/fork help` acked at p99 1.1-3 s while 200 replies streamed);
+        on SQLite, and inside a unit of work, a read like any other (`reading`)."""
+        door = getattr(self.engine, "threadfork_door", None)
+        if door is None or self._joined(writes=False) is not None:
+            with self.reading() as conn:
+                yield conn
+            return
+        with door.connect() as conn:
+            yield conn
+
     def _joined(self, writes: bool) -> Connection | None:
         conn = getattr(self._open, "conn", None)
         if conn is not None and writes and not self._open.writes:

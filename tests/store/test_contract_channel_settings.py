@@ -51,3 +51,10 @@ def test_forgetting_a_channel_keeps_its_settings_and_forgetting_the_workspace_do
     store.erasure.forget_team("T1")
     assert store.channel_settings.of(GENERAL) == ChannelSettings()
     assert store.channel_settings.of(Channel("T2", "C1")) == chosen
+
+
+def test_the_read_an_acknowledgement_waits_for_finds_what_a_save_wrote(store):
+    assert store.channel_settings.of_at_the_door(GENERAL) == ChannelSettings()
+    chosen = ChannelSettings(instructions="Be terse.", enabled=False, tools=("web_search",))
+    store.channel_settings.save(GENERAL, chosen, "UADMIN01")
+    assert store.channel_settings.of_at_the_door(GENERAL) == chosen == store.channel_settings.of(GENERAL)

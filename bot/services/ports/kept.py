@@ -33,6 +33,8 @@ class Feedback(Protocol):
 class ChannelSettingsStore(Protocol):
     def of(self, channel: Channel) -> ChannelSettings:
         """What the channel's admins chose (every field None where the environment's default applies)."""
+    def of_at_the_door(self, channel: Channel) -> ChannelSettings:
+        """`of`, for an acknowledgement that waits for it: never queued behind the replies' reads and writes."""
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
         """Replace the channel's choices."""
     def shortest(self) -> tuple[float | None, float | None]:

@@ -21,6 +21,9 @@ class MemoryChannelSettings:
         with self.m.lock:
             return self.m.settings.get(channel, ChannelSettings())
 
+    def of_at_the_door(self, channel: Channel) -> ChannelSettings:
+        return self.of(channel)
+
     def save(self, channel: Channel, chosen: ChannelSettings, by: str) -> None:
         with self.m.lock:
             self.m.settings[channel] = chosen
