@@ -86,7 +86,7 @@ def place(session) -> str:
 
 
 def model_usage(usage) -> None:
-    """One recorded model call's usage (bot/store/standing.py: every answer, summary, draft and compaction)."""
+    """One recorded model call's usage (bot/store/channels.py: every answer, summary, draft and compaction)."""
     hour = usage.cache_write_1h_tokens
     for kind, tokens in (("input", usage.input_tokens), ("output", usage.output_tokens),
                          ("cache_read", usage.cache_read_tokens), ("cache_write_5m", usage.cache_write_tokens - hour),

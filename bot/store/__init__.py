@@ -12,13 +12,13 @@ from .erasure import SqlErasure
 from .feedback import SqlFeedback
 from .files import SqlFiles
 from .inbox import SqlClaims, SqlInbox
-from .memory import SqlMemories
+from .channels import SqlMemories
 from .merges import SqlMerges
 from .pane import SqlPane
 from .queue import SqlTurnQueue
 from .reviews import SqlReviews
 from .sessions import SqlSessions
-from .standing import SqlChannelSettings, SqlSpending
+from .channels import SqlChannelSettings, SqlSpending
 from .stops import SqlStops
 from .upkeep import SqlUpkeep
 from .views import SqlViews

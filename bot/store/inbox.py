@@ -25,7 +25,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from ..domain.model import Channel
 from ..services.ports import Kept, Standing
 from .work import Database
-from .standing import read_standing
+from .channels import read_standing
 from .tables import claims, inbox, markers
 
 # every delivery's two writes, built once: kept before the ack, done (its body cleared) after

@@ -124,7 +124,7 @@ turns = Table(
     Column("stopped_by", String(32)),
     Column("stop_reason", String(32)),  # an answer's stop reason, as the API gave it
     Column("created_at", DateTime(), nullable=False),
-    # a reply's worst case set aside on its channel's day (bot/store/standing.py), until it is given back once
+    # a reply's worst case set aside on its channel's day (bot/store/channels.py), until it is given back once
     Column("reserved_micros", BigInteger, nullable=False, default=0, server_default="0"),
     Column("reserved_day", String(10)),
     UniqueConstraint("session_id", "seq", name="uq_turn_seq"),

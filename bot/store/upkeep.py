@@ -9,7 +9,7 @@ from sqlalchemy import exists, func, select, update
 from ..domain import transitions
 from ..domain.model import Channel, Fork, Role, TurnStatus
 from ..domain.queue import lease_lapsed, stalled_turn
-from . import standing
+from . import channels
 from .work import Database
 from .moves import clause, make, where
 from .rows import to_fork, usage_total
@@ -46,7 +46,7 @@ class SqlUpkeep:
             home = conn.execute(select(sessions.c.team_id, sessions.c.private_of, sessions.c.channel_id)
                                 .where(sessions.c.id == session_id)).one()
             for reply in conn.execute(select(turns.c.id).where(*streaming, turns.c.reserved_micros > 0)).all():
-                standing.release_kept(conn, Channel(home.team_id, home.private_of or home.channel_id), reply.id)
+                channels.release_kept(conn, Channel(home.team_id, home.private_of or home.channel_id), reply.id)
             return conn.execute(update(turns).where(*streaming).values(status=TurnStatus.ABORTED.value)).rowcount
 
     def sessions_over(self, tokens: int) -> list[int]:

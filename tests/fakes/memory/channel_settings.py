@@ -1,4 +1,4 @@
-"""Channels' own settings, in memory (see bot/store/standing.py)."""
+"""Channels' own settings, in memory (see bot/store/channels.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -73,7 +73,7 @@ class MemoryConnectorUse:
 
 
 class MemorySpending:
-    """Each channel's estimated spend per day, in memory (see bot/store/standing.py)."""
+    """Each channel's estimated spend per day, in memory (see bot/store/channels.py)."""
 
     def __init__(self, memory: Memory):
         self.m = memory

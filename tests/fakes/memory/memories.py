@@ -1,4 +1,4 @@
-"""Memory entries, in memory (see bot/store/memory.py)."""
+"""Memory entries, in memory (see bot/store/channels.py)."""
 from __future__ import annotations
 
 import itertools

@@ -215,7 +215,7 @@ class Memory:
         return turn
 
     def add_spend(self, session_id: int, usage: Usage, in_fork: bool | None = None) -> None:
-        """A recorded call's cost, added to its channel's day (bot/store/standing.py)."""
+        """A recorded call's cost, added to its channel's day (bot/store/channels.py)."""
         session = self.sessions[session_id]
         self.add_spend_to(session.home, usage, session.kind == "fork" if in_fork is None else in_fork)
 

@@ -1,19 +1,24 @@
-"""A channel's standing: what its admins chose in `/threadfork`, and what it spent.
+"""What each channel keeps of its own: what its admins chose in `/threadfork`, what it spent, what it remembers.
 
 - Settings: one row per channel of a workspace, NULL where the environment's default applies. A save replaces
   the row (one upsert), and the channel's connectors rows in the same transaction (connectors.py).
 - Spend: each channel's estimated spend per UTC day (bot/domain/spend.py), added to in the very unit of work
   that records an answer, summary, draft or compaction (one upsert); and what a turn reads of it: the month's
   sum, beside the channel's settings and its parent session's id in the one statement a turn makes about its
-  channel (in its delivery's keep, when the Slack adapter knows the channel then)."""
+  channel (in its delivery's keep, when the Slack adapter knows the channel then).
+- Memory: memory entries (bot/domain/memory.py): a channel's, a DM's and a workspace's (channel id ""), each entry one
+row. Reading a session's memory is one query, made with its request (no extra round trip to the model); a
+delete is real, and returns the row to the one caller that deleted it.
+"""
 from __future__ import annotations
 
 from dataclasses import fields, replace
 from datetime import datetime
 
-from sqlalchemy import and_, bindparam, case, func, literal, select, update
+from sqlalchemy import and_, bindparam, case, delete, func, insert, literal, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from ..domain.memory import WORKSPACE, MemoryEntry, estimate
 from ..domain.model import Channel, Usage
 from ..domain.settings import ChannelSettings
 from ..domain.spend import Reservation, Spent, SpendReport, day_of, month_of, spent
@@ -23,7 +28,7 @@ from . import connectors
 from .work import Database
 from .rows import parent_key, to_fork, tools_of, tools_text
 from .sessions import FORK_BY_MESSAGE, OPENING, PARENT
-from .tables import channel_settings, spend, turns
+from .tables import channel_settings, memory_entries as m, spend, turns
 
 _FIGURES = ("cost_micros", "fork_micros", "uncached_micros", "unpriced")
 _KEY = ("team_id", "channel_id", "day")
@@ -251,3 +256,79 @@ def columns(chosen: ChannelSettings) -> dict:
 def to_settings(row, chosen_connectors=None) -> ChannelSettings:
     return ChannelSettings(**{**{name: getattr(row, name) for name in _SETTINGS}, "tools": tools_of(row.tools)},
                            connectors=chosen_connectors)
+
+
+def entry_of(row) -> MemoryEntry:
+    return MemoryEntry(id=row.id, channel=Channel(row.team_id, row.channel_id), text=row.text,
+                       author_id=row.author_id, author_name=row.author_name, created_at=row.created_at,
+                       owner_id=row.owner_id, source_fork=row.source_fork, source_ts=row.source_ts, path=row.path,
+                       pending=row.pending)
+
+
+class SqlMemories:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add(self, channel: Channel, text: str, author_id: str, author_name: str | None, *, owner_id: str | None = None,
+            source_fork: int | None = None, source_ts: str | None = None, path: str | None = None,
+            pending: bool = False) -> MemoryEntry:
+        values = dict(team_id=channel.team_id, channel_id=channel.id, owner_id=owner_id, text=text,
+                      author_id=author_id, author_name=author_name, source_fork=source_fork, source_ts=source_ts,
+                      path=path, pending=pending, created_at=self.db.now())
+        with self.db.writing() as conn:
+            row = conn.execute(insert(m).values(**values).returning(*m.c)).one()
+        return entry_of(row)
+
+    def entries(self, channel: Channel) -> list[MemoryEntry]:
+        """The channel's entries (personal and pending ones included), oldest first."""
+        with self.db.reading() as conn:
+            rows = conn.execute(select(m).where(m.c.team_id == channel.team_id, m.c.channel_id == channel.id)
+                                .order_by(m.c.id))
+            return [entry_of(row) for row in rows]
+
+    def seen_in(self, channel: Channel) -> list[MemoryEntry]:
+        """The channel's entries and its workspace's, in one read, oldest first."""
+        with self.db.reading() as conn:
+            rows = conn.execute(select(m).where(m.c.team_id == channel.team_id,
+                                                m.c.channel_id.in_((channel.id, WORKSPACE))).order_by(m.c.id))
+            return [entry_of(row) for row in rows]
+
+    def entry(self, entry_id: int) -> MemoryEntry | None:
+        with self.db.reading() as conn:
+            row = conn.execute(select(m).where(m.c.id == entry_id)).first()
+            return entry_of(row) if row is not None else None
+
+    def edit(self, entry_id: int, text: str | None = None, path: str | None = None) -> bool:
+        values = {k: v for k, v in (("text", text), ("path", path)) if v is not None}
+        if not values:
+            return False
+        with self.db.writing() as conn:
+            return bool(conn.execute(update(m).where(m.c.id == entry_id).values(**values)).rowcount)
+
+    def keep(self, entry_id: int) -> bool:
+        """A pending entry kept (ask first): True for the one caller that kept it."""
+        with self.db.writing() as conn:
+            return bool(conn.execute(update(m).where(m.c.id == entry_id, m.c.pending.is_(True))
+                                     .values(pending=False)).rowcount)
+
+    def share(self, entry_id: int) -> bool:
+        """A personal entry becomes the channel's (its private fork was merged)."""
+        with self.db.writing() as conn:
+            return bool(conn.execute(update(m).where(m.c.id == entry_id, m.c.owner_id.is_not(None))
+                                     .values(owner_id=None)).rowcount)
+
+    def delete(self, entry_id: int) -> MemoryEntry | None:
+        """Delete it for real: the entry for the one caller that deleted it, None for every other."""
+        with self.db.writing() as conn:
+            row = conn.execute(delete(m).where(m.c.id == entry_id).returning(*m.c)).first()
+            return entry_of(row) if row is not None else None
+
+    def sizes(self, team_id: str) -> dict[str, int]:
+        """Tokens each channel's shared memory holds (channel id WORKSPACE: the workspace's), for App Home."""
+        with self.db.reading() as conn:
+            rows = conn.execute(select(m.c.channel_id, m.c.text).where(m.c.team_id == team_id, m.c.owner_id.is_(None),
+                                                                        m.c.pending.is_(False)))
+            found: dict[str, int] = {}
+            for row in rows:
+                found[row.channel_id] = found.get(row.channel_id, 0) + estimate(row.text)
+            return found
