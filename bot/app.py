@@ -46,7 +46,7 @@ from .services.forks import Forks
 from .services.gestures import Gestures
 from .services.incoming import Deliveries, Intake
 from .services.lifecycle import Lifecycle
-from .services.liveness import Liveness
+from .services.liveness import Liveness, Stopping
 from .services.merging import Merging
 from .services.model_inputs import MemoryTools, ModelInputs
 from .services.pane import AgentPane
@@ -55,7 +55,6 @@ from .services.ports import BotUsers, Chat, Clock, Later, Model, Secrets, Store
 from .services.remembering import Remembering
 from .services.reviews import Reviews
 from .services.incoming import Router
-from .services.stopping import Stopping
 from .services.workspaces import Workspaces
 from .slack import installs
 from .slack.agent_sessions import SessionCalls
@@ -93,7 +92,7 @@ class Wiring:
     executor: DrainableExecutor
     scheduler: BackgroundScheduler  # the sweep (started by bot/entrypoints/runtime.py) and every delayed call
     side_calls: tuple[DrainableExecutor, ...] = field(default=())  # best-effort Slack calls off the answer's path
-    watcher: DrainableExecutor | None = None  # Stop's watcher (bot/services/stopping.py), its one thread
+    watcher: DrainableExecutor | None = None  # Stop's watcher (bot/services/liveness.py: Stopping), its one thread
 
 
 def build(settings: Settings, *, clock: Clock = utcnow) -> Wiring:

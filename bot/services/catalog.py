@@ -24,14 +24,13 @@ from .forks import Forks
 from .gestures import Gestures
 from .incoming import Intake
 from .lifecycle import Lifecycle
-from .liveness import Liveness
+from .liveness import Liveness, Stopping
 from .pane import AgentPane
 from .policy import Policies
 from .ports import BotUsers, Chat
 from .remembering import Remembering
 from .reviews import Reviews
 from .incoming import Router
-from .stopping import Stopping
 from .workspaces import Workspaces
 
 

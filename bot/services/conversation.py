@@ -13,7 +13,7 @@ Before each model call the batch's worst case is set aside against its channel's
 `admit`) and settled to the real cost in the write that records the answer (released when the call fails or
 never happens); at the cap the batch's turns are kept unanswered and their authors told privately.
 
-A person may stop an answer being written (stopping.py): what it said so far is its answer, marked as
+A person may stop an answer being written (liveness.py: Stopping): what it said so far is its answer, marked as
 stopped by them, in Slack and in every later request. A fork's agent session is `processing` while it
 answers and `active` after (off the answer's path: the calls never wait, never fail it).
 """
@@ -39,13 +39,12 @@ from .access import SpendCaps
 from .budgets import Budgets
 from .compaction import Compactor
 from .model_inputs import Connections
-from .liveness import Liveness
+from .liveness import Liveness, Stopping
 from .model_inputs import ModelInputs
 from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Opener, Place,
                     PrivateAnswers, Replies, Spending, Leases)
 from .queue import Queue
 from .model_inputs import MemoryTools
-from .stopping import Stopping
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from bot.domain.context import boundary_note, fork_input, parent_input
 from bot.domain.merge import summary_turn_text
 from bot.domain.model import Fork, ForkStatus, Mode, Role, Turn, TurnStatus
 from bot.services.policy import Policy
-from bot.services.stopping import Stopping, Switch
+from bot.services.liveness import Stopping, Switch
 
 from ..fakes.clock import FakeClock
 from ..fakes.memory import memory_store
