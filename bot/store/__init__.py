@@ -1,6 +1,7 @@
-"""Persistence: SQLAlchemy 2 Core on SQLite (default) or PostgreSQL (DATABASE_URL), one module per
-concern of the store ports (bot/services/ports.py). Every state change that must happen once is a
-single conditional INSERT or UPDATE whose row count says who won."""
+"""Persistence: SQLAlchemy 2 Core on SQLite (default) or PostgreSQL (DATABASE_URL): repositories, one module per
+concern of the store ports (bot/services/ports/), over one Database whose unit of work (work.py) the use cases
+open. Every state change that must happen once is a single conditional INSERT or UPDATE whose row count says who
+won."""
 from __future__ import annotations
 
 from ..services.ports import Clock, Store

@@ -4,7 +4,7 @@ Each call is one write transaction that deletes what points at a row before the 
 then turns, then the message index, then sessions. Other processes cannot go on serving what was
 deleted: session ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), a deleted
 session reads as empty, and a session that lost turns has its version bumped, which starts every
-process's cache of its history afresh (bot/store/queue.py, bot/domain/memo.py). The retention also
+process's cache of its history afresh (bot/store/queue.py, bot/domain/caching.py). The retention also
 takes the topics of forks opened before its cut-off (people's words as old as the fork).
 """
 from __future__ import annotations

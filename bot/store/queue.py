@@ -9,7 +9,7 @@ A turn is settled when its state can no longer change on its own (an answered qu
 answer…). The session's `version`, bumped whenever a stored turn is edited, deleted, retried or
 removed by the retention policy, keeps the cache honest across replicas; a session deleted outright
 (forgotten) has no version to read, and its id is never given to another session. Settled turns come back as the same objects every time —
-what the render memo relies on (bot/domain/memo.py).
+what the render memo relies on (bot/domain/caching.py).
 """
 from __future__ import annotations
 

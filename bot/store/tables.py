@@ -115,7 +115,7 @@ turns = Table(
     Column("searches", Integer, nullable=False, default=0),  # web searches and fetches by Claude's server tools
     Column("fetches", Integer, nullable=False, default=0),
     Column("cache_write_1h_tokens", BigInteger, nullable=False, default=0),  # of cache_write_tokens
-    # the answer's estimated cost from its reported usage (bot/domain/pricing.py), in micro-dollars
+    # the answer's estimated cost from its reported usage (bot/domain/spend.py), in micro-dollars
     Column("cost_micros", BigInteger, nullable=False, default=0),
     Column("uncached_micros", BigInteger, nullable=False, default=0),  # what it would have cost uncached
     Column("unpriced", Integer, nullable=False, default=0),  # calls by a model the price table lacks
@@ -251,7 +251,7 @@ channel_settings = Table(
     Column("updated_at", DateTime(), nullable=False),
 )
 
-# each channel's estimated spend per UTC day, from reported usage (bot/domain/pricing.py), added in the
+# each channel's estimated spend per UTC day, from reported usage (bot/domain/spend.py), added in the
 # transaction that records each answer, summary, draft and compaction; a month is the sum of its days
 spend = Table(
     "spend",

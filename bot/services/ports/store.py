@@ -105,7 +105,7 @@ class TurnQueue(Protocol):
         """The answer leaves the context (the call failed or was never made)."""
     def turns(self, session_id: int, upto_seq: int | None = None) -> list[Turn]:
         """The session's stored turns in order, deleted ones left out. Turns that can no longer
-        change come back as the same objects every time (see bot/domain/memo.py)."""
+        change come back as the same objects every time (see bot/domain/caching.py)."""
     def append_turn(self, session_id: int, role: Role, text: str, status: TurnStatus, *,
                     author_id: str | None = None, author_name: str | None = None, slack_ts: str | None = None,
                     usage: Usage = Usage(), channel: Channel | None = None,
