@@ -60,7 +60,10 @@ def make_engine(url: str) -> Engine:
 # default pool's overflow did that under a burst: each a backend started by the server, and the statements it had
 # prepared lost — bench, figure 3: the database's CPU per reply 6.0 → 3.8 ms). No overflow is needed: no transaction
 # holds a connection while it waits for another (the PostgreSQL tests all pass on a pool of one).
-POOL_CONNECTIONS = 16  # every transaction but the acknowledgements' (a reply's holds one a few round trips)
+# every transaction but the acknowledgements' (a reply's holds one a few round trips). More threads running
+# transactions at once only wait for the interpreter lock while holding their connections: bench, figure 3's
+# burst on PostgreSQL, ack p99 32 connections 1542 ms, 16 532 and 440 ms, 8 276 ms (A/B in one run, 4 rounds each)
+POOL_CONNECTIONS = 8
 DOOR_CONNECTIONS = 8  # the acknowledgements' own (Database.keeping): they never queue behind a burst's replies
 # psycopg prepares a statement on a connection once it ran there this many times (its default, 5, left 16
 # connections a pool to run each of a turn's statements 80 times over before the server stopped parsing and
