@@ -9,7 +9,7 @@ across threads and replicas. A failed call leaves the user's turn stored and mar
 A fork's merge asked for while Claude answers there waits for every answer waiting to be recorded; the
 holder then carries it out (`on_released`), after the answer's own follow-ups.
 
-Before each model call the batch's worst case is set aside against its channel's monthly cap (caps.py:
+Before each model call the batch's worst case is set aside against its channel's monthly cap (access.py:
 `admit`) and settled to the real cost in the write that records the answer (released when the call fails or
 never happens); at the cap the batch's turns are kept unanswered and their authors told privately.
 
