@@ -58,29 +58,23 @@ def register_gestures(app: App, services: Services) -> None:
             services.gestures.feedback(presser(body, context).channel, container.get("message_ts") or "",
                                        body["user"]["id"], action.get("value") or "")
 
-    @app.shortcut(FORK_FROM_HERE)
-    def fork_from_here(ack, shortcut, context):
-        ack()
-        message = shortcut.get("message") or {}
-        with delivered(services, context):
-            if not services.access.admits(_shortcut_sender(shortcut, context)):
-                return
-            services.gestures.fork_from_message(
-                Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
-                message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
-                shortcut.get("response_url"))
+    def on_message(gesture: str):
+        """A message shortcut's listener: the message it was used on handed to the `gesture` of services.gestures
+        (looked up at each delivery, as every listener here does), once access admits it."""
+        def listener(ack, shortcut, context):
+            ack()
+            message = shortcut.get("message") or {}
+            with delivered(services, context):
+                if not services.access.admits(_shortcut_sender(shortcut, context)):
+                    return
+                getattr(services.gestures, gesture)(
+                    Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
+                    message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
+                    shortcut.get("response_url"))
+        return listener
 
-    @app.shortcut(MERGE_THIS_FORK)
-    def merge_this_fork(ack, shortcut, context):
-        ack()
-        message = shortcut.get("message") or {}
-        with delivered(services, context):
-            if not services.access.admits(_shortcut_sender(shortcut, context)):
-                return
-            services.gestures.merge_from_message(
-                Channel(_team(context), shortcut["channel"]["id"]), shortcut["user"]["id"],
-                message.get("ts") or shortcut.get("message_ts"), message.get("thread_ts"),
-                shortcut.get("response_url"))
+    app.shortcut(FORK_FROM_HERE)(on_message("fork_from_message"))
+    app.shortcut(MERGE_THIS_FORK)(on_message("merge_from_message"))
 
     @app.event("app_home_opened")
     def on_home(event, body, context):
