@@ -41,7 +41,7 @@ from .compaction import Compactor
 from .model_inputs import Connections
 from .liveness import Liveness, Stopping
 from .model_inputs import ModelInputs
-from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, ConnectorUse, Model, Opener, Place,
+from .ports import (MAX_ATTEMPTS, AgentSessions, Audience, Batch, Completion, Model, Opener, Place,
                     PrivateAnswers, Replies, Spending, Leases)
 from .queue import Queue
 from .model_inputs import MemoryTools
@@ -66,12 +66,12 @@ class Conversation:
                  cache: CacheMode = CacheMode.AUTO, on_released: OnReleased | None = None,
                  compactor: Compactor | None = None, caps: SpendCaps | None = None,
                  memory_tools: MemoryTools | None = None,
-                 *, queue: Queue, leases: Leases, connector_use: ConnectorUse, spending: Spending):
+                 *, queue: Queue, leases: Leases, spending: Spending):
         self.memory_tools = memory_tools  # Claude's memory tool, where a channel allows it
         self.liveness = liveness
         self.lease = liveness.ttl
         self.queue = queue  # the queue's use cases, each one unit of work (queue.py)
-        self.leases, self.connector_use, self.spending = leases, connector_use, spending
+        self.leases, self.spending = leases, spending
         self.inputs = inputs  # the fork chain is read through its sessions
         self.replies = replies
         self.answers = answers
@@ -226,8 +226,6 @@ class Conversation:
             following = self.queue.submit(
                 session.id, REFIT_PROMPT, author_id=last.author_id or "", author_name=last.author_name, slack_ts=None,
                 channel=None, claim=f"refit:{reply.id}", owner=owner, lease_seconds=self.lease).batch
-        if completion.connector_calls:
-            self._count_calls(session, dict(completion.connector_calls))
         return completion.usage, following
 
     def _followed(self, session: Session, usage: Usage, chosen: ChannelSettings | None) -> None:
@@ -256,7 +254,7 @@ class Conversation:
                 return self.queue.record(batch.reply, batch.pending, text, completion.usage, posted,
                                          session.channel if session.fork else None, owner, self.lease,
                                          stopped=completion.stopped, stop_reason=completion.stop_reason,
-                                         reservation=reserved)
+                                         reservation=reserved, connector_calls=dict(completion.connector_calls))
             except Exception as error:
                 if time.monotonic() + wait > deadline:
                     raise
@@ -304,13 +302,6 @@ class Conversation:
                                       GIVEN_UP)
                 except Exception:
                     log.exception("could not tell %s that their message was given up", turn.author_id)
-
-    def _count_calls(self, session: Session, calls: dict[str, int]) -> None:
-        """Counted for /context and App Home; a count lost to a store failure loses no answer."""
-        try:
-            self.connector_use.record(session.channel, session.fork.number if session.fork else 0, calls)
-        except Exception:
-            log.exception("connector calls of session %s were not counted", session.id)
 
     @staticmethod
     def _safely_fail(writer, notice: str) -> None:

@@ -7,18 +7,19 @@ Which turns form a batch and what an attempt counts is the domain's (bot/domain/
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..domain.model import Attachment, Channel, Turn, TurnStatus, Usage
 from ..domain.queue import next_batch, reply_status
 from ..domain.spend import Reservation
-from .ports import Batch, Claims, Held, Inbox, Leases, Spending, Submitted, TurnQueue, Work
+from .ports import Batch, Claims, ConnectorUse, Held, Inbox, Leases, Spending, Submitted, TurnQueue, Work
 
 
 class Queue:
     def __init__(self, *, work: Work, claims: Claims, inbox: Inbox, turns: TurnQueue, leases: Leases,
-                 spending: Spending):
+                 spending: Spending, connector_use: ConnectorUse):
         self.work, self.claims, self.inbox, self.spending = work, claims, inbox, spending
+        self.connector_use = connector_use
         self.turns, self.leases = turns, leases
 
     def submit(self, session_id: int, text: str, *, author_id: str, author_name: str | None,
@@ -47,11 +48,13 @@ class Queue:
 
     def record(self, reply: Turn, pending: Sequence[Turn], text: str, usage: Usage, posted: Sequence[str],
                channel: Channel | None, owner: str, lease_seconds: float, stopped: bool = False,
-               stop_reason: str | None = None, reservation: Reservation | None = None) -> Batch | None:
+               stop_reason: str | None = None, reservation: Reservation | None = None,
+               connector_calls: Mapping[str, int] | None = None) -> Batch | None:
         """Store the answer and mark its turns answered — a `refusal` marks the answer and its turns DECLINED, out of
         every later request —, its cost added to its channel's day and its `reservation` settled; then the holder's
         next batch. A holder whose lease was lost (taken over) records nothing and gets None. `stopped`: a person
-        stopped it, and what it said so far is its answer."""
+        stopped it, and what it said so far is its answer. `connector_calls`: its MCP calls per connector, counted
+        with it (so whoever sees the answer recorded sees them too)."""
         with self.work():
             held = self.leases.renew(reply.session_id, owner, lease_seconds)
             if held is None:
@@ -60,6 +63,9 @@ class Queue:
             status = reply_status(stopped, stop_reason)
             self.turns.finish_reply(reply, text, usage, status, posted, channel, stop_reason)
             self.turns.settle(pending, TurnStatus.DECLINED if status is TurnStatus.DECLINED else TurnStatus.ANSWERED)
+            session = held.session
+            if connector_calls:
+                self.connector_use.record(session.channel, session.fork.number if session.fork else 0, connector_calls)
             following = self._next(held, owner)
             self.spending.add(held.session.home, usage, held.session.fork is not None)  # last: its day's row stays locked
             self._give_back(reservation)  # settled: the real cost replaces the worst case

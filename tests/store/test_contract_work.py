@@ -110,3 +110,19 @@ def test_a_summary_merged_twice_enters_its_parent_once_and_is_counted_once(store
     assert store.sessions.fork(fork.id).status is ForkStatus.MERGED
     assert [t.text for t in store.turns.turns(fork.parent_id)] == ["[Merged fork #1] s"]
     assert store.spending.report(CHANNEL) == spent and spent.month != Spent()  # counted once
+
+
+def test_an_answers_connector_calls_are_counted_with_it_and_not_by_a_holder_that_lost_its_lease(store):
+    """Queue.record: the answer and its MCP calls are one unit of work — whoever sees the answer recorded sees its
+    calls counted; a holder taken over records neither."""
+    from bot.domain.model import Usage
+
+    queue = made(Queue, store)
+    parent = store.sessions.parent_id(CHANNEL)
+    batch = queue.submit(parent, "q", author_id="U1", author_name=None, slack_ts=None, channel=None, claim=None,
+                         owner="A", lease_seconds=60).batch
+    assert queue.record(batch.reply, batch.pending, "late", Usage(1, 1), [], None, "B", 60,
+                        connector_calls={"tracker": 5}) is None  # not B's lease
+    assert store.connector_use.in_channel(CHANNEL) == {}
+    queue.record(batch.reply, batch.pending, "a", Usage(1, 1), [], None, "A", 60, connector_calls={"tracker": 2})
+    assert store.connector_use.in_channel(CHANNEL) == {0: {"tracker": 2}}
