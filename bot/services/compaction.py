@@ -53,8 +53,8 @@ class Compactor:
         with self.work():  # the compaction and its cost, counted in the session's channel (a private fork's: its home)
             turn = self.turns.append_turn(session_id, Role.COMPACTION, completion.text, TurnStatus.COMPLETE,
                                           usage=completion.usage, covers_seq=covers)
-            home = self.sessions.session(session_id)
-            self.spending.add(home.home, completion.usage, in_fork=home.fork is not None)
+            session = self.sessions.session(session_id)
+            self.spending.add(session.home, completion.usage, in_fork=session.fork is not None)
             return turn
 
     def _older_turns(self, visible: list[Turn]) -> list[Turn]:

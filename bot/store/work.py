@@ -274,29 +274,25 @@ class Database:
         with self.engine.connect() as conn, conn.begin(), self._opened(conn, writes=False):
             yield conn
 
-    @contextmanager
-    def keeping(self) -> Iterator[Connection]:
+    def keeping(self):
         """One statement an acknowledgement waits for. On PostgreSQL it commits as it runs, on a pool of its own
         (`engine.threadfork_door`: one round trip instead of BEGIN, the statement and COMMIT — a single statement
         is atomic by itself, and its commit as durable as any — never queued behind the replies' transactions);
         on SQLite, and inside a unit of work, it is an urgent save (`writing`)."""
-        door = getattr(self.engine, "threadfork_door", None)
-        if door is None or self._joined(writes=True) is not None:
-            with self.writing(urgent=True) as conn:
-                yield conn
-            return
-        with door.connect() as conn:
-            yield conn
+        return self._at_the_door(writes=True)
 
-    @contextmanager
-    def reading_at_the_door(self) -> Iterator[Connection]:
+    def reading_at_the_door(self):
         """A read an acknowledgement waits for. On PostgreSQL on the acknowledgements' own pool (autocommit: each
         statement reads what was committed when it began), never queued behind a burst's replies for one of the
         main pool's connections (bench, figure 9: `/fork help` acked at p99 1.1-3 s while 200 replies streamed);
         on SQLite, and inside a unit of work, a read like any other (`reading`)."""
+        return self._at_the_door(writes=False)
+
+    @contextmanager
+    def _at_the_door(self, writes: bool) -> Iterator[Connection]:
         door = getattr(self.engine, "threadfork_door", None)
-        if door is None or self._joined(writes=False) is not None:
-            with self.reading() as conn:
+        if door is None or self._joined(writes) is not None:
+            with self.writing(urgent=True) if writes else self.reading() as conn:
                 yield conn
             return
         with door.connect() as conn:

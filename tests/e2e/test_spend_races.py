@@ -16,6 +16,14 @@ DOLLAR = 500_000  # input tokens that cost one dollar at the default model's pri
 CAPPED = "reached its monthly spend cap"
 
 
+
+def spend_most_of_the_cap(bot, claude) -> None:
+    """The channel's month at $0.0105 of its cap: one answer priced so, recorded."""
+    claude.script(Script(text="ok", usage={"input_tokens": round(SPENT * DOLLAR), "output_tokens": 0}))
+    bot.say("UALICE01", "what did we spend?", mention=True)
+    bot.settled()
+    assert month_micros(bot) == 10_500
+
 def worst_case_micros(bot) -> int:
     """One turn's worst case as the issue states it: its input as counted plus max_tokens of output, at the
     model's price (a short fork's input is the system prompt and a line or two: counted generously here)."""
@@ -46,10 +54,7 @@ def test_six_fork_turns_sent_at_once_pass_the_cap_by_one_turns_worst_case_at_mos
     for number in range(1, 7):
         bot.slash("/fork", "--fresh")
         roots.append(bot.fork_root(number))
-    claude.script(Script(text="ok", usage={"input_tokens": round(SPENT * DOLLAR), "output_tokens": 0}))
-    bot.say("UALICE01", "what did we spend?", mention=True)
-    bot.settled()
-    assert month_micros(bot) == 10_500
+    spend_most_of_the_cap(bot, claude)
     before = len(claude.requests)
     # each answer costs $0.012 and streams slowly, so all six overlap: without a reservation all six are answered
     claude.default_script = Script(text="a fork answer", usage={"input_tokens": 6_000, "output_tokens": 0},
@@ -134,10 +139,7 @@ def test_six_private_fork_turns_sent_at_once_reserve_against_their_channel_like_
         claude.script(Script(text="a private start", usage={"input_tokens": 0, "output_tokens": 0}))
         roots[user] = (dm, bot.dm(user, "let me explore", dm=dm))
         bot.settled()
-    claude.script(Script(text="ok", usage={"input_tokens": round(SPENT * DOLLAR), "output_tokens": 0}))
-    bot.say("UALICE01", "what did we spend?", mention=True)
-    bot.settled()
-    assert month_micros(bot) == 10_500
+    spend_most_of_the_cap(bot, claude)
     before = len(claude.requests)
     claude.default_script = Script(text="a private answer", usage={"input_tokens": 6_000, "output_tokens": 0},
                                    chunk_delay=0.1)
