@@ -6,10 +6,13 @@
   link behind a label). Its status is `processing` while Claude answers in
   it, `active` while it waits for people, `closed` once it is merged or abandoned.
 - The agent pane: a person viewing a channel (not a DM) while writing to the bot can fork that channel
-  privately. `in_view` picks the channel from what Slack says they are viewing, most relevant first.
+  privately. `in_view` picks the channel from what Slack says they are viewing, most relevant first;
+  `in_order` makes the event's ts comparable, so a view Slack delivers late never replaces a newer one.
 - Suggested prompts: at most MAX_PROMPTS, fitting what the person views.
 """
 from __future__ import annotations
+
+import re
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,6 +76,18 @@ def in_view(channels: Sequence[str]) -> str | None:
     """The channel a person is viewing, from the channels Slack names (most relevant first): the first
     that is a channel, not a direct message."""
     return next((c for c in channels if c and not is_dm(c)), None)
+
+
+_TS = re.compile(r"[0-9]{1,12}(\.[0-9]{1,6})?")
+
+
+def in_order(ts: str) -> str:
+    """A Slack ts ("1700000000.000200") as text that sorts as the moments do ("" for none): seconds and
+    microseconds zero-padded, so "999.5" sorts before "1000.1" as a string, in any database."""
+    if not isinstance(ts, str) or not _TS.fullmatch(ts):
+        return ""
+    seconds, _, fraction = ts.partition(".")
+    return f"{int(seconds):012d}.{fraction:0<6}"
 
 
 @dataclass(frozen=True)

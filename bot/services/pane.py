@@ -1,7 +1,8 @@
 """The agent pane: the bot's DM beside the channel a person views (Slack's Agent messaging experience).
 
-- What each person views is remembered from app_context_changed (the store's Pane, shared by replicas);
-  the context Slack attaches to a DM message wins over it.
+- What each person views is remembered from app_context_changed (the store's Pane, shared by replicas), before
+  the event is acknowledged, in the order the views happened; the context Slack attaches to a DM message wins
+  over it.
 - A DM message written at the DM's top level while its writer views channel C opens a private fork of
   C's conversation: the DM thread under that message is an inherited fork of C's parent, owned by them,
   its turns in the DM thread (C's parent never holds one), numbered in the DM (C's numbering, `/forks`,
@@ -20,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from ..domain.agent import in_view, one_line, session_title, suggested_prompts
+from ..domain.agent import in_order, in_view, one_line, session_title, suggested_prompts
 from ..domain.errors import ChatUnavailable
 from ..domain.model import Channel, ContextSize, Fork
 from .access import Access
@@ -52,9 +53,10 @@ class AgentPane:
         self.access = access
         self.policies = policies
 
-    def viewed(self, team_id: str, user_id: str, channels: list[str]) -> None:
-        """app_context_changed: what the person views now (`channels`: those Slack names, most relevant first)."""
-        self.pane.viewed(team_id, user_id, in_view(channels))
+    def viewed(self, team_id: str, user_id: str, channels: list[str], event_ts: str) -> None:
+        """app_context_changed: what the person views (`channels`: those Slack names, most relevant first) since
+        `event_ts` — unless a later view arrived first."""
+        self.pane.viewed(team_id, user_id, in_view(channels), in_order(event_ts))
 
     def in_view(self, team_id: str, user_id: str, attached: Sequence[str] | None) -> str | None:
         """The channel a DM message was written beside: the message's own context when it carries one (an empty

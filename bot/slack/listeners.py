@@ -4,8 +4,8 @@ mention listeners, and what a message carries (messages shared into it, its file
 
 The middleware, in order: log lines name the request's team and channel (`about_request`); a slash command
 that needs nothing stored is answered at once (intake.answer_at_once); the door (intake.py) records a delivery
-worth keeping in the durable inbox and turns away one kept before; a Stop on a fork's agent session is recorded
-before the ack. Each listener marks its delivery done when it returns (`delivered`). A person's message is also
+worth keeping in the durable inbox and turns away one kept before; a Stop on a fork's agent session, and what a
+person views beside the bot's DM, are recorded before the ack. Each listener marks its delivery done when it returns (`delivered`). A person's message is also
 claimed by its own channel + ts when it is acted on (`message` and `app_mention` deliver the same message under
 two event ids).
 
@@ -51,7 +51,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from slack_bolt import App
+from slack_bolt import App, BoltResponse
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from ..domain.errors import ChatUnavailable
@@ -107,6 +107,19 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
                 log.warning("recording a Stop before the ack failed; the listener tries again", exc_info=True)
         return next()
 
+    @app.use
+    def view_before_ack(req, resp, next):
+        # what a person views, recorded before the ack: a DM they write after it is read beside it, whichever
+        # listener thread runs first; nothing else to do then (a failure here is left to the listener)
+        event = (req.body.get("event") or {}) if req.body.get("type") == "event_callback" else {}
+        if event.get("type") == "app_context_changed":
+            try:
+                _viewed(services, event, req.body, req.context)
+                return BoltResponse(status=200, body="")
+            except Exception:  # noqa: BLE001 - the listener retries it
+                log.warning("recording a view before the ack failed; the listener tries again", exc_info=True)
+        return next()
+
     @app.event("message")
     def on_message(event, context):
         with delivered(services, context):
@@ -127,9 +140,7 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
 
     @app.event("app_context_changed")
     def on_context_changed(event, body, context):
-        user = _person(body)
-        if user:
-            services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context")) or ()))
+        _viewed(services, event, body, context)
 
     register_gestures(app, services)
 
@@ -220,6 +231,13 @@ def _session_stopped(services: Services, event: dict, context) -> None:
     if event.get("channel") and event.get("thread_ts") and event.get("user"):
         services.stopping.thread_stopped(Channel(context.team_id or "", event["channel"]), event["thread_ts"],
                                          event["user"])
+
+
+def _viewed(services: Services, event: dict, body: dict, context) -> None:
+    user = _person(body)
+    if user:
+        services.pane.viewed(context.team_id or "", user, list(viewed_channels(event.get("context")) or ()),
+                             str(event.get("event_ts") or ""))
 
 
 def _person(body: dict) -> str | None:

@@ -1,32 +1,38 @@
-"""The channel each person views while the bot's agent pane is open: one row per person, replaced by
-each app_context_changed (the latest wins; an insert that loses a race becomes the update)."""
+"""The channel each person views while the bot's agent pane is open: one row per person, replaced by each
+app_context_changed that happened after the one it holds (Slack does not promise to deliver events in order: a
+late one changes nothing). One upsert, which an acknowledgement may wait for (`keeping`)."""
 from __future__ import annotations
 
-from sqlalchemy import insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import or_, select
+from sqlalchemy.dialects import postgresql, sqlite
 
 from .work import Database
-from .tables import agent_contexts
+from .tables import agent_contexts as a
 
-_ROW = (agent_contexts.c.team_id, agent_contexts.c.user_id)
+
+def _upsert(dialect):
+    statement = dialect.insert(a)
+    later = statement.excluded.seen_at
+    return statement.on_conflict_do_update(
+        index_elements=["team_id", "user_id"],
+        set_={"channel_id": statement.excluded.channel_id, "changed_at": statement.excluded.changed_at,
+              "seen_at": later},
+        where=or_(a.c.seen_at.is_(None), a.c.seen_at <= later))
+
+
+VIEWED = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}  # by the connection's dialect name
 
 
 class SqlPane:
     def __init__(self, db: Database):
         self.db = db
 
-    def viewed(self, team_id: str, user_id: str, channel_id: str | None) -> None:
-        values = {"channel_id": channel_id, "changed_at": self.db.now()}
-        key = (agent_contexts.c.team_id == team_id, agent_contexts.c.user_id == user_id)
-        try:
-            with self.db.writing() as conn:
-                if not conn.execute(update(agent_contexts).where(*key).values(**values)).rowcount:
-                    conn.execute(insert(agent_contexts).values(team_id=team_id, user_id=user_id, **values))
-        except IntegrityError:  # inserted meanwhile by another delivery: this one is the later word
-            with self.db.writing() as conn:
-                conn.execute(update(agent_contexts).where(*key).values(**values))
+    def viewed(self, team_id: str, user_id: str, channel_id: str | None, seen_at: str) -> None:
+        with self.db.keeping() as conn:
+            conn.execute(VIEWED[conn.dialect.name], {"team_id": team_id, "user_id": user_id,
+                                                     "channel_id": channel_id, "changed_at": self.db.now(),
+                                                     "seen_at": seen_at})
 
     def viewing(self, team_id: str, user_id: str) -> str | None:
         with self.db.reading() as conn:
-            return conn.scalar(select(agent_contexts.c.channel_id).where(agent_contexts.c.team_id == team_id,
-                                                                         agent_contexts.c.user_id == user_id))
+            return conn.scalar(select(a.c.channel_id).where(a.c.team_id == team_id, a.c.user_id == user_id))

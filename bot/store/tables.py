@@ -322,6 +322,7 @@ agent_contexts = Table(
     Column("user_id", String(32), primary_key=True),
     Column("channel_id", String(32)),
     Column("changed_at", DateTime(), nullable=False),
+    Column("seen_at", String(24)),  # the event's ts (domain.agent.in_order): an older event changes nothing
 )
 
 # a workspace that uninstalled the app (or revoked its bot token); its conversations are deleted

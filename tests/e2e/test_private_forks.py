@@ -195,6 +195,17 @@ def test_without_a_channel_in_view_the_dm_works_as_before(bot, slack, claude, ch
     assert slack.calls_to("conversations.members") == []
 
 
+def test_a_view_slack_delivers_late_does_not_replace_the_one_after_it(bot, slack, claude, channel_talk):
+    viewed_first, viewed_then = bot.new_ts(), bot.new_ts()
+    bot.view_channel("UALICE01", None, dm=DM, event_ts=viewed_then)
+    bot.view_channel("UALICE01", CHANNEL, dm=DM, event_ts=viewed_first)  # delivered after, happened before
+    bot.dm("UALICE01", "just chatting", dm=DM)
+    wait_until(lambda: len(claude.requests) == channel_talk + 1)
+    bot.settled()
+    assert not any("Postgres" in t for t in request_texts(claude.requests[-1]))
+    assert bot.store.private.private_forks_of(GENERAL, "UALICE01") == []
+
+
 def test_a_dm_whose_own_context_names_no_channel_is_a_dm_turn_whatever_was_viewed_before(bot, slack, claude,
                                                                                        channel_talk):
     bot.view_channel("UALICE01", CHANNEL, dm=DM)

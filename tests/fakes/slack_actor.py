@@ -54,12 +54,13 @@ class SlackActor:
         """A person writes in their DM with the app (a thread of it with `thread_ts`)."""
         return self.say(user, text, channel=dm, thread_ts=thread_ts, channel_type="im", viewing=viewing, team=team)
 
-    def view_channel(self, user: str, channel: str | None, *, dm: str, team=None):
+    def view_channel(self, user: str, channel: str | None, *, dm: str, team=None, event_ts: str | None = None):
         """The person, with the app's pane open (beside their DM with the app, `dm`, which the event does not
-        name), now views `channel` (None: nothing Slack names); Slack names the person in the authorization."""
+        name), now views `channel` (None: nothing Slack names); Slack names the person in the authorization.
+        `event_ts`: when they did (now by default; an earlier one is a view Slack delivers late)."""
         team = self.slack.team(team)
         entities = [payloads.channel_entity(channel, team)] if channel else []
-        return self.event(payloads.app_context_changed(entities, self.new_ts()), team=team, person=user)
+        return self.event(payloads.app_context_changed(entities, event_ts or self.new_ts()), team=team, person=user)
 
     def open_dm(self, user: str, *, dm: str, tab: str = "messages", team=None):
         """The person opens the app's DM (its Messages tab), or another tab."""

@@ -5,6 +5,7 @@ the channel is forgotten; the agent pane remembers what each person views."""
 from bot.domain.model import Channel, ContextSize, ForkStatus, Mode, Role, TurnStatus, Usage
 
 from .test_contract import race
+from bot.domain.agent import in_order
 from bot.app import made
 from bot.services.queue import Queue
 
@@ -123,12 +124,27 @@ def test_forgetting_a_channel_takes_its_private_forks_and_their_forks_with_it(st
 
 def test_the_pane_remembers_the_latest_channel_each_person_views(store):
     assert store.pane.viewing("T1", "U1") is None
-    race(4, lambda: store.pane.viewed("T1", "U1", "C1"))
-    store.pane.viewed("T1", "U2", "C2")
+    race(4, lambda: store.pane.viewed("T1", "U1", "C1", in_order("100.1")))
+    store.pane.viewed("T1", "U2", "C2", in_order("100.2"))
     assert (store.pane.viewing("T1", "U1"), store.pane.viewing("T1", "U2")) == ("C1", "C2")
-    store.pane.viewed("T1", "U1", None)
+    store.pane.viewed("T1", "U1", None, in_order("100.3"))
     assert store.pane.viewing("T1", "U1") is None
-    store.pane.viewed("T1", "U1", "C3")
+    store.pane.viewed("T1", "U1", "C3", in_order("1000.4"))
     assert store.pane.viewing("T2", "U1") is None  # another workspace's person
     store.erasure.forget_team("T1")
     assert store.pane.viewing("T1", "U1") is None
+
+
+def test_a_view_that_arrives_after_a_later_one_changes_nothing(store):
+    store.pane.viewed("T1", "U1", "C1", in_order("1000.000200"))
+    store.pane.viewed("T1", "U1", "C0", in_order("999.9"))  # earlier by the clock, though later as text
+    assert store.pane.viewing("T1", "U1") == "C1"
+    store.pane.viewed("T1", "U1", None, in_order("1000.000200"))  # the same moment: the last word counts
+    assert store.pane.viewing("T1", "U1") is None
+    moments = iter(range(6))
+
+    def view():  # six views delivered at once, written in whatever order the threads run
+        k = next(moments)
+        store.pane.viewed("T1", "U1", f"C{k}", in_order(f"2000.{k}"))
+    race(6, view)
+    assert store.pane.viewing("T1", "U1") == "C5"

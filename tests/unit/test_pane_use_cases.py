@@ -11,7 +11,7 @@ DM = "D0ALICE01"
 def test_a_dm_beside_a_channel_forks_it_privately_and_reads_its_membership_once(cases):
     cases.chat.rooms[CHANNEL] = ("general", {"UALICE01", "bot"})
     cases.say("UBOB0001", "the channel's plan", mention=True)
-    cases.services.pane.viewed("T1", "UALICE01", [CHANNEL])
+    cases.services.pane.viewed("T1", "UALICE01", [CHANNEL], "1700000000.000100")
     root = cases.say("UALICE01", "private question", channel=DM, channel_type="im")
     fork = cases.store.sessions.fork_by_message(Channel("T1", DM), root)
     assert (fork.private_of, fork.owner_id, fork.topic) == (CHANNEL, "UALICE01", "private question")
@@ -26,7 +26,7 @@ def test_a_dm_beside_a_channel_forks_it_privately_and_reads_its_membership_once(
 
 def test_someone_who_may_not_fork_the_channel_is_told_once_and_answered_as_in_any_dm(cases):
     cases.chat.rooms[CHANNEL] = ("general", {"UBOB0001", "bot"})
-    cases.services.pane.viewed("T1", "UEVE0001", [CHANNEL])
+    cases.services.pane.viewed("T1", "UEVE0001", [CHANNEL], "1700000000.000100")
     for text in ("first", "second"):
         cases.say("UEVE0001", text, channel="D0EVE0001", channel_type="im")
     assert len([t for t in cases.chat.told("UEVE0001") if "not a member" in t]) == 1

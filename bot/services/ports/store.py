@@ -162,8 +162,9 @@ class PrivateForks(Protocol):
 class Pane(Protocol):
     """The channel each person was last seen viewing while the bot's agent pane was open."""
 
-    def viewed(self, team_id: str, user_id: str, channel_id: str | None) -> None:
-        """What Slack says they view now (None: no channel)."""
+    def viewed(self, team_id: str, user_id: str, channel_id: str | None, seen_at: str) -> None:
+        """What Slack says they view (None: no channel), as of `seen_at` (domain.agent.in_order of the event's ts):
+        kept unless a view seen later is kept already."""
     def viewing(self, team_id: str, user_id: str) -> str | None: ...
 
 

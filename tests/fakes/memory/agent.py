@@ -91,10 +91,12 @@ class MemoryPane:
     def __init__(self, memory: Memory):
         self.m = memory
 
-    def viewed(self, team_id: str, user_id: str, channel_id: str | None) -> None:
+    def viewed(self, team_id: str, user_id: str, channel_id: str | None, seen_at: str) -> None:
         with self.m.lock:
-            self.m.viewing[(team_id, user_id)] = channel_id
+            _, kept_at = self.m.viewing.get((team_id, user_id), (None, ""))
+            if kept_at <= seen_at:
+                self.m.viewing[(team_id, user_id)] = (channel_id, seen_at)
 
     def viewing(self, team_id: str, user_id: str) -> str | None:
         with self.m.lock:
-            return self.m.viewing.get((team_id, user_id))
+            return self.m.viewing.get((team_id, user_id), (None, ""))[0]
