@@ -15,12 +15,6 @@ def pids(bot: BotProcess) -> list[int]:
     return [bot.proc.pid, *sorted(worker_pids(bot.proc.pid))]
 
 
-def cpu_seconds(processes: list[int]) -> float:
-    """User + system CPU time of these processes so far, every thread included (also those that
-    ended), to the nanosecond: each process's CPU-time clock, the id clock_getcpuclockid(3) gives."""
-    return sum(time.clock_gettime(((~pid) << 3) | 2) for pid in processes)
-
-
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):

@@ -22,10 +22,10 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import CLIENT_ID, CLIENT_SECRET, TEAM_ID, FakeSlack, Team
 from tests.fakes.slack_browser import install
 from tests.harness import wait_until
-from tests.processes import BotProcess, bot_env
+from tests.processes import BotProcess, bot_env, cpu_seconds
 
 from .database_cpu import DatabaseCpu
-from .measure import cpu_seconds, pids
+from .measure import pids
 
 _ts = itertools.count(1)
 

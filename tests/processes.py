@@ -45,6 +45,12 @@ def worker_pids(pid: int) -> set[int]:
     return {int(p) for p in children.read_text().split()} if children.exists() else set()
 
 
+def cpu_seconds(processes: list[int]) -> float:
+    """User + system CPU time of these processes so far, every thread included (also those that
+    ended), to the nanosecond: each process's CPU-time clock, the id clock_getcpuclockid(3) gives."""
+    return sum(time.clock_gettime(((~pid) << 3) | 2) for pid in processes)
+
+
 class BotProcess:
     def __init__(self, workdir: Path, slack=None, claude=None, database_url: str = "", name: str = "bot",
                  env: dict | None = None, module: str = "bot", own_group: bool = False, **settings):
@@ -68,6 +74,10 @@ class BotProcess:
         except OSError:
             assert self.proc.poll() is None, self.log.read_text()
             return False
+
+    def cpu(self) -> float:
+        """CPU seconds this bot's processes (its master and the workers it forked) have used so far."""
+        return cpu_seconds([self.proc.pid, *worker_pids(self.proc.pid)])
 
     def wait_healthy(self, timeout: float = 60) -> float:
         started = time.monotonic()

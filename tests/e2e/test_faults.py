@@ -122,8 +122,10 @@ def test_a_reply_and_a_merge_of_a_killed_replica_are_finished_by_the_other_withi
     root = open_fork(doomed, slack, "--fresh crash test")
     wait_until(lambda: claude.requests, timeout=15)  # the topic asked
     settled(migrated_url)  # and answered: the two scripts below are the reply's and the merge's
-    claude.script(Script(text="a long answer " * 20, chunks=80, chunk_delay=0.5),
-                  Script(text="a summary that never arrives", chunks=80, chunk_delay=0.5))
+    # both streams outlast any start-up of the survivor (160 s: under a loaded test run it once took over 40 s, the
+    # merge's summary arrived whole, and the survivor posted it — rightly — instead of asking again)
+    claude.script(Script(text="a long answer " * 20, chunks=80, chunk_delay=2.0),
+                  Script(text="a summary that never arrives", chunks=80, chunk_delay=2.0))
     doomed.event(mention("UALICE01", "tell me everything", "1700000200.000001"), "EvKILL1")
     wait_until(lambda: slack.posts(CHANNEL, top_level=True)[-1].shown, timeout=15)  # streaming
     doomed.event(check_mark(root), "EvKILL2")
@@ -172,7 +174,7 @@ def test_the_spend_a_killed_replica_set_aside_is_given_back_when_its_reply_is_ta
     doomed = BotProcess(tmp_path, slack, claude, migrated_url, name="doomed", **capped)
     processes.append(doomed)
     doomed.wait_healthy()
-    claude.script(Script(text="a long answer " * 20, chunks=80, chunk_delay=0.5))
+    claude.script(Script(text="a long answer " * 20, chunks=80, chunk_delay=2.0))  # outlasts the survivor's start
     doomed.event(mention("UALICE01", "tell me everything", "1700000500.000001"), "EvCAP1")
     wait_until(lambda: slack.posts(CHANNEL, top_level=True) and slack.posts(CHANNEL, top_level=True)[-1].shown,
                timeout=15)  # streaming, its worst case set aside

@@ -71,9 +71,10 @@ def test_python_m_bot_serves_http_on_an_empty_database_and_answers_a_signed_ment
                     THREADFORK_MODEL="claude-test-model-from-env", PORT=str(port))
     bot = BotProcess(tmp_path, env=env)
     try:
-        started = time.monotonic()
-        wait_until(bot.healthy, timeout=30, interval=0.1, message="/healthz")
-        assert time.monotonic() - started < 15
+        wait_until(bot.healthy, timeout=60, interval=0.1, message="/healthz")
+        # the start-up's own work, as the kernel counts it (~4.5 s here, wall time alike on an idle machine); wall
+        # time under four test processes on two cores measured the machine's load (22 s once), not the bot
+        assert bot.cpu() < 10
         assert (tmp_path / "data" / "threadfork.db").exists()
         event = {"type": "app_mention", "channel": CHANNEL, "user": "UALICE01", "text": "<@UBOT0001> hello",
                  "ts": "1700000001.000100", "event_ts": "1700000001.000100"}

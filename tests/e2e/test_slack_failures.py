@@ -12,6 +12,11 @@ ANSWER = "Alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo li
 # five chunks half a second apart: startStream at the first, appendStream at the fourth (1.5 s
 # later), stopStream with the last words; at the top level a post and an update or two
 SCRIPT = Script(text=ANSWER, chunks=5, chunk_delay=0.5)
+# every chunk within the first 0.3 s, well inside the stream's 1.5 s between appends: the stream starts with the
+# first two and the rest waits for chat.stopStream, however late a loaded machine reads them (with SCRIPT the last
+# chunk came 1.5 s after the start, just when an append may go: a late read had the append show it, and a failing
+# stopStream then had nothing left to carry)
+LAST_WORDS_ON_STOP = Script(text=ANSWER, chunks=4, chunk_delay=0.1)
 
 
 def open_fork(bot) -> str:
@@ -77,7 +82,7 @@ STREAM_FAILURES = [
 def test_a_fork_answer_is_shown_once_whole_whatever_a_stream_method_does(bot, slack, claude, method, how, times,
                                                                         count):
     thread_ts = open_fork(bot)
-    claude.script(SCRIPT)
+    claude.script(LAST_WORDS_ON_STOP if count == 2 else SCRIPT)
     slack.fail(method, how.get("error", "internal_error"), times=times,
                **{k: v for k, v in how.items() if k != "error"})
     ask(bot, thread_ts)
