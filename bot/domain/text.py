@@ -34,8 +34,9 @@ Numbers and ids that come from people or payloads, checked before they reach the
 - `is_slack_id`: a channel, user, team id or a message ts as Slack writes them — letters, digits, `.`,
   `_` and `-`, at most 32 characters (the store's columns): no NUL, no list, no number.
 
-A message someone shared or forwarded with their own, as Claude reads it: plain text inside the
-sharer's turn, after their own words, quoted and marked as shared —
+Each person's words reach Claude under a line naming them (`speaker_line`: `[alice <@U123>]`). A message someone
+shared or forwarded with their own, as Claude reads it: plain text inside the sharer's turn, after their own words,
+quoted and marked as shared —
 
     what do you make of this?
 
@@ -310,3 +311,13 @@ def _author(message: SharedMessage) -> str:
     if user:
         return f"<@{user}>"
     return name or "someone"
+
+
+def speaker_line(author_id: str | None, author_name: str | None) -> str:
+    """`[alice <@U123>]`; a name without an id is not a person's (another app's post, an adopted
+    thread's earlier messages: transcript.py)."""
+    if author_id and author_name:
+        return f"[{author_name} <@{author_id}>]"
+    if author_id:
+        return f"[<@{author_id}>]"
+    return f"[{author_name}]" if author_name else "[unknown speaker]"

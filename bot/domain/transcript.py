@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .context import speaker_line
+from .text import speaker_line
 
 SPEAKER = "earlier in this thread"  # the speaker line of the transcript turn itself
 YOURS = "[Threadfork (you)]"

@@ -55,6 +55,26 @@ def test_consecutive_blocks_of_one_role_share_a_message():
     assert len(messages[2]["content"]) == 2
 
 
+def test_messages_built_before_are_reused_and_never_changed_by_a_longer_input():
+    from dataclasses import replace
+    from bot.domain.context import Block
+    first = parent_input(PARENT)  # a user's message, then the assistant's
+    shown = first.messages()
+    before = [dict(m, content=list(m["content"])) for m in shown]  # as sent, copied deeply enough to compare
+    longer = replace(first, blocks=(*first.blocks, Block("assistant", "more of it"), Block("user", "and then?")))
+    extended = longer.messages()
+    assert extended[0] is shown[0]  # reused, not built again
+    assert [c["text"] for c in extended[1]["content"]] == ["here is a plan", "more of it"]  # joined the last one…
+    assert first.messages() == before and shown == before  # …which the shorter input still sends as it was
+    merged: list = []  # built from scratch: one block a message, then consecutive roles joined
+    for block in longer.blocks:
+        if merged and merged[-1]["role"] == block.role:
+            merged[-1]["content"].append(block.content())
+        else:
+            merged.append({"role": block.role, "content": [block.content()]})
+    assert extended == merged
+
+
 def test_rendering_is_byte_stable():
     assert fork_input(fork(), PARENT, OWN).messages() == fork_input(fork(), PARENT, OWN).messages()
     assert parent_input(PARENT).messages()[0] == fork_input(fork(), PARENT, OWN).messages()[0]
