@@ -21,7 +21,8 @@ import orjson
 from anthropic import Stream
 from anthropic.types import Message
 
-from ..domain.context import ModelInput, cache_control
+from ..domain.caching import cache_control
+from ..domain.context import ModelInput
 from ..domain.errors import ModelUnavailable
 from ..domain.memory_files import MEMORY_TOOL
 from ..domain.model import Usage
