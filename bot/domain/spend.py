@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
+from operator import attrgetter
 
 from .context import ModelInput
 from .model import Channel, Usage, summed
@@ -223,8 +224,11 @@ def ceiling(model_input: ModelInput, max_tokens: int) -> Usage:
     """The most one call with this input may use: its input as counted (characters / ESTIMATED_CHARS_PER_TOKEN,
     FILE_TOKENS a file), all of it unread from the cache, and max_tokens of output."""
     from .context import ESTIMATED_CHARS_PER_TOKEN  # noqa: PLC0415 - see the import of ModelInput
-    chars = len(model_input.system) + len(model_input.late_system) + sum(len(b.text) for b in model_input.blocks if b.kind == "text")
-    files = sum(1 for b in model_input.blocks if b.kind != "text")
+    blocks = model_input.blocks  # counted by C loops (map): a 1,000-turn input's generator took 0.35 ms a request
+    files = len(blocks) - list(map(attrgetter("kind"), blocks)).count("text")
+    texts = sum(map(len, map(attrgetter("text"), blocks))) - (sum(len(b.text) for b in blocks if b.kind != "text")
+                                                              if files else 0)  # a file's `text` is its name
+    chars = len(model_input.system) + len(model_input.late_system) + texts
     return Usage(input_tokens=chars // ESTIMATED_CHARS_PER_TOKEN + files * FILE_TOKENS, output_tokens=max_tokens)
 
 
