@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress
+from itertools import compress, count
 from operator import attrgetter
 
 from . import caching
@@ -173,7 +173,7 @@ class ModelInput:
         """Messages API shape: consecutive blocks of one role share a message. Those of the longest run of these
         very blocks built before are reused, shared (1,000 turns: 1.3 → 0.1 ms a request) — up to the first
         breakpoint: a marked block is a new object each request, the same block unmarked in the next one."""
-        settled = next((i for i, block in enumerate(self.blocks) if block.breakpoint), len(self.blocks))
+        settled = next(compress(count(), map(_BREAKPOINT, self.blocks)), len(self.blocks))  # in C
         start, built = _built.longest(self.blocks, settled) or (0, ())
         out, shared = list(built), len(built)  # out[:shared] are remembered: copied before they change
         for at, block in enumerate(self.blocks[start:], start):
