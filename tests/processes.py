@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -18,10 +19,23 @@ from .harness import API_KEY, BOT_TOKEN, SIGNING_SECRET, sign
 ROOT = Path(__file__).resolve().parents[1]
 
 
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_pick = random.SystemRandom()  # never reseeded by a test: four test processes must not pick alike
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now for a bot to bind a moment later, below the kernel's ephemeral range: a port the kernel handed
+    out for this (bind to 0) could meanwhile go to any outgoing connection — CI once saw the bot's bind refused."""
+    low = int(EPHEMERAL.read_text().split()[0]) if EPHEMERAL.exists() else 32768
+    for _ in range(200):
+        port = _pick.randrange(max(1024, low - 10_000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))  # as gunicorn binds it
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def clean_env(**values) -> dict:
