@@ -170,7 +170,7 @@ class Conversation:
         place = Place(session.channel_id, session.thread_ts, session.team_id, last.author_id, last.slack_ts,
                       reply.id)
         request = self.inputs.of_session(session, history=batch.history, chosen=chosen, connections=self.connections,
-                                         cache=self.cache)
+                                         cache=self.cache, remembered=batch.memory)
         if self.memory_tools is not None:
             request = self.memory_tools.equip(request, session, chosen, last.author_id)
         try:

@@ -88,17 +88,19 @@ class ModelInputs:
         self.default_model = default_model  # THREADFORK_MODEL: the model of a channel that chose none
 
     def of_session(self, session: Session, history: list[Turn] | None = None, chosen: ChannelSettings | None = None,
-                   connections: Connections | None = None, cache: CacheMode = CacheMode.AUTO) -> ModelInput:
-        """The input that asks for the session's next answer. `history`: the session's own turns, and
-        `chosen`: its channel's settings, when the caller has just read them; `connections`: its MCP
-        connectors' (none without); `cache`: how breakpoints' TTLs are chosen (THREADFORK_CACHE_TTL)."""
+                   connections: Connections | None = None, cache: CacheMode = CacheMode.AUTO,
+                   remembered: list[memory.MemoryEntry] | None = None) -> ModelInput:
+        """The input that asks for the session's next answer. `history`: the session's own turns, `chosen`: its
+        channel's settings, and `remembered`: a channel conversation's memory, when the caller has just read them;
+        `connections`: its MCP connectors' (none without); `cache`: how breakpoints' TTLs are chosen
+        (THREADFORK_CACHE_TTL)."""
         if session.fork is None:
             chosen = self.channel_settings.of(session.channel) if chosen is None else chosen
             history = self.turns.turns(session.id) if history is None else history
             base = parent_input(history, session.pruned, cache)
             connectors = connections.of_channel(chosen) if connections else ()
             configured = base.configured(chosen.instructions, chosen.model, chosen.tools, connectors)
-            before, since = self._parent_memory(session, history, chosen.model or self.default_model)
+            before, since = self._parent_memory(session, history, chosen.model or self.default_model, remembered)
             asked = replace(asking(replace(configured, system=memory.with_memory(configured.system, before))),
                             effort=chosen.effort, late_system=memory.note(since))
             return connections.attach(asked, session.channel) if connections else asked
@@ -110,12 +112,14 @@ class ModelInputs:
         asked = asking(self.of_fork(session.fork, history, connections, cache, since=saved))
         return replace(with_note(asked, memory.note(saved)), effort=effort)
 
-    def _parent_memory(self, session: Session, history: list[Turn], model: str | None) -> tuple[list, list]:
+    def _parent_memory(self, session: Session, history: list[Turn], model: str | None,
+                       remembered: list[memory.MemoryEntry] | None = None) -> tuple[list, list]:
         """The channel conversation's memory: what its `system` carries, and what a mid-conversation system message
         tells after its cached prefix. On a model that takes such messages the prefix keeps the memory as it was when
         it began (its first turn, or its latest compaction, which rewrote it anyway) and later entries come after
         it, so a write costs only its own tokens; on others the `system` carries it all, as it is now."""
-        remembered = memory.visible_to(self.memories.seen_in(session.channel), None)
+        remembered = memory.visible_to(self.memories.seen_in(session.channel) if remembered is None else remembered,
+                                       None)
         if not takes_system_messages(model):
             return remembered, []
         return memory.split(remembered, memory.folded_at(history[0].created_at if history else None, history))

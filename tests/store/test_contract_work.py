@@ -126,3 +126,23 @@ def test_an_answers_connector_calls_are_counted_with_it_and_not_by_a_holder_that
     assert store.connector_use.in_channel(CHANNEL) == {}
     queue.record(batch.reply, batch.pending, "a", Usage(1, 1), [], None, "A", 60, connector_calls={"tracker": 2})
     assert store.connector_use.in_channel(CHANNEL) == {0: {"tracker": 2}}
+
+
+def test_a_channel_conversations_batch_carries_its_memory_read_in_the_same_unit_and_a_forks_does_not(store):
+    """The channel's memory (and its workspace's) comes with the batch's history, one transaction, not one of its
+    own after it; a fork's is read from the top of its chain when its input is made (None here)."""
+    from bot.domain.memory import WORKSPACE
+    from bot.domain.model import Mode
+
+    queue = made(Queue, store)
+    store.memories.add(CHANNEL, "the launch is on 14 March", "U1", "Ada")
+    store.memories.add(Channel("T1", WORKSPACE), "we ship on Tuesdays", "U2", None)
+    store.memories.add(Channel("T1", "C2"), "another channel's fact", "U1", None)
+    parent = store.sessions.parent_id(CHANNEL)
+    batch = queue.submit(parent, "q", author_id="U1", author_name=None, slack_ts=None, channel=None, claim=None,
+                         owner="A", lease_seconds=60).batch
+    assert [e.text for e in batch.memory] == ["the launch is on 14 March", "we ship on Tuesdays"]
+    fork = store.sessions.create_fork(CHANNEL, "U1", Mode.INHERIT, "t", parent=None)
+    asked = queue.submit(fork.id, "q", author_id="U1", author_name=None, slack_ts=None, channel=CHANNEL, claim=None,
+                         owner="A", lease_seconds=60).batch
+    assert asked is not None and asked.memory is None

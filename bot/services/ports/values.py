@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ...domain.memory import MemoryEntry
 from ...domain.model import Channel, FileKind, Fork, Session, Turn, Usage
 from ...domain.settings import ChannelSettings
 from ...domain.queue import MAX_ATTEMPTS  # noqa: F401 (the services' name for it; the rule is the domain's)
@@ -85,6 +86,9 @@ class Batch:
     reply: Turn | None
     history: list[Turn]
     given_up: list[Turn] = field(default_factory=list)
+    # a channel conversation's memory (its entries and its workspace's), read with the history in its unit of work;
+    # None: not read (a fork's comes from the top of its chain)
+    memory: list[MemoryEntry] | None = None
 
 
 @dataclass(frozen=True)
