@@ -5,9 +5,9 @@ mention listeners, and what a message carries (messages shared into it, its file
 The middleware, in order: log lines name the request's team and channel (`about_request`); a slash command
 that needs nothing stored is answered at once (intake.answer_at_once); the door (intake.py) records a delivery
 worth keeping in the durable inbox and turns away one kept before; a Stop on a fork's agent session, and what a
-person views beside the bot's DM, are recorded before the ack. Each listener marks its delivery done when it returns (`delivered`). A person's message is also
-claimed by its own channel + ts when it is acted on (`message` and `app_mention` deliver the same message under
-two event ids).
+person views beside the bot's DM, are recorded before the ack. Each listener marks its delivery done when it returns
+(`delivered`). A person's message is also claimed by its own channel + ts when it is acted on (`message` and
+`app_mention` deliver the same message under two event ids).
 
 Payloads (docs.slack.dev/reference/events/…): agent_session_stopped carries channel, thread_ts, user and
 streaming_message_ts; app_context_changed only a `context` whose `entities` (most relevant first) name what
