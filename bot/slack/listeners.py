@@ -96,28 +96,22 @@ def register(app: App, services: Services, stubs: FileStubs | None = None) -> No
         return door(req, resp, next)
 
     @app.use
-    def stop_before_ack(req, resp, next):
-        # one conditional write, made before the ack: from then on nothing more of the answer streams,
-        # on whichever replica writes it (a failure here is left to the listener, which tries again)
+    def record_before_ack(req, resp, next):
+        # one conditional write each, made before the ack: a Stop (from then on nothing more of the answer streams,
+        # on whichever replica writes it; its listener still marks the delivery done) and what a person views (a DM
+        # they write after it is read beside it, whichever listener thread runs first; no listener is left to run).
+        # A failure here is left to the event's listener, which tries again.
         event = (req.body.get("event") or {}) if req.body.get("type") == "event_callback" else {}
-        if event.get("type") == "agent_session_stopped":
+        kind = event.get("type")
+        if kind in ("agent_session_stopped", "app_context_changed"):
             try:
-                _session_stopped(services, event, req.context)
+                if kind == "agent_session_stopped":
+                    _session_stopped(services, event, req.context)
+                else:
+                    _viewed(services, event, req.body, req.context)
+                    return BoltResponse(status=200, body="")
             except Exception:  # noqa: BLE001 - the listener retries it
-                log.warning("recording a Stop before the ack failed; the listener tries again", exc_info=True)
-        return next()
-
-    @app.use
-    def view_before_ack(req, resp, next):
-        # what a person views, recorded before the ack: a DM they write after it is read beside it, whichever
-        # listener thread runs first; nothing else to do then (a failure here is left to the listener)
-        event = (req.body.get("event") or {}) if req.body.get("type") == "event_callback" else {}
-        if event.get("type") == "app_context_changed":
-            try:
-                _viewed(services, event, req.body, req.context)
-                return BoltResponse(status=200, body="")
-            except Exception:  # noqa: BLE001 - the listener retries it
-                log.warning("recording a view before the ack failed; the listener tries again", exc_info=True)
+                log.warning("recording %s before the ack failed; its listener tries again", kind, exc_info=True)
         return next()
 
     @app.event("message")
