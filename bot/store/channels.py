@@ -28,6 +28,7 @@ from . import connectors
 from .work import Database
 from .rows import parent_key, to_fork, tools_of, tools_text
 from .sessions import FORK_BY_MESSAGE, OPENING, PARENT
+from .statements import for_each_database
 from .tables import channel_settings, memory_entries as m, spend, turns
 
 _FIGURES = ("cost_micros", "fork_micros", "uncached_micros", "unpriced")
@@ -42,7 +43,7 @@ def _upsert(dialect):
 
 
 # on every recorded answer's path: built once, for each database
-ADD = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}  # by the connection's dialect name
+ADD = for_each_database(_upsert)
 _channel = (spend.c.team_id == bindparam("team_id"), spend.c.channel_id == bindparam("channel_id"))
 _MONTH = select(func.coalesce(func.sum(spend.c.cost_micros), 0)).where(
     *_channel, spend.c.day >= bindparam("first"), spend.c.day < bindparam("next"))
@@ -101,7 +102,7 @@ def _day_row(dialect):
                                         day=bindparam("day")).on_conflict_do_nothing()
 
 
-_DAY_ROW = {"sqlite": _day_row(sqlite), "postgresql": _day_row(postgresql)}
+_DAY_ROW = for_each_database(_day_row)
 
 
 # a reply's reservation as its row keeps it, then taken off the row: whoever's UPDATE changes the row gives it

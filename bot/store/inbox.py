@@ -19,13 +19,13 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, delete, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ..domain.model import Channel
 from ..services.ports import Kept, Standing
 from .work import Database
 from .channels import read_standing
+from .statements import for_each_database
 from .tables import claims, inbox, markers
 
 # every delivery's two writes, built once: kept before the ack, done (its body cleared) after
@@ -120,7 +120,7 @@ def _unclaimed(now: datetime):
 def _once(table) -> dict:
     """The table's INSERT that does nothing when its key is taken (it returns the key only when it inserted it),
     for each database, by dialect name."""
-    return {d.dialect.name: d.insert(table).on_conflict_do_nothing().returning(table.c.key) for d in (sqlite, postgresql)}
+    return for_each_database(lambda dialect: dialect.insert(table).on_conflict_do_nothing().returning(table.c.key))
 
 
 _CLAIM, _MARK = _once(claims), _once(markers)

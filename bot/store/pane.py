@@ -4,8 +4,8 @@ late one changes nothing). One upsert, which an acknowledgement may wait for (`k
 from __future__ import annotations
 
 from sqlalchemy import or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 
+from .statements import for_each_database
 from .work import Database
 from .tables import agent_contexts as a
 
@@ -20,7 +20,7 @@ def _upsert(dialect):
         where=or_(a.c.seen_at.is_(None), a.c.seen_at <= later))
 
 
-VIEWED = {"sqlite": _upsert(sqlite), "postgresql": _upsert(postgresql)}  # by the connection's dialect name
+VIEWED = for_each_database(_upsert)
 
 
 class SqlPane:

@@ -83,7 +83,13 @@ ATTACHMENTS = (select(attachments.c.turn_id, attachments.c.name, attachments.c.s
 
 INSERT_ATTACHMENT = insert(attachments)
 
+
+def for_each_database(build) -> dict:
+    """`build(dialect)` for SQLite and PostgreSQL, by the dialect's name (a connection finds its own by
+    `conn.dialect.name`): an upsert is spelled with each dialect's own insert()."""
+    return {dialect.dialect.name: build(dialect) for dialect in (sqlite, postgresql)}
+
+
 INDEX = insert(messages)
 # a message's index entry unless it has one: one statement where a SELECT then an INSERT were two
-INDEX_ONCE = {name: dialect.insert(messages).on_conflict_do_nothing() for name, dialect in
-              (("sqlite", sqlite), ("postgresql", postgresql))}  # by the connection's dialect name
+INDEX_ONCE = for_each_database(lambda dialect: dialect.insert(messages).on_conflict_do_nothing())
