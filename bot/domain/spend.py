@@ -225,10 +225,11 @@ def ceiling(model_input: ModelInput, max_tokens: int) -> Usage:
     FILE_TOKENS a file), all of it unread from the cache, and max_tokens of output."""
     from .context import ESTIMATED_CHARS_PER_TOKEN  # noqa: PLC0415 - see the import of ModelInput
     blocks = model_input.blocks  # counted by C loops (map): a 1,000-turn input's generator took 0.35 ms a request
-    files = len(blocks) - list(map(attrgetter("kind"), blocks)).count("text")
-    texts = sum(map(len, map(attrgetter("text"), blocks))) - (sum(len(b.text) for b in blocks if b.kind != "text")
-                                                              if files else 0)  # a file's `text` is its name
-    chars = len(model_input.system) + len(model_input.late_system) + texts
+    kinds = list(map(attrgetter("kind"), blocks))
+    files = len(kinds) - kinds.count("text")
+    chars = len(model_input.system) + len(model_input.late_system) + sum(map(len, map(attrgetter("text"), blocks)))
+    if files:  # a file's `text` is its name, not words sent
+        chars -= sum(len(b.text) for b in blocks if b.kind != "text")
     return Usage(input_tokens=chars // ESTIMATED_CHARS_PER_TOKEN + files * FILE_TOKENS, output_tokens=max_tokens)
 
 

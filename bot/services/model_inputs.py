@@ -113,13 +113,13 @@ class ModelInputs:
         return replace(with_note(asked, memory.note(saved)), effort=effort)
 
     def _parent_memory(self, session: Session, history: list[Turn], model: str | None,
-                       remembered: list[memory.MemoryEntry] | None = None) -> tuple[list, list]:
+                       read: list[memory.MemoryEntry] | None = None) -> tuple[list, list]:
         """The channel conversation's memory: what its `system` carries, and what a mid-conversation system message
         tells after its cached prefix. On a model that takes such messages the prefix keeps the memory as it was when
         it began (its first turn, or its latest compaction, which rewrote it anyway) and later entries come after
         it, so a write costs only its own tokens; on others the `system` carries it all, as it is now."""
-        remembered = memory.visible_to(self.memories.seen_in(session.channel) if remembered is None else remembered,
-                                       None)
+        entries = self.memories.seen_in(session.channel) if read is None else read  # `read`: with the batch
+        remembered = memory.visible_to(entries, None)
         if not takes_system_messages(model):
             return remembered, []
         return memory.split(remembered, memory.folded_at(history[0].created_at if history else None, history))
