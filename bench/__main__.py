@@ -17,8 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
-
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
@@ -77,13 +75,10 @@ def baseline(tmp: Path, quick: bool) -> dict:
 
 
 def postgres_ready() -> bool:
-    """The bench's PostgreSQL database, emptied (every table, whoever made it: a migration finds none)."""
+    """The bench's PostgreSQL database, created when missing (a new machine has none) and emptied (every table,
+    whoever made it: a migration finds none)."""
     try:
-        engine = create_engine(PG_URL)
-        with engine.begin() as conn:
-            conn.execute(text("DROP SCHEMA public CASCADE"))
-            conn.execute(text("CREATE SCHEMA public"))
-        engine.dispose()
+        burst.emptied(PG_URL, "")
         return True
     except Exception as error:  # noqa: BLE001
         print(f"PostgreSQL not reachable ({type(error).__name__}); its figures are skipped", file=sys.stderr)
