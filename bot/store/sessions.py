@@ -23,7 +23,12 @@ from .rows import append, in_channel, index, insert_parent, involves, parent_key
 from .tables import messages, sessions, turns
 
 PARENT = select(sessions.c.id).where(sessions.c.parent_key == bindparam("key"))
-# on every message in a thread (is it a fork's?) and every reaction: built once
+# after every fork's answer (is a merge waiting?), on every command naming a fork and every message in a thread
+# (is it a fork's?): built once, not per call (a select built and keyed anew cost ~150 µs of a 300-µs read)
+FORK_BY_ID = select(sessions).where(sessions.c.kind == "fork", sessions.c.id == bindparam("id"))
+FORK_BY_NUMBER = select(sessions).where(sessions.c.kind == "fork", sessions.c.team_id == bindparam("team_id"),
+                                        sessions.c.channel_id == bindparam("channel_id"),
+                                        sessions.c.number == bindparam("number"))
 FORK_BY_MESSAGE = select(sessions).where(sessions.c.kind == "fork", sessions.c.id.in_(
     select(messages.c.session_id).where(messages.c.team_id == bindparam("team_id"),
                                         messages.c.channel_id == bindparam("channel_id"),
@@ -124,10 +129,10 @@ class SqlSessions:
         self._adoptions.complete(fork_id, topic, inherited, transcript, speaker, message_ts)
 
     def fork(self, fork_id: int) -> Fork | None:
-        return self._one_fork(sessions.c.id == fork_id)
+        return self._one_fork(FORK_BY_ID, {"id": fork_id})
 
     def fork_by_number(self, channel: Channel, number: int) -> Fork | None:
-        return self._one_fork(in_channel(channel), sessions.c.number == number)
+        return self._one_fork(FORK_BY_NUMBER, {"team_id": channel.team_id, "channel_id": channel.id, "number": number})
 
     def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
         with self.db.reading() as conn:
@@ -171,9 +176,9 @@ class SqlSessions:
         with self.db.reading() as conn:
             return conn.scalar(select(sessions.c.budget_extra).where(sessions.c.id == fork_id)) or 0
 
-    def _one_fork(self, *conditions) -> Fork | None:
+    def _one_fork(self, statement, values: dict) -> Fork | None:
         with self.db.reading() as conn:
-            row = conn.execute(select(sessions).where(sessions.c.kind == "fork", *conditions)).first()
+            row = conn.execute(statement, values).first()
             return to_fork(row) if row else None
 
     def _forks(self, *conditions, order) -> list[Fork]:
