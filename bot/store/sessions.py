@@ -135,10 +135,7 @@ class SqlSessions:
         return self._one_fork(FORK_BY_NUMBER, {"team_id": channel.team_id, "channel_id": channel.id, "number": number})
 
     def fork_by_message(self, channel: Channel, ts: str) -> Fork | None:
-        with self.db.reading() as conn:
-            row = conn.execute(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id,
-                                                 "ts": ts}).first()
-        return to_fork(row) if row else None
+        return self._one_fork(FORK_BY_MESSAGE, {"team_id": channel.team_id, "channel_id": channel.id, "ts": ts})
 
     def latest_open_fork_of(self, channel: Channel, user_id: str) -> Fork | None:
         forks = self._forks(in_channel(channel), sessions.c.status == ForkStatus.OPEN.value,
