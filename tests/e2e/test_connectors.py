@@ -194,7 +194,7 @@ def test_context_and_the_home_tab_count_calls_per_connector_per_fork(bot, slack,
     bot.quiesce()
     claude.script(Script(text="Two in the fork.", mcp=[McpCall("tracker", "search"), McpCall("tracker", "get_issue")]))
     bot.say("UALICE01", "dig in", thread_ts=root)
-    wait_until(lambda: len(claude.requests) == 2)
+    wait_until(lambda: len(claude.requests) == 3)  # the channel's question, the fork's topic, then this
     bot.quiesce()
     bot.slash("/context")
     [report] = wait_until(lambda: slack.responses)
